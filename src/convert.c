@@ -1,0 +1,73 @@
+/* One-shot conversion into a caller's buffer or a new one. */
+#include <string.h>
+
+#include "internal.h"
+
+static const fj_allocator *conv_allocator(const fj_converter *c)
+{
+    return c->allocator.alloc ? &c->allocator : NULL;
+}
+
+/* Converts the whole input into o. */
+static fj_status run(const fj_converter *c, const char *input, size_t len, fj_out *o)
+{
+    fj_work w;
+    fj__work_init(&w, conv_allocator(c));
+    const unsigned char *text = (const unsigned char *)input;
+    size_t consumed;
+    if (fj__normalize(c, text, len, 1, &w, &consumed)) {
+        text = (const unsigned char *)w.norm.buf;
+        len = w.norm.len;
+    }
+    fj_status st = w.norm.status;
+    if (st == FJ_OK) {
+        fj__convert_normalized(c, text, len, 1, o, &w);
+        st = w.stage[0].status != FJ_OK ? w.stage[0].status : w.stage[1].status;
+    }
+    fj__work_release(&w);
+    return st != FJ_OK ? st : o->status;
+}
+
+fj_status fj_convert(const fj_converter *c, const char *input, size_t input_len, char *out,
+                     size_t out_size, size_t *out_len)
+{
+    if (!c || (!input && input_len) || (!out && out_size) || !out_len)
+        return FJ_ERR_INVALID_ARGUMENT;
+    fj_out o;
+    fj__out_init_buffer(&o, out, out_size);
+    fj_status st = run(c, input ? input : "", input_len, &o);
+    *out_len = o.spilled + o.len;
+    return st;
+}
+
+fj_status fj_convert_alloc(const fj_converter *c, const char *input, size_t input_len,
+                           char **out, size_t *out_len)
+{
+    if (!c || (!input && input_len) || !out)
+        return FJ_ERR_INVALID_ARGUMENT;
+    *out = NULL;
+    fj_out o;
+    fj__out_init_growable(&o, conv_allocator(c));
+    fj_status st = run(c, input ? input : "", input_len, &o);
+    if (st == FJ_OK) {
+        char nul = 0;
+        fj__out_put_run(&o, &nul, 1); /* room for the terminator */
+        st = o.status;
+    }
+    if (st != FJ_OK) {
+        fj__out_release(&o);
+        return st;
+    }
+    *out = o.buf;
+    if (out_len)
+        *out_len = o.len - 1;
+    return FJ_OK;
+}
+
+/* The buffer's size is not kept, so the allocator's free sees 0. */
+void fj_free(const fj_converter *c, char *buffer)
+{
+    if (!buffer)
+        return;
+    fj__free(c ? conv_allocator(c) : NULL, buffer, 0);
+}

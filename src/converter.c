@@ -1,0 +1,112 @@
+/* Binding a profile of an opened dictionary into a converter. */
+#include <string.h>
+
+#include "internal.h"
+#include "utf8.h"
+
+static void matcher_init(fj_matcher *m, const fj_image *img, uint32_t id)
+{
+    const fj_matcher_rec *r = &img->matchers[id];
+    m->level1 = img->level1 + (size_t)r->level1 * FJ_L1_SIZE;
+    m->blocks = img->blocks;
+    m->nodes = img->nodes;
+    m->edges = img->edges;
+    m->strings = img->strings;
+    m->flags = r->flags;
+    m->max_key_chars = r->max_key_chars;
+}
+
+/* "s2twp", "s2twp.json" and "/usr/share/opencc/s2twp.json" all name s2twp. */
+static void profile_key(const char *name, char *key, size_t size)
+{
+    const char *slash = strrchr(name, '/');
+    if (slash)
+        name = slash + 1;
+    size_t n = strlen(name);
+    if (n > 5 && strcmp(name + n - 5, ".json") == 0)
+        n -= 5;
+    if (n >= size)
+        n = size - 1;
+    memcpy(key, name, n);
+    key[n] = 0;
+}
+
+fj_status fj_converter_open(const fj_dict *dict, const char *profile, unsigned flags,
+                            fj_converter **out, fj_error *error)
+{
+    if (!out || !dict || !profile || (flags & ~(unsigned)FJ_COMPAT)) {
+        fj__set_error(error, FJ_ERR_INVALID_ARGUMENT, 0, "invalid argument");
+        return FJ_ERR_INVALID_ARGUMENT;
+    }
+    *out = NULL;
+    const fj_image *img = &dict->image;
+    char key[64];
+    profile_key(profile, key, sizeof key);
+    const fj_profile_rec *rec = NULL;
+    for (uint32_t i = 0; i < img->profile_count; i++)
+        if (strcmp(img->profiles[i].name, key) == 0)
+            rec = &img->profiles[i];
+    if (!rec) {
+        fj__set_error(error, FJ_ERR_UNKNOWN_PROFILE, 0, "unknown profile '%s' (try --list)",
+                      profile);
+        return FJ_ERR_UNKNOWN_PROFILE;
+    }
+    const fj_allocator *a = dict->allocator.alloc ? &dict->allocator : NULL;
+    fj_converter *c = fj__alloc(a, sizeof *c);
+    if (!c) {
+        fj__set_error(error, FJ_ERR_NOMEM, 0, "out of memory");
+        return FJ_ERR_NOMEM;
+    }
+    memset(c, 0, sizeof *c);
+    c->dict = dict;
+    c->allocator = dict->allocator;
+    c->profile = rec;
+    c->flags = flags;
+    c->barrier = img->barriers + (size_t)rec->barrier * FJ_BARRIER_BYTES;
+    c->stage_count = rec->stage_count;
+    for (uint32_t k = 0; k < rec->stage_count; k++)
+        matcher_init(&c->stages[k], img, rec->stages[k]);
+    if (rec->segmentation != FJ_NONE) {
+        c->has_segmentation = 1;
+        matcher_init(&c->segmentation, img, rec->segmentation);
+    }
+    if (rec->normalization != FJ_NONE) {
+        c->has_normalization = 1;
+        matcher_init(&c->normalization, img, rec->normalization);
+        /* Mark the first two UTF-8 bytes of every character normalization
+         * looks at, so clean text can skip the pass. */
+        const fj_matcher *m = &c->normalization;
+        for (uint32_t hi = 0; hi < FJ_L1_SIZE; hi++) {
+            if (!m->level1[hi])
+                continue;
+            const uint32_t *blk = m->blocks + (size_t)m->level1[hi] * FJ_BLOCK_SIZE;
+            for (uint32_t lo = 0; lo < FJ_BLOCK_SIZE; lo++) {
+                if (!blk[lo])
+                    continue;
+                uint32_t cp = hi << 8 | lo;
+                unsigned char u[4];
+                if (cp >= 0xD800 && cp <= 0xDFFF)
+                    continue;
+                if (fj_utf8_encode(cp, u) < 2) {
+                    c->norm_prefix[0] = 0xFF; /* ASCII keys: never skip */
+                    memset(c->norm_prefix, 0xFF, sizeof c->norm_prefix);
+                    continue;
+                }
+                unsigned k = (unsigned)u[0] << 8 | u[1];
+                c->norm_prefix[k >> 3] |= (unsigned char)(1u << (k & 7));
+            }
+        }
+    }
+    *out = c;
+    return FJ_OK;
+}
+
+void fj_converter_close(fj_converter *c)
+{
+    if (!c)
+        return;
+    fj_allocator a = c->allocator;
+    fj__free(a.alloc ? &a : NULL, c, sizeof *c);
+}
+
+const char *fj_converter_profile(const fj_converter *c) { return c ? c->profile->name : NULL; }

@@ -1,0 +1,314 @@
+/* Opening a dictionary image: map it, check it once, then use it in place. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#ifndef FJ_DEFAULT_DICT
+#define FJ_DEFAULT_DICT "/usr/local/share/fanjian/fanjian.fjd"
+#endif
+
+const char *fj_dict_default_path(void) { return FJ_DEFAULT_DICT; }
+
+void fj__set_error(fj_error *error, fj_status code, size_t offset, const char *fmt, ...)
+{
+    if (!error)
+        return;
+    error->code = code;
+    error->offset = offset;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(error->message, sizeof error->message, fmt, ap);
+    va_end(ap);
+}
+
+static uint32_t rd32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t rd64(const unsigned char *p) { return rd32(p) | (uint64_t)rd32(p + 4) << 32; }
+
+typedef struct found {
+    const unsigned char *p;
+    uint64_t size;
+    uint64_t offset;
+} found;
+
+static fj_status bad(fj_error *e, size_t off, const char *what)
+{
+    fj__set_error(e, FJ_ERR_DICT_FORMAT, off, "damaged dictionary: %s (at byte %zu)", what, off);
+    return FJ_ERR_DICT_FORMAT;
+}
+
+/* Finds section `tag` and checks that it holds whole records of `rec` bytes. */
+static fj_status section(const unsigned char *data, uint32_t count, uint32_t tag, size_t rec,
+                         found *f, fj_error *e, const char *name)
+{
+    for (uint32_t i = 0; i < count; i++) {
+        const unsigned char *s = data + FJ_IMAGE_HEADER_SIZE + (size_t)i * sizeof(fj_section_rec);
+        if (rd32(s) != tag)
+            continue;
+        f->offset = rd64(s + 8);
+        f->size = rd64(s + 16);
+        f->p = data + f->offset;
+        if (f->size % rec || f->size / rec > 0xFFFFFFF0u)
+            return bad(e, (size_t)f->offset, name);
+        return FJ_OK;
+    }
+    fj__set_error(e, FJ_ERR_DICT_FORMAT, 0, "damaged dictionary: no %s section", name);
+    return FJ_ERR_DICT_FORMAT;
+}
+
+fj_status fj__image_load(fj_image *img, const unsigned char *data, size_t size, fj_error *e)
+{
+    memset(img, 0, sizeof *img);
+    if (((uintptr_t)data & 7) != 0) {
+        fj__set_error(e, FJ_ERR_INVALID_ARGUMENT, 0, "dictionary memory must be 8-byte aligned");
+        return FJ_ERR_INVALID_ARGUMENT;
+    }
+    if (size < FJ_IMAGE_HEADER_SIZE || memcmp(data, FJ_IMAGE_MAGIC, 8) != 0) {
+        fj__set_error(e, FJ_ERR_DICT_FORMAT, 0, "not a fanjian dictionary (bad magic)");
+        return FJ_ERR_DICT_FORMAT;
+    }
+    uint32_t version = rd32(data + 8), count = rd32(data + 12);
+    if (version != FJ_IMAGE_VERSION) {
+        fj__set_error(e, FJ_ERR_DICT_VERSION, 8,
+                      "dictionary format version %u, this library reads version %u", version,
+                      FJ_IMAGE_VERSION);
+        return FJ_ERR_DICT_VERSION;
+    }
+    if (rd64(data + 16) != size)
+        return bad(e, 16, "file size does not match the header (truncated?)");
+    if (count > 64 || FJ_IMAGE_HEADER_SIZE + (size_t)count * sizeof(fj_section_rec) > size)
+        return bad(e, 12, "section table");
+    if (fj_checksum(data + FJ_IMAGE_HEADER_SIZE, size - FJ_IMAGE_HEADER_SIZE) != rd64(data + 24)) {
+        fj__set_error(e, FJ_ERR_DICT_CHECKSUM, 24, "dictionary checksum mismatch (corrupted file)");
+        return FJ_ERR_DICT_CHECKSUM;
+    }
+    for (uint32_t i = 0; i < count; i++) {
+        size_t at = FJ_IMAGE_HEADER_SIZE + (size_t)i * sizeof(fj_section_rec);
+        uint64_t off = rd64(data + at + 8), sz = rd64(data + at + 16);
+        if (off % 8 || off > size || sz > size - off)
+            return bad(e, at, "section out of bounds");
+    }
+    found s;
+    fj_status st;
+#define SECTION(tag, rec, name)                                              \
+    do {                                                                     \
+        if ((st = section(data, count, tag, rec, &s, e, name)) != FJ_OK)    \
+            return st;                                                       \
+    } while (0)
+    SECTION(FJ_SEC_STRINGS, 1, "strings");
+    img->strings = (const char *)s.p;
+    img->strings_size = (uint32_t)s.size;
+    SECTION(FJ_SEC_NODES, sizeof(fj_node_rec), "nodes");
+    img->nodes = (const fj_node_rec *)s.p;
+    img->node_count = (uint32_t)(s.size / sizeof(fj_node_rec));
+    size_t nodes_at = (size_t)s.offset;
+    SECTION(FJ_SEC_EDGES, 4, "edges");
+    img->edges = (const uint32_t *)s.p;
+    if (s.size / 4 != img->node_count)
+        return bad(e, (size_t)s.offset, "edge count");
+    SECTION(FJ_SEC_BLOCKS, FJ_BLOCK_SIZE * 4, "blocks");
+    img->blocks = (const uint32_t *)s.p;
+    img->block_count = (uint32_t)(s.size / (FJ_BLOCK_SIZE * 4));
+    size_t blocks_at = (size_t)s.offset;
+    SECTION(FJ_SEC_LEVEL1, FJ_L1_SIZE * 4, "level-1 tables");
+    img->level1 = (const uint32_t *)s.p;
+    img->level1_count = (uint32_t)(s.size / (FJ_L1_SIZE * 4));
+    size_t level1_at = (size_t)s.offset;
+    SECTION(FJ_SEC_MATCHERS, sizeof(fj_matcher_rec), "matchers");
+    img->matchers = (const fj_matcher_rec *)s.p;
+    img->matcher_count = (uint32_t)(s.size / sizeof(fj_matcher_rec));
+    size_t matchers_at = (size_t)s.offset;
+    SECTION(FJ_SEC_PROFILES, sizeof(fj_profile_rec), "profiles");
+    img->profiles = (const fj_profile_rec *)s.p;
+    img->profile_count = (uint32_t)(s.size / sizeof(fj_profile_rec));
+    size_t profiles_at = (size_t)s.offset;
+    SECTION(FJ_SEC_BARRIERS, FJ_BARRIER_BYTES, "barriers");
+    img->barriers = s.p;
+    img->barrier_count = (uint32_t)(s.size / FJ_BARRIER_BYTES);
+    SECTION(FJ_SEC_SRCDICTS, sizeof(fj_srcdict_rec), "source dictionaries");
+    img->srcdicts = (const fj_srcdict_rec *)s.p;
+    img->srcdict_count = (uint32_t)(s.size / sizeof(fj_srcdict_rec));
+    size_t srcdicts_at = (size_t)s.offset;
+    SECTION(FJ_SEC_SRCENTRY, sizeof(fj_srcentry_rec), "source entries");
+    img->srcentries = (const fj_srcentry_rec *)s.p;
+    img->srcentry_count = (uint32_t)(s.size / sizeof(fj_srcentry_rec));
+    size_t srcentries_at = (size_t)s.offset;
+#undef SECTION
+
+    /* Every offset the matcher follows is checked here, once. */
+    for (uint32_t i = 0; i < img->node_count; i++) {
+        const fj_node_rec *n = &img->nodes[i];
+        if ((n->value_len != FJ_NO_VALUE &&
+             (uint64_t)n->value_off + n->value_len > img->strings_size) ||
+            (uint64_t)n->first_child + n->child_count > img->node_count)
+            return bad(e, nodes_at + (size_t)i * sizeof *n, "trie node");
+        for (uint32_t c = 1; c < n->child_count; c++)
+            if (img->edges[n->first_child + c - 1] >= img->edges[n->first_child + c])
+                return bad(e, nodes_at + (size_t)i * sizeof *n, "unsorted children");
+    }
+    if (img->block_count == 0)
+        return bad(e, blocks_at, "no blocks");
+    for (size_t i = 0; i < (size_t)img->block_count * FJ_BLOCK_SIZE; i++) {
+        uint32_t v = img->blocks[i];
+        if (v != FJ_ENTRY_IDS && v > img->node_count)
+            return bad(e, blocks_at + i * 4, "code point table entry");
+    }
+    for (size_t i = 0; i < (size_t)img->level1_count * FJ_L1_SIZE; i++)
+        if (img->level1[i] >= img->block_count)
+            return bad(e, level1_at + i * 4, "level-1 table entry");
+    for (uint32_t i = 0; i < img->matcher_count; i++)
+        if (img->matchers[i].level1 >= img->level1_count)
+            return bad(e, matchers_at + (size_t)i * sizeof(fj_matcher_rec), "matcher");
+    for (uint32_t i = 0; i < img->profile_count; i++) {
+        const fj_profile_rec *p = &img->profiles[i];
+        size_t at = profiles_at + (size_t)i * sizeof *p;
+        if (memchr(p->name, 0, sizeof p->name) == NULL)
+            return bad(e, at, "profile name");
+        if ((p->normalization != FJ_NONE && p->normalization >= img->matcher_count) ||
+            (p->segmentation != FJ_NONE && p->segmentation >= img->matcher_count) ||
+            p->stage_count == 0 || p->stage_count > FJ_MAX_STAGES ||
+            p->barrier >= img->barrier_count)
+            return bad(e, at, "profile");
+        for (uint32_t k = 0; k < p->stage_count; k++)
+            if (p->stages[k] >= img->matcher_count)
+                return bad(e, at, "profile step");
+    }
+    for (uint32_t i = 0; i < img->srcdict_count; i++) {
+        const fj_srcdict_rec *d = &img->srcdicts[i];
+        if ((uint64_t)d->name_off + d->name_len > img->strings_size ||
+            (uint64_t)d->first_entry + d->entry_count > img->srcentry_count)
+            return bad(e, srcdicts_at + (size_t)i * sizeof *d, "source dictionary");
+    }
+    for (uint32_t i = 0; i < img->srcentry_count; i++) {
+        const fj_srcentry_rec *r = &img->srcentries[i];
+        if ((uint64_t)r->key_off + r->key_len > img->strings_size ||
+            (uint64_t)r->values_off + r->values_len > img->strings_size)
+            return bad(e, srcentries_at + (size_t)i * sizeof *r, "source entry");
+    }
+    img->base = data;
+    img->size = size;
+    return FJ_OK;
+}
+
+static fj_status dict_new(const fj_dict_options *options, fj_dict **out, fj_error *e)
+{
+    const fj_allocator *a = options ? options->allocator : NULL;
+    fj_dict *d = fj__alloc(a, sizeof *d);
+    if (!d) {
+        fj__set_error(e, FJ_ERR_NOMEM, 0, "out of memory");
+        return FJ_ERR_NOMEM;
+    }
+    memset(d, 0, sizeof *d);
+    if (a)
+        d->allocator = *a;
+    *out = d;
+    return FJ_OK;
+}
+
+fj_status fj_dict_open_memory(const void *data, size_t size, const fj_dict_options *options,
+                              fj_dict **out, fj_error *error)
+{
+    if (!out || (!data && size)) {
+        fj__set_error(error, FJ_ERR_INVALID_ARGUMENT, 0, "invalid argument");
+        return FJ_ERR_INVALID_ARGUMENT;
+    }
+    *out = NULL;
+    fj_dict *d;
+    fj_status st = dict_new(options, &d, error);
+    if (st != FJ_OK)
+        return st;
+    st = fj__image_load(&d->image, data, size, error);
+    if (st != FJ_OK) {
+        fj_dict_close(d);
+        return st;
+    }
+    *out = d;
+    if (error)
+        fj__set_error(error, FJ_OK, 0, "ok");
+    return FJ_OK;
+}
+
+fj_status fj_dict_open(const char *path, const fj_dict_options *options, fj_dict **out,
+                       fj_error *error)
+{
+    if (!out) {
+        fj__set_error(error, FJ_ERR_INVALID_ARGUMENT, 0, "invalid argument");
+        return FJ_ERR_INVALID_ARGUMENT;
+    }
+    *out = NULL;
+    if (!path) {
+        const char *env = getenv("FANJIAN_DICT");
+        path = (env && *env) ? env : FJ_DEFAULT_DICT;
+    }
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        fj__set_error(error, FJ_ERR_IO, 0, "cannot open dictionary %s: %s", path, strerror(errno));
+        return FJ_ERR_IO;
+    }
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size < (off_t)FJ_IMAGE_HEADER_SIZE) {
+        close(fd);
+        fj__set_error(error, FJ_ERR_DICT_FORMAT, 0, "%s: not a fanjian dictionary (too small)",
+                      path);
+        return FJ_ERR_DICT_FORMAT;
+    }
+    size_t size = (size_t)sb.st_size;
+    void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED) {
+        fj__set_error(error, FJ_ERR_IO, 0, "cannot map dictionary %s: %s", path, strerror(errno));
+        return FJ_ERR_IO;
+    }
+    fj_dict *d;
+    fj_status st = dict_new(options, &d, error);
+    if (st != FJ_OK) {
+        munmap(map, size);
+        return st;
+    }
+    d->mapped = 1;
+    d->map = map;
+    d->image.size = size;
+    st = fj__image_load(&d->image, map, size, error);
+    if (st != FJ_OK) {
+        d->mapped = 0;
+        munmap(map, size);
+        fj_dict_close(d);
+        return st;
+    }
+    *out = d;
+    if (error)
+        fj__set_error(error, FJ_OK, 0, "ok");
+    return FJ_OK;
+}
+
+void fj_dict_close(fj_dict *d)
+{
+    if (!d)
+        return;
+    if (d->mapped)
+        munmap(d->map, d->image.size);
+    fj_allocator a = d->allocator;
+    fj__free(a.alloc ? &a : NULL, d, sizeof *d);
+}
+
+const fj_image *fj__dict_image(const fj_dict *dict) { return &dict->image; }
+
+size_t fj_dict_profile_count(const fj_dict *dict) { return dict ? dict->image.profile_count : 0; }
+
+const char *fj_dict_profile_name(const fj_dict *dict, size_t index)
+{
+    if (!dict || index >= dict->image.profile_count)
+        return NULL;
+    return dict->image.profiles[index].name;
+}

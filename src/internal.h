@@ -1,0 +1,156 @@
+/* Library-internal types shared by the pipeline stages. */
+#ifndef FJ_INTERNAL_H
+#define FJ_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../include/fanjian.h"
+#include "image_format.h"
+
+/* Code point table entries: node id + 1, 0 for "starts no key", or this
+ * marker for an ideographic description operator that starts no key. */
+#define FJ_ENTRY_IDS 0xFFFFFFFFu
+#define FJ_MATCHER_ASCII_STARTS 1u /* some key starts with an ASCII character */
+
+/* The validated sections of a mapped image. */
+typedef struct fj_image {
+    const unsigned char *base;
+    size_t size;
+    const char *strings;
+    uint32_t strings_size;
+    const fj_node_rec *nodes;
+    uint32_t node_count;
+    const uint32_t *edges;
+    const uint32_t *blocks;
+    uint32_t block_count;
+    const uint32_t *level1;
+    uint32_t level1_count;
+    const fj_matcher_rec *matchers;
+    uint32_t matcher_count;
+    const fj_profile_rec *profiles;
+    uint32_t profile_count;
+    const unsigned char *barriers;
+    uint32_t barrier_count;
+    const fj_srcdict_rec *srcdicts;
+    uint32_t srcdict_count;
+    const fj_srcentry_rec *srcentries;
+    uint32_t srcentry_count;
+} fj_image;
+
+/* Parses and validates an image in memory. */
+fj_status fj__image_load(fj_image *img, const unsigned char *data, size_t size, fj_error *error);
+
+/* For the dictionary tool: the image behind an opened dictionary. */
+const fj_image *fj__dict_image(const fj_dict *dict);
+
+/* Allocation through the caller's allocator. */
+void *fj__alloc(const fj_allocator *a, size_t n);
+void *fj__realloc(const fj_allocator *a, void *p, size_t old_n, size_t new_n);
+void fj__free(const fj_allocator *a, void *p, size_t n);
+
+void fj__set_error(fj_error *error, fj_status code, size_t offset, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+/* A longest-match dictionary: a code point table for the first character and
+ * a trie below it. */
+typedef struct fj_matcher {
+    const uint32_t *level1;
+    const uint32_t *blocks;
+    const fj_node_rec *nodes;
+    const uint32_t *edges;
+    const char *strings;
+    uint32_t flags;
+    uint32_t max_key_chars;
+} fj_matcher;
+
+struct fj_dict {
+    fj_image image;
+    fj_allocator allocator;
+    int mapped; /* map was mmap'd by us */
+    void *map;
+};
+
+struct fj_converter {
+    const fj_dict *dict;
+    fj_allocator allocator;
+    const fj_profile_rec *profile;
+    unsigned flags;
+    int has_normalization, has_segmentation;
+    uint32_t stage_count;
+    fj_matcher normalization, segmentation, stages[FJ_MAX_STAGES];
+    const unsigned char *barrier; /* bit set: the BMP character is in no key */
+    /* Two-byte UTF-8 prefixes of the characters normalization changes (and of
+     * IDS operators): text without any of them skips the normalization pass. */
+    unsigned char norm_prefix[65536 / 8];
+};
+
+/* Output: a buffer with a slow path for when it fills up. */
+typedef struct fj_out fj_out;
+struct fj_out {
+    char *buf;
+    size_t cap, len;
+    size_t spilled; /* bytes handed on by earlier spills */
+    int (*spill)(fj_out *o, const char *data, size_t n); /* 0 ok */
+    fj_status status;
+    /* growable mode */
+    const fj_allocator *allocator;
+    /* callback mode */
+    fj_write_fn write;
+    void *write_ctx;
+    char scratch[1024];
+};
+
+static inline void fj__out_put(fj_out *o, const char *data, size_t n)
+{
+    if (o->len + n <= o->cap) {
+        for (size_t i = 0; i < n; i++) /* short copies: cheaper than a call */
+            o->buf[o->len + i] = data[i];
+        o->len += n;
+    } else {
+        o->spill(o, data, n);
+    }
+}
+
+static inline void fj__out_put_run(fj_out *o, const char *data, size_t n)
+{
+    if (o->len + n <= o->cap) {
+        __builtin_memcpy(o->buf + o->len, data, n);
+        o->len += n;
+    } else {
+        o->spill(o, data, n);
+    }
+}
+
+void fj__out_init_buffer(fj_out *o, char *buf, size_t cap);
+void fj__out_init_growable(fj_out *o, const fj_allocator *a);
+void fj__out_init_callback(fj_out *o, char *buf, size_t cap, fj_write_fn write, void *ctx);
+/* Hands buffered bytes to the callback (callback mode). */
+void fj__out_flush(fj_out *o);
+void fj__out_release(fj_out *o); /* frees a growable buffer */
+
+/* Scratch buffers a conversion reuses between calls. */
+typedef struct fj_work {
+    fj_out norm;     /* normalized text */
+    fj_out stage[2]; /* intermediate results of multi-step chains */
+} fj_work;
+
+void fj__work_init(fj_work *w, const fj_allocator *a);
+void fj__work_release(fj_work *w);
+
+/* Normalizes text[0..len) into w->norm when needed. Returns 1 and sets
+ * *consumed when it produced w->norm, 0 when the text needs no change (it
+ * may then be used as it is, except for *consumed bytes: a trailing
+ * undecided tail when !final). */
+int fj__normalize(const fj_converter *c, const unsigned char *text, size_t len, int final,
+                  fj_work *w, size_t *consumed);
+
+/* Converts normalized text[0..len) into o. Without `final`, stops where
+ * more input could change the result; returns the bytes consumed. */
+size_t fj__convert_normalized(const fj_converter *c, const unsigned char *text, size_t len,
+                              int final, fj_out *o, fj_work *w);
+
+#endif

@@ -1,0 +1,116 @@
+/* Output buffers: a caller's fixed buffer (counting what would not fit), a
+ * growable buffer, or a buffer drained through a write callback. */
+#include <string.h>
+
+#include "internal.h"
+
+static int spill_count(fj_out *o, const char *data, size_t n)
+{
+    (void)data;
+    /* Keep what fits out of the caller's sight: only the size matters now. */
+    o->spilled += o->len + n;
+    o->len = 0;
+    o->buf = o->scratch;
+    o->cap = 0;
+    o->status = FJ_ERR_BUFFER_TOO_SMALL;
+    return 0;
+}
+
+static int spill_grow(fj_out *o, const char *data, size_t n)
+{
+    if (o->status != FJ_OK)
+        return -1;
+    size_t need = o->len + n, cap = o->cap ? o->cap : 4096;
+    while (cap < need)
+        cap *= 2;
+    char *p = fj__realloc(o->allocator, o->cap ? o->buf : NULL, o->cap, cap);
+    if (!p) {
+        o->status = FJ_ERR_NOMEM;
+        o->len = 0; /* keep going without output; the status reports it */
+        return -1;
+    }
+    o->buf = p;
+    o->cap = cap;
+    memcpy(o->buf + o->len, data, n);
+    o->len += n;
+    return 0;
+}
+
+void fj__out_flush(fj_out *o)
+{
+    if (o->len && o->status == FJ_OK && o->write(o->write_ctx, o->buf, o->len) != 0)
+        o->status = FJ_ERR_CALLBACK;
+    o->spilled += o->len;
+    o->len = 0;
+}
+
+static int spill_callback(fj_out *o, const char *data, size_t n)
+{
+    fj__out_flush(o);
+    if (n >= o->cap) {
+        if (o->status == FJ_OK && o->write(o->write_ctx, data, n) != 0)
+            o->status = FJ_ERR_CALLBACK;
+        o->spilled += n;
+    } else {
+        memcpy(o->buf, data, n);
+        o->len = n;
+    }
+    return o->status == FJ_OK ? 0 : -1;
+}
+
+static void out_zero(fj_out *o)
+{
+    o->buf = NULL;
+    o->cap = o->len = o->spilled = 0;
+    o->status = FJ_OK;
+    o->allocator = NULL;
+    o->write = NULL;
+    o->write_ctx = NULL;
+}
+
+void fj__out_init_buffer(fj_out *o, char *buf, size_t cap)
+{
+    out_zero(o);
+    o->buf = buf ? buf : o->scratch;
+    o->cap = buf ? cap : 0;
+    o->spill = spill_count;
+}
+
+void fj__out_init_growable(fj_out *o, const fj_allocator *a)
+{
+    out_zero(o);
+    o->allocator = a;
+    o->spill = spill_grow;
+}
+
+void fj__out_init_callback(fj_out *o, char *buf, size_t cap, fj_write_fn write, void *ctx)
+{
+    out_zero(o);
+    o->buf = buf;
+    o->cap = cap;
+    o->write = write;
+    o->write_ctx = ctx;
+    o->spill = spill_callback;
+}
+
+void fj__out_release(fj_out *o)
+{
+    if (o->spill == spill_grow && o->cap)
+        fj__free(o->allocator, o->buf, o->cap);
+    o->buf = NULL;
+    o->cap = o->len = 0;
+}
+
+void fj__work_init(fj_work *w, const fj_allocator *a)
+{
+    fj__out_init_growable(&w->norm, a);
+    fj__out_init_growable(&w->stage[0], a);
+    fj__out_init_growable(&w->stage[1], a);
+}
+
+void fj__work_release(fj_work *w)
+{
+    fj__out_release(&w->norm);
+    fj__out_release(&w->stage[0]);
+    fj__out_release(&w->stage[1]);
+}

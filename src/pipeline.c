@@ -1,0 +1,210 @@
+/* The compatible conversion pipeline, as OpenCC runs it: normalization, then
+ * (for some profiles) maximum-match segmentation, then each conversion step
+ * applied to every segment in turn. Every loop here can stop where more input
+ * could change its result, which is what makes streaming exact. */
+#include <string.h>
+
+#include "internal.h"
+#include "match.h"
+
+/* One conversion step over text[0..len): maximum matching, unmatched text
+ * copied through in runs. Returns the bytes consumed. */
+static inline size_t convert_span(const fj_matcher *m, const unsigned char *text, size_t len,
+                                  int final, fj_out *o, const int ascii_fast)
+{
+    const unsigned char *p = text, *end = text + len, *copy = text;
+    fj_match hit;
+    while (p < end) {
+        if (ascii_fast && *p < 0x80) {
+            p++;
+            continue;
+        }
+        uint32_t cp;
+        int n = fj_utf8_decode(p, end, &cp);
+        if (n <= 0) {
+            if (n == FJ_U8_INCOMPLETE && !final)
+                break;
+            p++; /* not UTF-8: passes through */
+            continue;
+        }
+        uint32_t entry = fj__lookup(m, cp);
+        if (entry == 0) {
+            p += n;
+            continue;
+        }
+        if (entry != FJ_ENTRY_IDS) {
+            int r = fj__match(m, entry, p, (size_t)n, end, final, &hit);
+            if (r == FJ_MATCH_UNDECIDED)
+                break;
+            if (r == FJ_MATCH_FOUND) {
+                fj__out_put_run(o, (const char *)copy, (size_t)(p - copy));
+                fj__out_put(o, hit.value, hit.value_len);
+                p += hit.len;
+                copy = p;
+                continue;
+            }
+            if (!fj_ids_arity(cp)) {
+                p += n;
+                continue;
+            }
+        }
+        size_t ids;
+        int st = fj_ids_parse(p, end, &ids);
+        if (st == FJ_IDS_COMPLETE)
+            p += ids;
+        else if (st == FJ_IDS_INCOMPLETE && !final)
+            break;
+        else
+            p += n;
+    }
+    fj__out_put_run(o, (const char *)copy, (size_t)(p - copy));
+    return (size_t)(p - text);
+}
+
+/* Two instances, so the ASCII test is not a per-byte branch on a flag. */
+static size_t convert_span_ascii_fast(const fj_matcher *m, const unsigned char *t, size_t n,
+                                      int final, fj_out *o)
+{
+    return convert_span(m, t, n, final, o, 1);
+}
+
+static size_t convert_span_general(const fj_matcher *m, const unsigned char *t, size_t n,
+                                   int final, fj_out *o)
+{
+    return convert_span(m, t, n, final, o, 0);
+}
+
+static size_t step(const fj_matcher *m, const unsigned char *t, size_t n, int final, fj_out *o)
+{
+    return (m->flags & FJ_MATCHER_ASCII_STARTS) ? convert_span_general(m, t, n, final, o)
+                                                : convert_span_ascii_fast(m, t, n, final, o);
+}
+
+/* The conversion chain over one complete segment. */
+static void chain(const fj_converter *c, const unsigned char *seg, size_t len, fj_out *o,
+                  fj_work *w)
+{
+    if (c->stage_count == 1) {
+        step(&c->stages[0], seg, len, 1, o);
+        return;
+    }
+    fj_out *cur = &w->stage[0];
+    cur->len = 0;
+    step(&c->stages[0], seg, len, 1, cur);
+    for (uint32_t k = 1; k < c->stage_count; k++) {
+        fj_out *dst = (k + 1 == c->stage_count) ? o : &w->stage[k & 1];
+        if (dst != o)
+            dst->len = 0;
+        step(&c->stages[k], (const unsigned char *)cur->buf, cur->len, 1, dst);
+        cur = dst;
+    }
+}
+
+static inline int is_barrier(const fj_converter *c, uint32_t cp)
+{
+    return cp < 0x10000 && (c->barrier[cp >> 3] >> (cp & 7) & 1);
+}
+
+/* Segmentation, then the chain per segment. Unmatched characters between
+ * phrases form one segment, as in OpenCC; such a run may be cut after a
+ * barrier character (one that occurs in no key), which no step can match
+ * across. */
+static size_t convert_segmented(const fj_converter *c, const unsigned char *text, size_t len,
+                                int final, fj_out *o, fj_work *w)
+{
+    const fj_matcher *seg = &c->segmentation;
+    const unsigned char *p = text, *end = text + len, *run = NULL, *cut = NULL;
+    fj_match hit;
+    while (p < end) {
+        uint32_t cp;
+        size_t unit;
+        int barrier;
+        int n = fj_utf8_decode(p, end, &cp);
+        if (n <= 0) {
+            if (n == FJ_U8_INCOMPLETE && !final)
+                break;
+            unit = 1;
+            barrier = 1;
+        } else {
+            uint32_t entry = fj__lookup(seg, cp);
+            if (entry != 0 && entry != FJ_ENTRY_IDS) {
+                int r = fj__match(seg, entry, p, (size_t)n, end, final, &hit);
+                if (r == FJ_MATCH_UNDECIDED)
+                    break;
+                if (r == FJ_MATCH_FOUND) {
+                    if (run)
+                        chain(c, run, (size_t)(p - run), o, w);
+                    run = cut = NULL;
+                    chain(c, p, hit.len, o, w);
+                    p += hit.len;
+                    continue;
+                }
+            }
+            unit = (size_t)n;
+            barrier = is_barrier(c, cp);
+            if (fj_ids_arity(cp)) {
+                size_t ids;
+                int st = fj_ids_parse(p, end, &ids);
+                if (st == FJ_IDS_COMPLETE)
+                    unit = ids;
+                else if (st == FJ_IDS_INCOMPLETE && !final)
+                    break;
+            }
+        }
+        if (!run)
+            run = p;
+        p += unit;
+        if (barrier)
+            cut = p;
+    }
+    if (run) {
+        if (final) {
+            chain(c, run, (size_t)(p - run), o, w);
+        } else if (cut) {
+            chain(c, run, (size_t)(cut - run), o, w);
+            p = cut;
+        } else {
+            p = run;
+        }
+    }
+    return (size_t)(p - text);
+}
+
+size_t fj__convert_normalized(const fj_converter *c, const unsigned char *text, size_t len,
+                              int final, fj_out *o, fj_work *w)
+{
+    if (c->has_segmentation)
+        return convert_segmented(c, text, len, final, o, w);
+    if (c->stage_count == 1)
+        return step(&c->stages[0], text, len, final, o);
+    /* No segmentation but several steps: the whole text is one segment, so
+     * nothing is decided before the end. (No OpenCC profile is built so.) */
+    if (!final)
+        return 0;
+    chain(c, text, len, o, w);
+    return len;
+}
+
+int fj__normalize(const fj_converter *c, const unsigned char *text, size_t len, int final,
+                  fj_work *w, size_t *consumed)
+{
+    *consumed = len;
+    if (!c->has_normalization)
+        return 0;
+    size_t i = 0;
+    for (; i < len; i++) {
+        unsigned b = text[i];
+        if (b < 0xC0)
+            continue;
+        if (i + 1 == len)
+            break; /* a cut-off character: let the pass below decide */
+        unsigned key = b << 8 | text[i + 1];
+        if (c->norm_prefix[key >> 3] >> (key & 7) & 1)
+            break;
+    }
+    if (i == len)
+        return 0;
+    w->norm.len = 0;
+    *consumed = step(&c->normalization, text, len, final, &w->norm);
+    return 1;
+}

@@ -1,0 +1,536 @@
+/* fjdict: compiles OpenCC's text dictionaries and configs into one fanjian
+ * dictionary image, and gives the source dictionaries back (--decompile). */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../include/fanjian.h"
+#include "../src/image_format.h"
+#include "../src/internal.h"
+#include "../src/utf8.h"
+#include "ocdata.h"
+
+/* ---- growable byte and record buffers ----------------------------------- */
+
+typedef struct buf {
+    unsigned char *p;
+    size_t len, cap;
+} buf;
+
+static void *grow(void *p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return p;
+    size_t c = *cap ? *cap : 1024;
+    while (c < need)
+        c *= 2;
+    p = realloc(p, c * elem);
+    if (!p) {
+        fprintf(stderr, "fjdict: out of memory\n");
+        exit(70);
+    }
+    *cap = c;
+    return p;
+}
+
+static size_t buf_add(buf *b, const void *data, size_t n)
+{
+    b->p = grow(b->p, &b->cap, b->len + n, 1);
+    memcpy(b->p + b->len, data, n);
+    b->len += n;
+    return b->len - n;
+}
+
+static void buf_align(buf *b, size_t a)
+{
+    static const unsigned char zero[8];
+    while (b->len % a)
+        buf_add(b, zero, 1);
+}
+
+/* ---- string pool with de-duplication ------------------------------------ */
+
+typedef struct pool {
+    buf bytes;
+    uint32_t *slots; /* offset + 1, 0 empty */
+    uint32_t *lens;
+    size_t nslots, used;
+} pool;
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h;
+}
+
+static uint32_t pool_add(pool *p, const char *s, size_t n)
+{
+    if ((p->used + 1) * 2 > p->nslots) {
+        size_t old = p->nslots;
+        uint32_t *os = p->slots, *ol = p->lens;
+        p->nslots = old ? old * 2 : 1 << 16;
+        p->slots = calloc(p->nslots, sizeof(uint32_t));
+        p->lens = calloc(p->nslots, sizeof(uint32_t));
+        if (!p->slots || !p->lens)
+            exit(70);
+        for (size_t i = 0; i < old; i++) {
+            if (!os[i])
+                continue;
+            size_t j = hash_bytes((char *)p->bytes.p + os[i] - 1, ol[i]) & (p->nslots - 1);
+            while (p->slots[j])
+                j = (j + 1) & (p->nslots - 1);
+            p->slots[j] = os[i];
+            p->lens[j] = ol[i];
+        }
+        free(os);
+        free(ol);
+    }
+    size_t j = hash_bytes(s, n) & (p->nslots - 1);
+    while (p->slots[j]) {
+        if (p->lens[j] == n && memcmp(p->bytes.p + p->slots[j] - 1, s, n) == 0)
+            return p->slots[j] - 1;
+        j = (j + 1) & (p->nslots - 1);
+    }
+    uint32_t off = (uint32_t)buf_add(&p->bytes, s, n);
+    p->slots[j] = off + 1;
+    p->lens[j] = (uint32_t)n;
+    p->used++;
+    return off;
+}
+
+/* ---- image under construction -------------------------------------------- */
+
+typedef struct builder {
+    pool strings;
+    fj_node_rec *nodes;
+    uint32_t *edges;
+    size_t node_count, node_cap, edge_cap;
+    uint32_t *blocks; /* 256 entries per block; block 0 is empty */
+    size_t block_count, block_cap;
+    uint32_t *level1;
+    size_t level1_count, level1_cap;
+    fj_matcher_rec *matchers;
+    oc_dict **matcher_dicts;
+    size_t matcher_count;
+} builder;
+
+static uint32_t new_block(builder *b)
+{
+    b->blocks = grow(b->blocks, &b->block_cap, (b->block_count + 1) * FJ_BLOCK_SIZE, sizeof(uint32_t));
+    memset(b->blocks + b->block_count * FJ_BLOCK_SIZE, 0, FJ_BLOCK_SIZE * sizeof(uint32_t));
+    return (uint32_t)b->block_count++;
+}
+
+static uint32_t new_node(builder *b, uint32_t cp)
+{
+    b->nodes = grow(b->nodes, &b->node_cap, b->node_count + 1, sizeof(fj_node_rec));
+    b->edges = grow(b->edges, &b->edge_cap, b->node_count + 1, sizeof(uint32_t));
+    fj_node_rec *n = &b->nodes[b->node_count];
+    n->value_off = 0;
+    n->value_len = FJ_NO_VALUE;
+    n->first_child = 0;
+    n->child_count = 0;
+    b->edges[b->node_count] = cp;
+    return (uint32_t)b->node_count++;
+}
+
+static uint32_t char_at(const char *key, size_t off, size_t *len)
+{
+    uint32_t cp;
+    const unsigned char *p = (const unsigned char *)key + off;
+    int n = fj_utf8_decode(p, p + strlen(key + off), &cp);
+    if (n <= 0) {
+        fprintf(stderr, "fjdict: key is not UTF-8: %s\n", key);
+        exit(65);
+    }
+    *len = (size_t)n;
+    return cp;
+}
+
+/* One queued trie node: the keys [lo, hi) share its path, which ends at byte off. */
+typedef struct qitem {
+    uint32_t node;
+    size_t lo, hi, off;
+} qitem;
+
+/* Allocates contiguous children for the keys [lo, hi) whose next character
+ * starts at byte off, queueing each child. Returns the first child's id. */
+static uint32_t add_children(builder *b, const oc_dict *d, size_t lo, size_t hi, size_t off,
+                             qitem **queue, size_t *qlen, size_t *qcap, size_t *count)
+{
+    uint32_t first = (uint32_t)b->node_count;
+    *count = 0;
+    size_t i = lo;
+    while (i < hi) {
+        size_t clen;
+        uint32_t cp = char_at(d->entries[i].key, off, &clen);
+        size_t j = i + 1;
+        while (j < hi) {
+            size_t l2;
+            if (char_at(d->entries[j].key, off, &l2) != cp)
+                break;
+            j++;
+        }
+        uint32_t id = new_node(b, cp);
+        *queue = grow(*queue, qcap, *qlen + 1, sizeof(qitem));
+        (*queue)[(*qlen)++] = (qitem){id, i, j, off + clen};
+        ++*count;
+        i = j;
+    }
+    return first;
+}
+
+static void build_matcher(builder *b, oc_dict *d)
+{
+    fj_matcher_rec m = {0};
+    b->level1 = grow(b->level1, &b->level1_cap, (b->level1_count + 1) * FJ_L1_SIZE, sizeof(uint32_t));
+    uint32_t *l1 = b->level1 + b->level1_count * FJ_L1_SIZE;
+    memset(l1, 0, FJ_L1_SIZE * sizeof(uint32_t));
+    m.level1 = (uint32_t)b->level1_count++;
+
+    qitem *queue = NULL;
+    size_t qlen = 0, qcap = 0, first_chars, count;
+    add_children(b, d, 0, d->count, 0, &queue, &qlen, &qcap, &first_chars);
+    for (size_t q = 0; q < qlen; q++) {
+        qitem it = queue[q];
+        uint32_t cp = b->edges[it.node];
+        if (q < first_chars) { /* a first character: enter it in the code point table */
+            if (!l1[cp >> 8])
+                l1[cp >> 8] = new_block(b);
+            b->blocks[l1[cp >> 8] * FJ_BLOCK_SIZE + (cp & 0xFF)] = it.node + 1;
+            if (cp < 0x80)
+                m.flags |= FJ_MATCHER_ASCII_STARTS;
+        }
+        size_t lo = it.lo;
+        const char *key = d->entries[lo].key;
+        if (strlen(key) == it.off) {
+            const char *v = d->entries[lo].values[0];
+            size_t vl = strlen(v);
+            if (vl >= FJ_NO_VALUE) {
+                fprintf(stderr, "fjdict: value too long for %s\n", key);
+                exit(65);
+            }
+            b->nodes[it.node].value_off = pool_add(&b->strings, v, vl);
+            b->nodes[it.node].value_len = (uint16_t)vl;
+            size_t chars = 0;
+            for (const char *c = key; *c; c++)
+                chars += ((unsigned char)*c & 0xC0) != 0x80;
+            if (chars > m.max_key_chars)
+                m.max_key_chars = (uint32_t)chars;
+            lo++;
+        }
+        if (lo < it.hi) {
+            uint32_t first = add_children(b, d, lo, it.hi, it.off, &queue, &qlen, &qcap, &count);
+            if (count > 0xFFFF) {
+                fprintf(stderr, "fjdict: too many children\n");
+                exit(65);
+            }
+            b->nodes[it.node].first_child = first;
+            b->nodes[it.node].child_count = (uint16_t)count;
+        }
+    }
+    free(queue);
+    /* IDS operators that start no key: mark them so the hot path finds them. */
+    for (uint32_t cp = 0x2FF0; cp <= 0x2FFF; cp++) {
+        if (!l1[cp >> 8])
+            l1[cp >> 8] = new_block(b);
+        uint32_t *slot = &b->blocks[l1[cp >> 8] * FJ_BLOCK_SIZE + (cp & 0xFF)];
+        if (!*slot)
+            *slot = FJ_ENTRY_IDS;
+    }
+    b->matchers = realloc(b->matchers, (b->matcher_count + 1) * sizeof(fj_matcher_rec));
+    b->matcher_dicts = realloc(b->matcher_dicts, (b->matcher_count + 1) * sizeof(oc_dict *));
+    b->matchers[b->matcher_count] = m;
+    b->matcher_dicts[b->matcher_count++] = d;
+}
+
+static int same_dict(const oc_dict *a, const oc_dict *b)
+{
+    if (a->count != b->count)
+        return 0;
+    for (size_t i = 0; i < a->count; i++)
+        if (strcmp(a->entries[i].key, b->entries[i].key) ||
+            strcmp(a->entries[i].values[0], b->entries[i].values[0]))
+            return 0;
+    return 1;
+}
+
+/* Returns the matcher id for a flattened dictionary, sharing identical ones. */
+static uint32_t matcher_for(builder *b, oc_dict *d)
+{
+    if (!d)
+        return FJ_NONE;
+    for (size_t i = 0; i < b->matcher_count; i++)
+        if (same_dict(b->matcher_dicts[i], d)) {
+            oc_dict_free(d);
+            return (uint32_t)i;
+        }
+    build_matcher(b, d);
+    return (uint32_t)(b->matcher_count - 1);
+}
+
+static void clear_key_chars(unsigned char *barrier, const oc_dict *d)
+{
+    if (!d)
+        return;
+    for (size_t i = 0; i < d->count; i++) {
+        const unsigned char *p = (const unsigned char *)d->entries[i].key;
+        const unsigned char *end = p + strlen((const char *)p);
+        while (p < end) {
+            uint32_t cp;
+            int n = fj_utf8_decode(p, end, &cp);
+            if (n <= 0)
+                break;
+            if (cp < 0x10000)
+                barrier[cp >> 3] &= (unsigned char)~(1u << (cp & 7));
+            p += n;
+        }
+    }
+}
+
+/* ---- writing ----------------------------------------------------------- */
+
+typedef struct section {
+    uint32_t tag;
+    const void *data;
+    size_t size;
+} section;
+
+static int write_image(const char *path, section *secs, uint32_t nsec)
+{
+    buf img = {0};
+    fj_header_rec h;
+    memset(&h, 0, sizeof h);
+    buf_add(&img, &h, sizeof h);
+    size_t table = img.len;
+    fj_section_rec *recs = calloc(nsec, sizeof *recs);
+    buf_add(&img, recs, nsec * sizeof *recs);
+    for (uint32_t i = 0; i < nsec; i++) {
+        buf_align(&img, 8);
+        recs[i].tag = secs[i].tag;
+        recs[i].offset = img.len;
+        recs[i].size = secs[i].size;
+        if (secs[i].size)
+            buf_add(&img, secs[i].data, secs[i].size);
+    }
+    buf_align(&img, 8);
+    memcpy(img.p + table, recs, nsec * sizeof *recs);
+    free(recs);
+    memcpy(h.magic, FJ_IMAGE_MAGIC, 8);
+    h.version = FJ_IMAGE_VERSION;
+    h.section_count = nsec;
+    h.file_size = img.len;
+    h.checksum = fj_checksum(img.p + FJ_IMAGE_HEADER_SIZE, img.len - FJ_IMAGE_HEADER_SIZE);
+    memcpy(img.p, &h, sizeof h);
+
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f || fwrite(img.p, 1, img.len, f) != img.len || fclose(f) != 0) {
+        fprintf(stderr, "fjdict: cannot write %s: %s\n", tmp, strerror(errno));
+        unlink(tmp);
+        free(img.p);
+        return -1;
+    }
+    if (rename(tmp, path) != 0) {
+        fprintf(stderr, "fjdict: cannot rename %s to %s: %s\n", tmp, path, strerror(errno));
+        unlink(tmp);
+        free(img.p);
+        return -1;
+    }
+    printf("fjdict: wrote %s (%zu bytes)\n", path, img.len);
+    free(img.p);
+    return 0;
+}
+
+static int compile(const char *dir, const char *out)
+{
+    char err[1024] = "";
+    oc_data *data = oc_data_load(dir, err, sizeof err);
+    if (!data) {
+        fprintf(stderr, "fjdict: %s\n", err);
+        return 1;
+    }
+    builder b;
+    memset(&b, 0, sizeof b);
+    new_block(&b); /* block 0: nothing */
+
+    fj_profile_rec profiles[16];
+    unsigned char *barriers = malloc(16 * (size_t)FJ_BARRIER_BYTES);
+    memset(profiles, 0, sizeof profiles);
+    for (size_t i = 0; i < data->profile_count; i++) {
+        const oc_profile *p = data->profiles[i];
+        fj_profile_rec *r = &profiles[i];
+        unsigned char *barrier = barriers + i * FJ_BARRIER_BYTES;
+        memset(barrier, 0xFF, FJ_BARRIER_BYTES);
+        for (uint32_t cp = 0x2FF0; cp <= 0x2FFF; cp++)
+            barrier[cp >> 3] &= (unsigned char)~(1u << (cp & 7));
+        snprintf(r->name, sizeof r->name, "%s", p->name);
+        if (p->normalization_count > 1) {
+            fprintf(stderr, "fjdict: %s: more than one normalization step\n", p->name);
+            return 1;
+        }
+        r->normalization = p->normalization_count
+                               ? matcher_for(&b, oc_expr_flatten(p->normalization[0], 0))
+                               : FJ_NONE;
+        r->segmentation =
+            p->segmentation ? matcher_for(&b, oc_expr_flatten(p->segmentation, 1)) : FJ_NONE;
+        /* OpenCC's library loads the tables marked may_output_tofu by default
+         * (ConfigLoadOptions), and OpenCC 1.4.2's reference output uses them. */
+        for (size_t c = 0; c < p->chain_count; c++) {
+            uint32_t m = matcher_for(&b, oc_expr_flatten(p->chain[c], 1));
+            if (m == FJ_NONE)
+                continue;
+            if (r->stage_count == FJ_MAX_STAGES) {
+                fprintf(stderr, "fjdict: %s: too many conversion steps\n", p->name);
+                return 1;
+            }
+            r->stages[r->stage_count++] = m;
+        }
+        uint32_t used[2 + FJ_MAX_STAGES] = {r->normalization, r->segmentation};
+        for (uint32_t s = 0; s < r->stage_count; s++)
+            used[2 + s] = r->stages[s];
+        for (uint32_t s = 0; s < 2 + r->stage_count; s++)
+            if (used[s] != FJ_NONE)
+                clear_key_chars(barrier, b.matcher_dicts[used[s]]);
+        r->barrier = (uint32_t)i;
+    }
+
+    /* The source dictionaries, for --decompile. */
+    fj_srcdict_rec *sd = calloc(data->source_count, sizeof *sd);
+    fj_srcentry_rec *se = NULL;
+    size_t se_count = 0, se_cap = 0;
+    for (size_t i = 0; i < data->source_count; i++) {
+        const oc_dict *d = data->dicts[i];
+        sd[i].name_off = (uint32_t)buf_add(&b.strings.bytes, d->name, strlen(d->name));
+        sd[i].name_len = (uint32_t)strlen(d->name);
+        sd[i].first_entry = (uint32_t)se_count;
+        sd[i].entry_count = (uint32_t)d->count;
+        for (size_t e = 0; e < d->count; e++) {
+            se = grow(se, &se_cap, se_count + 1, sizeof *se);
+            const oc_entry *en = &d->entries[e];
+            se[se_count].key_off = pool_add(&b.strings, en->key, strlen(en->key));
+            se[se_count].key_len = (uint32_t)strlen(en->key);
+            size_t vl = 0;
+            for (size_t v = 0; v < en->value_count; v++)
+                vl += strlen(en->values[v]) + 1;
+            char *joined = malloc(vl + 1), *w = joined;
+            for (size_t v = 0; v < en->value_count; v++) {
+                if (v)
+                    *w++ = ' ';
+                size_t n = strlen(en->values[v]);
+                memcpy(w, en->values[v], n);
+                w += n;
+            }
+            se[se_count].values_off = pool_add(&b.strings, joined, (size_t)(w - joined));
+            se[se_count].values_len = (uint32_t)(w - joined);
+            free(joined);
+            se_count++;
+        }
+    }
+
+    section secs[] = {
+        {FJ_SEC_STRINGS, b.strings.bytes.p, b.strings.bytes.len},
+        {FJ_SEC_NODES, b.nodes, b.node_count * sizeof(fj_node_rec)},
+        {FJ_SEC_EDGES, b.edges, b.node_count * sizeof(uint32_t)},
+        {FJ_SEC_BLOCKS, b.blocks, b.block_count * FJ_BLOCK_SIZE * sizeof(uint32_t)},
+        {FJ_SEC_LEVEL1, b.level1, b.level1_count * FJ_L1_SIZE * sizeof(uint32_t)},
+        {FJ_SEC_MATCHERS, b.matchers, b.matcher_count * sizeof(fj_matcher_rec)},
+        {FJ_SEC_PROFILES, profiles, data->profile_count * sizeof(fj_profile_rec)},
+        {FJ_SEC_BARRIERS, barriers, data->profile_count * (size_t)FJ_BARRIER_BYTES},
+        {FJ_SEC_SRCDICTS, sd, data->source_count * sizeof *sd},
+        {FJ_SEC_SRCENTRY, se, se_count * sizeof *se},
+    };
+    printf("fjdict: %zu source dictionaries, %zu profiles, %zu matchers, %zu nodes, %zu blocks\n",
+           data->source_count, data->profile_count, b.matcher_count, b.node_count,
+           b.block_count);
+    int rc = write_image(out, secs, (uint32_t)(sizeof secs / sizeof secs[0])) ? 1 : 0;
+
+    for (size_t i = 0; i < b.matcher_count; i++)
+        oc_dict_free(b.matcher_dicts[i]);
+    free(b.matcher_dicts);
+    free(b.matchers);
+    free(b.nodes);
+    free(b.edges);
+    free(b.blocks);
+    free(b.level1);
+    free(b.strings.bytes.p);
+    free(b.strings.slots);
+    free(b.strings.lens);
+    free(barriers);
+    free(sd);
+    free(se);
+    oc_data_free(data);
+    return rc;
+}
+
+static int decompile(const char *image, const char *outdir)
+{
+    fj_dict *dict = NULL;
+    fj_error err;
+    if (fj_dict_open(image, NULL, &dict, &err) != FJ_OK) {
+        fprintf(stderr, "fjdict: %s: %s\n", image, err.message);
+        return 1;
+    }
+    if (mkdir(outdir, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "fjdict: %s: %s\n", outdir, strerror(errno));
+        fj_dict_close(dict);
+        return 1;
+    }
+    const fj_image *img = fj__dict_image(dict);
+    int rc = 0;
+    for (uint32_t i = 0; i < img->srcdict_count && rc == 0; i++) {
+        const fj_srcdict_rec *d = &img->srcdicts[i];
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%.*s.txt", outdir, (int)d->name_len,
+                 img->strings + d->name_off);
+        FILE *f = fopen(path, "wb");
+        if (!f) {
+            fprintf(stderr, "fjdict: %s: %s\n", path, strerror(errno));
+            rc = 1;
+            break;
+        }
+        for (uint32_t e = 0; e < d->entry_count; e++) {
+            const fj_srcentry_rec *en = &img->srcentries[d->first_entry + e];
+            fwrite(img->strings + en->key_off, 1, en->key_len, f);
+            fputc('\t', f);
+            fwrite(img->strings + en->values_off, 1, en->values_len, f);
+            fputc('\n', f);
+        }
+        if (fclose(f) != 0) {
+            fprintf(stderr, "fjdict: %s: write error\n", path);
+            rc = 1;
+        }
+    }
+    if (rc == 0)
+        printf("fjdict: wrote %u dictionaries to %s\n", img->srcdict_count, outdir);
+    fj_dict_close(dict);
+    return rc;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: fjdict --compile OPENCC_DATA_DIR -o IMAGE\n"
+               "       fjdict --decompile IMAGE OUTDIR\n"
+               "OPENCC_DATA_DIR holds OpenCC's dictionary/ and config/ directories.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 5 && strcmp(argv[1], "--compile") == 0 && strcmp(argv[3], "-o") == 0)
+        return compile(argv[2], argv[4]);
+    if (argc == 4 && strcmp(argv[1], "--decompile") == 0)
+        return decompile(argv[2], argv[3]);
+    if (argc == 2 && strcmp(argv[1], "--help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    usage(stderr);
+    return 2;
+}

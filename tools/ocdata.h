@@ -1,0 +1,92 @@
+/* OpenCC's data model, read from its text dictionaries and JSON configs:
+ * dictionaries, group expressions (short_circuit / union), profiles, the
+ * derived dictionaries, and a plain reference converter that follows
+ * OpenCC's algorithm literally. Used by the dictionary compiler and the tests,
+ * never by the library's hot path. */
+#ifndef FJ_OCDATA_H
+#define FJ_OCDATA_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+typedef struct oc_entry {
+    char *key;
+    char **values;
+    size_t value_count;
+} oc_entry;
+
+typedef struct oc_dict {
+    char *name;
+    oc_entry *entries; /* sorted by key (bytewise), keys unique */
+    size_t count;
+    /* Annotations from comments, needed for the derived dictionaries. */
+    char **prefer_key, **prefer_value; /* "# @reverse-prefer: KEY [VALUE]" */
+    size_t prefer_count;
+    unsigned char *tofu_risk; /* per entry: preceded by "# @tofu-risk:" */
+    int file_sorted;          /* the file listed its keys in sorted order */
+} oc_dict;
+
+/* Parses an OpenCC text dictionary. Returns NULL and fills err on failure. */
+oc_dict *oc_dict_parse(const char *name, const char *path, char *err, size_t errlen);
+oc_dict *oc_dict_parse_buffer(const char *name, const char *data, size_t len, char *err,
+                              size_t errlen);
+void oc_dict_free(oc_dict *d);
+/* Writes "key\tv1 v2\n" lines, sorted. */
+int oc_dict_write(const oc_dict *d, FILE *f);
+/* Exact lookup; NULL when absent. */
+const oc_entry *oc_dict_find(const oc_dict *d, const char *key, size_t keylen);
+
+/* reverse.py: values become keys, honouring @reverse-prefer. */
+oc_dict *oc_dict_reverse(const oc_dict *src, const char *name, char *err, size_t errlen);
+/* extract_tofu_risk.py: the entries marked @tofu-risk, minus the identity value. */
+oc_dict *oc_dict_tofu_ext(const oc_dict *src, const char *name, char *err, size_t errlen);
+
+/* A dictionary expression from a config: a leaf or a group. */
+enum { OC_LEAF, OC_SHORT_CIRCUIT, OC_UNION };
+typedef struct oc_expr {
+    int kind;
+    const oc_dict *dict;     /* OC_LEAF */
+    int may_output_tofu;     /* OC_LEAF */
+    struct oc_expr **children;
+    size_t child_count;
+} oc_expr;
+
+typedef struct oc_profile {
+    char *name; /* "s2t" */
+    oc_expr **normalization;
+    size_t normalization_count;
+    oc_expr *segmentation; /* NULL: none */
+    oc_expr **chain;
+    size_t chain_count;
+} oc_profile;
+
+/* All dictionaries and profiles of one OpenCC data directory. */
+typedef struct oc_data {
+    oc_dict **dicts;
+    size_t dict_count;
+    size_t source_count; /* the first source_count dicts were read from files */
+    oc_profile **profiles;
+    size_t profile_count;
+} oc_data;
+
+/* Reads DIR/dictionary/ *.txt and DIR/config/ *.json, derives the generated
+ * dictionaries exactly as OpenCC's build does. */
+oc_data *oc_data_load(const char *dir, char *err, size_t errlen);
+void oc_data_free(oc_data *data);
+const oc_dict *oc_data_dict(const oc_data *data, const char *name);
+const oc_profile *oc_data_profile(const oc_data *data, const char *name);
+
+/* The 16 profiles, in the order fanjian lists them. */
+extern const char *const oc_profile_names[16];
+
+/* Flattens an expression into one longest-match dictionary with a single
+ * value per key (what the image stores). include_tofu selects leaves marked
+ * may_output_tofu. Returns NULL for an empty expression. */
+oc_dict *oc_expr_flatten(const oc_expr *e, int include_tofu);
+
+/* Reference conversion, written to mirror OpenCC step by step. The result is
+ * malloc'd; *outlen receives its length. include_tofu as above. */
+char *oc_reference_convert(const oc_profile *p, const char *text, size_t len, size_t *outlen,
+                           int include_tofu);
+
+#endif
