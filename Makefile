@@ -26,7 +26,7 @@ all: $(BUILD)/fanjian $(BUILD)/fjdict $(DICT)
 
 $(BUILD)/%.o: %.c $(wildcard src/*.h include/*.h tools/*.h tests/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	@echo "  CC $<"; $(CC) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/libfanjian.a: $(LIB_OBJ)
 	@rm -f $@

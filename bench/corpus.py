@@ -27,9 +27,14 @@ HAN_RE = re.compile(r'[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U00031
 WS_RE = re.compile(r'\s+')
 ANSI_RE = re.compile(r'\x1b\[[0-9;]*[A-Za-z]')
 # Locale tags in paths; checked on the path relative to the package root.
-TRAD_RE = re.compile(r'(?i)(?:^|[/_.-])zh[-_](?:tw|hk|mo|hant)(?=$|[/_.@-])')
-SIMP_RE = re.compile(r'(?i)(?:^|[/_.-])zh[-_](?:cn|sg|my|hans)(?=$|[/_.@-])')
-ANY_ZH_RE = re.compile(r'(?i)(?:^|[/_.-])zh(?:[-_][a-z]+)?(?=$|[/_.@-])')
+TRAD_RE = re.compile(r'(?i)(?:(?:^|[/_.-])zh[-_](?:tw|hk|mo|hant)(?=$|[/_.@-])'
+                     r'|traditional[-_]chinese|chinese[-_]taiwan)')
+SIMP_RE = re.compile(r'(?i)(?:(?:^|[/_.-])zh[-_](?:cn|sg|my|hans)(?=$|[/_.@-])'
+                     r'|simplified[-_]chinese|chinese[-_]china)')
+ANY_ZH_RE = re.compile(r'(?i)(?:^|[/_.-])(?:zh(?:[-_][a-z]+)?|[a-z]*[-_]?chinese[-_a-z]*)(?=$|[/_.@-])')
+# Runs of printable UTF-8 inside binary files (compiled catalogs).
+UTF8_RUN_RE = re.compile(rb'(?:[\x20-\x7e]|[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}'
+                         rb'|[\xf0-\xf4][\x80-\xbf]{3})+')
 # Minimum Han characters per line, and Han share of non-blank characters:
 # drops code, tables of identifiers and untranslated English.
 MIN_HAN = 2
@@ -268,8 +273,12 @@ def text_of(name, data):
     try:
         text = data.decode('utf-8')
     except UnicodeDecodeError:
-        return []  # not UTF-8 text (binary or legacy encoding)
-    if '\0' in text:
+        text = None
+    if text is None or '\0' in text:
+        # Binary catalogs named for a Chinese locale (e.g. OpenTTD .lng):
+        # take their UTF-8 runs; other binaries are skipped.
+        if ANY_ZH_RE.search(name):
+            return [r.decode('utf-8', 'ignore') for r in UTF8_RUN_RE.findall(data)]
         return []
     if ext == '.po':
         return po_strings(text)

@@ -12,8 +12,15 @@ static void matcher_init(fj_matcher *m, const fj_image *img, uint32_t id)
     m->nodes = img->nodes;
     m->edges = img->edges;
     m->strings = img->strings;
+    m->bigrams = img->bigrams;
+    m->edge_hash = img->edge_hash;
+    m->edge_hash_mask = img->edge_hash_mask;
     m->flags = r->flags;
     m->max_key_chars = r->max_key_chars;
+    m->ascii_starts[0] = m->ascii_starts[1] = 0;
+    for (uint32_t c = 0; c < 128; c++)
+        if (m->blocks[(size_t)m->level1[0] * FJ_BLOCK_SIZE + c])
+            m->ascii_starts[c >> 6] |= 1ull << (c & 63);
 }
 
 /* "s2twp", "s2twp.json" and "/usr/share/opencc/s2twp.json" all name s2twp. */
@@ -88,12 +95,16 @@ fj_status fj_converter_open(const fj_dict *dict, const char *profile, unsigned f
                 if (cp >= 0xD800 && cp <= 0xDFFF)
                     continue;
                 if (fj_utf8_encode(cp, u) < 2) {
-                    c->norm_prefix[0] = 0xFF; /* ASCII keys: never skip */
-                    memset(c->norm_prefix, 0xFF, sizeof c->norm_prefix);
+                    c->norm_always = 1; /* ASCII keys: the byte scan cannot see them */
                     continue;
                 }
                 unsigned k = (unsigned)u[0] << 8 | u[1];
                 c->norm_prefix[k >> 3] |= (unsigned char)(1u << (k & 7));
+                unsigned l = 0;
+                while (l < c->norm_lead_count && c->norm_leads[l] != u[0])
+                    l++;
+                if (l == c->norm_lead_count)
+                    c->norm_leads[c->norm_lead_count++] = u[0];
             }
         }
     }

@@ -144,13 +144,24 @@ fj_status fj__image_load(fj_image *img, const unsigned char *data, size_t size, 
     img->srcentries = (const fj_srcentry_rec *)s.p;
     img->srcentry_count = (uint32_t)(s.size / sizeof(fj_srcentry_rec));
     size_t srcentries_at = (size_t)s.offset;
+    SECTION(FJ_SEC_BIGRAMS, FJ_BIGRAM_BITS / 8, "bigram filter");
+    if (s.size != FJ_BIGRAM_BITS / 8)
+        return bad(e, (size_t)s.offset, "bigram filter size");
+    img->bigrams = s.p;
+    SECTION(FJ_SEC_EDGEHASH, 8, "edge table");
+    img->edge_hash = (const uint64_t *)s.p;
+    uint64_t slots = s.size / 8;
+    size_t edge_hash_at = (size_t)s.offset;
+    if (slots == 0 || (slots & (slots - 1)) || slots > (1u << 30))
+        return bad(e, edge_hash_at, "edge table size");
+    img->edge_hash_mask = (uint32_t)(slots - 1);
 #undef SECTION
 
     /* Every offset the matcher follows is checked here, once. */
     for (uint32_t i = 0; i < img->node_count; i++) {
         const fj_node_rec *n = &img->nodes[i];
-        if ((n->value_len != FJ_NO_VALUE &&
-             (uint64_t)n->value_off + n->value_len > img->strings_size) ||
+        if ((n->value_len != FJ_NO_VALUE && n->value_len > FJ_INLINE_VALUE_MAX &&
+             (uint64_t)n->value + n->value_len > img->strings_size) ||
             (uint64_t)n->first_child + n->child_count > img->node_count)
             return bad(e, nodes_at + (size_t)i * sizeof *n, "trie node");
         for (uint32_t c = 1; c < n->child_count; c++)
@@ -160,10 +171,38 @@ fj_status fj__image_load(fj_image *img, const unsigned char *data, size_t size, 
     if (img->block_count == 0)
         return bad(e, blocks_at, "no blocks");
     for (size_t i = 0; i < (size_t)img->block_count * FJ_BLOCK_SIZE; i++) {
-        uint32_t v = img->blocks[i];
-        if (v != FJ_ENTRY_IDS && v > img->node_count)
+        uint32_t v = img->blocks[i], node = v & FJ_ENTRY_NODE_MASK;
+        uint32_t direct = v & ~FJ_ENTRY_DIRECT;
+        int ok;
+        if (v == 0 || v == FJ_ENTRY_IDS)
+            ok = 1;
+        else if (v & FJ_ENTRY_DIRECT)
+            ok = direct <= 0x10FFFF && (direct < 0xD800 || direct > 0xDFFF);
+        else
+            ok = node >= 1 && node <= img->node_count &&
+                 !(v & FJ_ENTRY_HAS_VALUE) == (img->nodes[node - 1].value_len == FJ_NO_VALUE) &&
+                 !(v & FJ_ENTRY_HAS_CHILDREN) == (img->nodes[node - 1].child_count == 0);
+        if (!ok)
             return bad(e, blocks_at + i * 4, "code point table entry");
     }
+    size_t empty = 0;
+    for (size_t i = 0; i <= img->edge_hash_mask; i++) {
+        uint64_t v = img->edge_hash[i];
+        if (!v) {
+            empty++;
+            continue;
+        }
+        /* The child must be one of the parent's children (so lookups stay in
+         * the trie) and the table must have an empty slot (so probing ends). */
+        uint32_t parent = FJ_EDGE_PARENT(v), child = FJ_EDGE_CHILD(v);
+        if (parent >= img->node_count || child >= img->node_count ||
+            child < img->nodes[parent].first_child ||
+            child - img->nodes[parent].first_child >= img->nodes[parent].child_count ||
+            img->edges[child] != FJ_EDGE_CP(v))
+            return bad(e, edge_hash_at + i * 8, "edge table slot");
+    }
+    if (!empty)
+        return bad(e, edge_hash_at, "edge table has no empty slot");
     for (size_t i = 0; i < (size_t)img->level1_count * FJ_L1_SIZE; i++)
         if (img->level1[i] >= img->block_count)
             return bad(e, level1_at + i * 4, "level-1 table entry");

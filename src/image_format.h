@@ -23,11 +23,20 @@
 #define FJ_SEC_BARRIERS FJ_TAG('B', 'A', 'R', 'R') /* FJ_BARRIER_BYTES per profile */
 #define FJ_SEC_SRCDICTS FJ_TAG('S', 'R', 'C', 'D') /* fj_srcdict_rec[] */
 #define FJ_SEC_SRCENTRY FJ_TAG('S', 'R', 'C', 'E') /* fj_srcentry_rec[] */
+#define FJ_SEC_BIGRAMS  FJ_TAG('B', 'I', 'G', 'R') /* FJ_BIGRAM_BITS bit set, see fj_bigram_hash */
+#define FJ_SEC_EDGEHASH FJ_TAG('E', 'D', 'G', 'H') /* u64 slots: second-character edges, see below */
 
 #define FJ_L1_SIZE (0x110000u >> 8)
 #define FJ_BLOCK_SIZE 256u
 #define FJ_BARRIER_BYTES (0x10000u / 8u) /* BMP only; astral is never a barrier */
 #define FJ_NONE 0xFFFFFFFFu
+/* Code point table entries (u32): 0, node id + 1, or one of these. */
+#define FJ_ENTRY_IDS 0xFFFFFFFFu    /* an IDS operator that starts no key */
+#define FJ_ENTRY_DIRECT 0x80000000u /* | code point: the character's whole answer */
+#define FJ_ENTRY_HAS_VALUE 0x40000000u    /* with a node: a key ends at the first character */
+#define FJ_ENTRY_HAS_CHILDREN 0x20000000u /* with a node: longer keys start here */
+#define FJ_ENTRY_NODE_MASK 0x1FFFFFFFu
+#define FJ_BIGRAM_BITS (1u << 21)
 #define FJ_NO_VALUE 0xFFFFu
 #define FJ_MAX_STAGES 4u
 #define FJ_PROFILE_NAME_MAX 16u
@@ -51,11 +60,12 @@ typedef struct fj_section_rec {
 
 /* A trie node. The node reached by a key's last character carries its value. */
 typedef struct fj_node_rec {
-    uint32_t value_off;   /* into STRS */
+    uint32_t value;       /* value_len <= 4: the bytes themselves; else an offset into STRS */
     uint32_t first_child; /* children are nodes [first_child, first_child + child_count) */
     uint16_t value_len;   /* FJ_NO_VALUE: no key ends here */
     uint16_t child_count; /* sorted by EDGES[child] */
 } fj_node_rec;
+#define FJ_INLINE_VALUE_MAX 4u
 
 typedef struct fj_matcher_rec {
     uint32_t level1;        /* index of this matcher's table in LVL1, in units of FJ_L1_SIZE */
@@ -85,25 +95,66 @@ typedef struct fj_srcentry_rec {
     uint32_t values_off, values_len; /* values joined by single spaces */
 } fj_srcentry_rec;
 
-/* 64-bit checksum over a byte range: four independent multiply-xor lanes so
- * a 10 MB image checks in about a millisecond. */
+/* Bit index for "first-character node has a child on code point cp": a cheap
+ * test that rules out most trie walks at the second character. The node picks
+ * a 512-bit cache line, so the tests for a common character stay in cache. */
+static inline uint32_t fj_bigram_hash(uint32_t node, uint32_t cp)
+{
+    uint32_t line = (node * 0x9E3779B1u) >> (32 - 12); /* FJ_BIGRAM_BITS / 512 lines */
+    return line << 9 | (cp * 0x85EBCA77u) >> (32 - 9);
+}
+
+/* The edges out of first-character nodes live in one open-addressing table
+ * (a power-of-two number of u64 slots, linear probing from
+ * fj_edge_hash & mask; 0 is an empty slot), because those nodes can have
+ * thousands of children. Slot: cp | parent << 21 | child << 42. */
+#define FJ_EDGE_CP(s) ((uint32_t)((s) & 0x1FFFFFu))
+#define FJ_EDGE_PARENT(s) ((uint32_t)(((s) >> 21) & 0x1FFFFFu))
+#define FJ_EDGE_CHILD(s) ((uint32_t)((s) >> 42))
+#define FJ_EDGE_SLOT(cp, parent, child) \
+    ((uint64_t)(cp) | (uint64_t)(parent) << 21 | (uint64_t)(child) << 42)
+#define FJ_MAX_NODES (1u << 21)
+static inline uint32_t fj_edge_hash(uint32_t node, uint32_t cp)
+{
+    return (node * 0x2545F491u) ^ (cp * 0x9E3779B1u) ^ (cp >> 7);
+}
+
+/* 64-bit checksum over a byte range: four independent multiply-xor lanes
+ * over little-endian words, so a 10 MB image checks in about a millisecond. */
+static inline uint64_t fj_load_le64(const unsigned char *p)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t w;
+    __builtin_memcpy(&w, p, 8);
+    return w;
+#else
+    uint64_t w = 0;
+    for (int b = 0; b < 8; b++)
+        w |= (uint64_t)p[b] << (8 * b);
+    return w;
+#endif
+}
+
 static inline uint64_t fj_checksum(const unsigned char *p, uint64_t n)
 {
     const uint64_t k = 0x9E3779B97F4A7C15ull;
-    uint64_t h[4] = {k, k ^ 1, k ^ 2, k ^ 3};
+    uint64_t h0 = k, h1 = k ^ 1, h2 = k ^ 2, h3 = k ^ 3;
     uint64_t i = 0;
     for (; i + 32 <= n; i += 32) {
-        for (int l = 0; l < 4; l++) {
-            uint64_t w = 0;
-            for (int b = 0; b < 8; b++)
-                w |= (uint64_t)p[i + (uint64_t)l * 8 + (uint64_t)b] << (8 * b);
-            h[l] = (h[l] ^ w) * 0xFF51AFD7ED558CCDull;
-            h[l] ^= h[l] >> 32;
-        }
+        h0 = (h0 ^ fj_load_le64(p + i)) * 0xFF51AFD7ED558CCDull;
+        h1 = (h1 ^ fj_load_le64(p + i + 8)) * 0xFF51AFD7ED558CCDull;
+        h2 = (h2 ^ fj_load_le64(p + i + 16)) * 0xFF51AFD7ED558CCDull;
+        h3 = (h3 ^ fj_load_le64(p + i + 24)) * 0xFF51AFD7ED558CCDull;
+        h0 ^= h0 >> 32;
+        h1 ^= h1 >> 32;
+        h2 ^= h2 >> 32;
+        h3 ^= h3 >> 32;
     }
     uint64_t r = n;
-    for (int l = 0; l < 4; l++)
-        r = (r ^ h[l]) * 0xC4CEB9FE1A85EC53ull;
+    r = (r ^ h0) * 0xC4CEB9FE1A85EC53ull;
+    r = (r ^ h1) * 0xC4CEB9FE1A85EC53ull;
+    r = (r ^ h2) * 0xC4CEB9FE1A85EC53ull;
+    r = (r ^ h3) * 0xC4CEB9FE1A85EC53ull;
     for (; i < n; i++)
         r = (r ^ p[i]) * 0x100000001B3ull;
     r ^= r >> 33;

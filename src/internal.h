@@ -8,9 +8,6 @@
 #include "../include/fanjian.h"
 #include "image_format.h"
 
-/* Code point table entries: node id + 1, 0 for "starts no key", or this
- * marker for an ideographic description operator that starts no key. */
-#define FJ_ENTRY_IDS 0xFFFFFFFFu
 #define FJ_MATCHER_ASCII_STARTS 1u /* some key starts with an ASCII character */
 
 /* The validated sections of a mapped image. */
@@ -36,6 +33,9 @@ typedef struct fj_image {
     uint32_t srcdict_count;
     const fj_srcentry_rec *srcentries;
     uint32_t srcentry_count;
+    const unsigned char *bigrams;
+    const uint64_t *edge_hash;
+    uint32_t edge_hash_mask;
 } fj_image;
 
 /* Parses and validates an image in memory. */
@@ -63,8 +63,12 @@ typedef struct fj_matcher {
     const fj_node_rec *nodes;
     const uint32_t *edges;
     const char *strings;
+    const unsigned char *bigrams;
+    const uint64_t *edge_hash;
+    uint32_t edge_hash_mask;
     uint32_t flags;
     uint32_t max_key_chars;
+    uint64_t ascii_starts[2]; /* bit c: some key starts with ASCII character c */
 } fj_matcher;
 
 struct fj_dict {
@@ -86,6 +90,9 @@ struct fj_converter {
     /* Two-byte UTF-8 prefixes of the characters normalization changes (and of
      * IDS operators): text without any of them skips the normalization pass. */
     unsigned char norm_prefix[65536 / 8];
+    unsigned char norm_leads[256]; /* the distinct first bytes among norm_prefix */
+    unsigned norm_lead_count;
+    int norm_always; /* normalization has ASCII keys: never skip the pass */
 };
 
 /* Output: a buffer with a slow path for when it fills up. */
@@ -107,11 +114,44 @@ struct fj_out {
 static inline void fj__out_put(fj_out *o, const char *data, size_t n)
 {
     if (o->len + n <= o->cap) {
-        for (size_t i = 0; i < n; i++) /* short copies: cheaper than a call */
-            o->buf[o->len + i] = data[i];
+        __builtin_memcpy(o->buf + o->len, data, n);
         o->len += n;
     } else {
         o->spill(o, data, n);
+    }
+}
+
+/* Appends one character, encoded as UTF-8. */
+static inline void fj__out_put_cp(fj_out *o, uint32_t cp)
+{
+    char u[4];
+    size_t n;
+    if (cp < 0x800) {
+        if (cp < 0x80) {
+            u[0] = (char)cp;
+            n = 1;
+        } else {
+            u[0] = (char)(0xC0 | (cp >> 6));
+            u[1] = (char)(0x80 | (cp & 0x3F));
+            n = 2;
+        }
+    } else if (cp < 0x10000) {
+        u[0] = (char)(0xE0 | (cp >> 12));
+        u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        u[2] = (char)(0x80 | (cp & 0x3F));
+        n = 3;
+    } else {
+        u[0] = (char)(0xF0 | (cp >> 18));
+        u[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+        u[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        u[3] = (char)(0x80 | (cp & 0x3F));
+        n = 4;
+    }
+    if (o->len + 4 <= o->cap) {
+        __builtin_memcpy(o->buf + o->len, u, 4);
+        o->len += n;
+    } else {
+        o->spill(o, u, n);
     }
 }
 

@@ -7,7 +7,8 @@
 
 enum { FJ_MATCH_UNDECIDED = -1, FJ_MATCH_NONE = 0, FJ_MATCH_FOUND = 1 };
 
-/* The code point table entry for cp: 0, FJ_ENTRY_IDS, or node id + 1. */
+/* The code point table entry for cp: 0, FJ_ENTRY_IDS, FJ_ENTRY_DIRECT | cp,
+ * or node id + 1. */
 static inline uint32_t fj__lookup(const fj_matcher *m, uint32_t cp)
 {
     return m->blocks[(size_t)m->level1[cp >> 8] * FJ_BLOCK_SIZE + (cp & 0xFFu)];
@@ -19,54 +20,93 @@ typedef struct fj_match {
     size_t value_len;
 } fj_match;
 
+static inline void fj__take_value(const fj_matcher *m, const fj_node_rec *n, size_t len,
+                                  fj_match *out)
+{
+    out->len = len;
+    out->value = n->value_len <= FJ_INLINE_VALUE_MAX ? (const char *)&n->value
+                                                     : m->strings + n->value;
+    out->value_len = n->value_len;
+}
+
 /* Finds the longest key starting at p, whose first character (first_len
- * bytes) has table entry `entry` (a node). Without `final`, reaching `end`
- * while a longer key is still possible is FJ_MATCH_UNDECIDED. */
-static inline int fj__match(const fj_matcher *m, uint32_t entry, const unsigned char *p,
+ * bytes) has the node table entry `entry`. Without `final`, reaching `end`
+ * while a longer key is still possible is FJ_MATCH_UNDECIDED. The node is
+ * read only when a key can end there: the entry's flags say what it holds. */
+static inline __attribute__((always_inline)) int fj__match(const fj_matcher *m, uint32_t entry, const unsigned char *p,
                             size_t first_len, const unsigned char *end, int final, fj_match *out)
 {
-    const fj_node_rec *n = &m->nodes[entry - 1];
-    int found = FJ_MATCH_NONE;
-    if (n->value_len != FJ_NO_VALUE) {
-        out->len = first_len;
-        out->value = m->strings + n->value_off;
-        out->value_len = n->value_len;
-        found = FJ_MATCH_FOUND;
-    }
+    uint32_t id = (entry & FJ_ENTRY_NODE_MASK) - 1;
     const unsigned char *q = p + first_len;
-    while (n->child_count) {
+    if (entry & FJ_ENTRY_HAS_CHILDREN) {
+        uint32_t cp;
+        int k;
         if (q >= end) {
             if (!final)
                 return FJ_MATCH_UNDECIDED;
-            break;
+            goto first_only;
         }
-        uint32_t cp;
-        int k = fj_utf8_decode(q, end, &cp);
+        k = fj_utf8_decode_fast(q, end, &cp);
         if (k <= 0) {
             if (k == FJ_U8_INCOMPLETE && !final)
                 return FJ_MATCH_UNDECIDED;
-            break;
+            goto first_only;
         }
-        uint32_t lo = n->first_child, hi = lo + n->child_count, top = hi;
-        while (lo < hi) {
-            uint32_t mid = (lo + hi) >> 1;
-            if (m->edges[mid] < cp)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        if (lo == top || m->edges[lo] != cp)
-            break;
-        n = &m->nodes[lo];
+        /* Second character: bigram filter, then the edge table. */
+        uint32_t h = fj_bigram_hash(id, cp);
+        if (!(m->bigrams[h >> 3] >> (h & 7) & 1))
+            goto first_only;
+        uint64_t want = FJ_EDGE_SLOT(cp, id, 0), slot;
+        uint32_t i = fj_edge_hash(id, cp) & m->edge_hash_mask;
+        while ((slot = m->edge_hash[i]) != 0 && (slot & 0x3FFFFFFFFFFull) != want)
+            i = (i + 1) & m->edge_hash_mask;
+        if (!slot)
+            goto first_only;
+        const fj_node_rec *n = &m->nodes[FJ_EDGE_CHILD(slot)];
+        int found = FJ_MATCH_NONE;
         q += k;
         if (n->value_len != FJ_NO_VALUE) {
-            out->len = (size_t)(q - p);
-            out->value = m->strings + n->value_off;
-            out->value_len = n->value_len;
+            fj__take_value(m, n, (size_t)(q - p), out);
             found = FJ_MATCH_FOUND;
         }
+        /* Deeper nodes have few children: binary search. */
+        while (n->child_count) {
+            if (q >= end) {
+                if (!final)
+                    return FJ_MATCH_UNDECIDED;
+                break;
+            }
+            k = fj_utf8_decode_fast(q, end, &cp);
+            if (k <= 0) {
+                if (k == FJ_U8_INCOMPLETE && !final)
+                    return FJ_MATCH_UNDECIDED;
+                break;
+            }
+            uint32_t lo = n->first_child, hi = lo + n->child_count, top = hi;
+            while (lo < hi) {
+                uint32_t mid = (lo + hi) >> 1;
+                if (m->edges[mid] < cp)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo == top || m->edges[lo] != cp)
+                break;
+            n = &m->nodes[lo];
+            q += k;
+            if (n->value_len != FJ_NO_VALUE) {
+                fj__take_value(m, n, (size_t)(q - p), out);
+                found = FJ_MATCH_FOUND;
+            }
+        }
+        if (found)
+            return found;
     }
-    return found;
+first_only:
+    if (!(entry & FJ_ENTRY_HAS_VALUE))
+        return FJ_MATCH_NONE;
+    fj__take_value(m, &m->nodes[id], first_len, out);
+    return FJ_MATCH_FOUND;
 }
 
 #endif

@@ -3,37 +3,59 @@
  * applied to every segment in turn. Every loop here can stop where more input
  * could change its result, which is what makes streaming exact. */
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "internal.h"
 #include "match.h"
 
 /* One conversion step over text[0..len): maximum matching, unmatched text
  * copied through in runs. Returns the bytes consumed. */
-static inline size_t convert_span(const fj_matcher *m, const unsigned char *text, size_t len,
-                                  int final, fj_out *o, const int ascii_fast)
+static size_t step(const fj_matcher *matcher, const unsigned char *text, size_t len, int final,
+                   fj_out *o)
 {
+    /* Local copies: output stores may alias anything, so fields would be reloaded. */
+    const fj_matcher m = *matcher;
+    const uint64_t ascii0 = m.ascii_starts[0], ascii1 = m.ascii_starts[1];
     const unsigned char *p = text, *end = text + len, *copy = text;
     fj_match hit;
     while (p < end) {
-        if (ascii_fast && *p < 0x80) {
-            p++;
-            continue;
-        }
         uint32_t cp;
-        int n = fj_utf8_decode(p, end, &cp);
-        if (n <= 0) {
-            if (n == FJ_U8_INCOMPLETE && !final)
-                break;
-            p++; /* not UTF-8: passes through */
-            continue;
+        int n;
+        unsigned c = *p;
+        if (c < 0x80) {
+            if (!((c < 64 ? ascii0 : ascii1) >> (c & 63) & 1)) {
+                p++;
+                continue;
+            }
+            cp = c;
+            n = 1;
+        } else {
+            n = fj_utf8_decode_fast(p, end, &cp);
+            if (n <= 0) {
+                if (n == FJ_U8_INCOMPLETE && !final)
+                    break;
+                p++; /* not UTF-8: passes through */
+                continue;
+            }
         }
-        uint32_t entry = fj__lookup(m, cp);
+        uint32_t entry = fj__lookup(&m, cp);
         if (entry == 0) {
             p += n;
             continue;
         }
-        if (entry != FJ_ENTRY_IDS) {
-            int r = fj__match(m, entry, p, (size_t)n, end, final, &hit);
+        if (entry & FJ_ENTRY_DIRECT) {
+            if (entry == FJ_ENTRY_IDS)
+                goto ids;
+            fj__out_put_run(o, (const char *)copy, (size_t)(p - copy));
+            fj__out_put_cp(o, entry & ~FJ_ENTRY_DIRECT);
+            p += n;
+            copy = p;
+            continue;
+        }
+        {
+            int r = fj__match(&m, entry, p, (size_t)n, end, final, &hit);
             if (r == FJ_MATCH_UNDECIDED)
                 break;
             if (r == FJ_MATCH_FOUND) {
@@ -48,6 +70,7 @@ static inline size_t convert_span(const fj_matcher *m, const unsigned char *text
                 continue;
             }
         }
+    ids:;
         size_t ids;
         int st = fj_ids_parse(p, end, &ids);
         if (st == FJ_IDS_COMPLETE)
@@ -59,25 +82,6 @@ static inline size_t convert_span(const fj_matcher *m, const unsigned char *text
     }
     fj__out_put_run(o, (const char *)copy, (size_t)(p - copy));
     return (size_t)(p - text);
-}
-
-/* Two instances, so the ASCII test is not a per-byte branch on a flag. */
-static size_t convert_span_ascii_fast(const fj_matcher *m, const unsigned char *t, size_t n,
-                                      int final, fj_out *o)
-{
-    return convert_span(m, t, n, final, o, 1);
-}
-
-static size_t convert_span_general(const fj_matcher *m, const unsigned char *t, size_t n,
-                                   int final, fj_out *o)
-{
-    return convert_span(m, t, n, final, o, 0);
-}
-
-static size_t step(const fj_matcher *m, const unsigned char *t, size_t n, int final, fj_out *o)
-{
-    return (m->flags & FJ_MATCHER_ASCII_STARTS) ? convert_span_general(m, t, n, final, o)
-                                                : convert_span_ascii_fast(m, t, n, final, o);
 }
 
 /* The conversion chain over one complete segment. */
@@ -119,7 +123,7 @@ static size_t convert_segmented(const fj_converter *c, const unsigned char *text
         uint32_t cp;
         size_t unit;
         int barrier;
-        int n = fj_utf8_decode(p, end, &cp);
+        int n = fj_utf8_decode_fast(p, end, &cp);
         if (n <= 0) {
             if (n == FJ_U8_INCOMPLETE && !final)
                 break;
@@ -128,7 +132,11 @@ static size_t convert_segmented(const fj_converter *c, const unsigned char *text
         } else {
             uint32_t entry = fj__lookup(seg, cp);
             if (entry != 0 && entry != FJ_ENTRY_IDS) {
-                int r = fj__match(seg, entry, p, (size_t)n, end, final, &hit);
+                int r = FJ_MATCH_FOUND;
+                if (entry & FJ_ENTRY_DIRECT)
+                    hit.len = (size_t)n; /* a one-character segment */
+                else
+                    r = fj__match(seg, entry, p, (size_t)n, end, final, &hit);
                 if (r == FJ_MATCH_UNDECIDED)
                     break;
                 if (r == FJ_MATCH_FOUND) {
@@ -185,24 +193,53 @@ size_t fj__convert_normalized(const fj_converter *c, const unsigned char *text, 
     return len;
 }
 
-int fj__normalize(const fj_converter *c, const unsigned char *text, size_t len, int final,
-                  fj_work *w, size_t *consumed)
+/* True when text holds a character that normalization would look at. Most
+ * text holds none, and then the normalization pass is skipped. */
+static int needs_normalization(const fj_converter *c, const unsigned char *text, size_t len)
 {
-    *consumed = len;
-    if (!c->has_normalization)
-        return 0;
     size_t i = 0;
+    if (c->norm_always)
+        return 1;
+#ifdef __SSE2__
+    if (c->norm_lead_count <= 4) {
+        __m128i lead[4];
+        for (unsigned k = 0; k < 4; k++)
+            lead[k] = _mm_set1_epi8((char)c->norm_leads[k < c->norm_lead_count ? k : 0]);
+        for (; i + 16 <= len; i += 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(text + i));
+            __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, lead[0]), _mm_cmpeq_epi8(v, lead[1])),
+                                       _mm_or_si128(_mm_cmpeq_epi8(v, lead[2]), _mm_cmpeq_epi8(v, lead[3])));
+            unsigned mask = (unsigned)_mm_movemask_epi8(hit);
+            while (mask) {
+                size_t at = i + (size_t)__builtin_ctz(mask);
+                mask &= mask - 1;
+                if (at + 1 == len)
+                    return 1; /* a cut-off character: let the pass decide */
+                unsigned key = (unsigned)text[at] << 8 | text[at + 1];
+                if (c->norm_prefix[key >> 3] >> (key & 7) & 1)
+                    return 1;
+            }
+        }
+    }
+#endif
     for (; i < len; i++) {
         unsigned b = text[i];
         if (b < 0xC0)
             continue;
         if (i + 1 == len)
-            break; /* a cut-off character: let the pass below decide */
+            return 1;
         unsigned key = b << 8 | text[i + 1];
         if (c->norm_prefix[key >> 3] >> (key & 7) & 1)
-            break;
+            return 1;
     }
-    if (i == len)
+    return 0;
+}
+
+int fj__normalize(const fj_converter *c, const unsigned char *text, size_t len, int final,
+                  fj_work *w, size_t *consumed)
+{
+    *consumed = len;
+    if (!c->has_normalization || !needs_normalization(c, text, len))
         return 0;
     w->norm.len = 0;
     *consumed = step(&c->normalization, text, len, final, &w->norm);

@@ -66,6 +66,28 @@ static inline int fj_utf8_decode(const unsigned char *p, const unsigned char *en
     return FJ_U8_INVALID;
 }
 
+/* fj_utf8_decode with the common cases inline: ASCII and three-byte
+ * characters (all of the BMP's Han). */
+static inline __attribute__((always_inline)) int fj_utf8_decode_fast(const unsigned char *p,
+                                                                    const unsigned char *end,
+                                                                    uint32_t *cp)
+{
+    unsigned c = p[0];
+    if (c < 0x80) {
+        *cp = c;
+        return 1;
+    }
+    if ((c & 0xF0) == 0xE0 && end - p >= 3 && (p[1] & 0xC0) == 0x80 && (p[2] & 0xC0) == 0x80) {
+        uint32_t v = (c & 0x0Fu) << 12 | (p[1] & 0x3Fu) << 6 | (p[2] & 0x3Fu);
+        if (v >= 0x800 && (v < 0xD800 || v > 0xDFFF)) {
+            *cp = v;
+            return 3;
+        }
+        return FJ_U8_INVALID;
+    }
+    return fj_utf8_decode(p, end, cp);
+}
+
 /* Encodes cp (a valid scalar value) into out; returns the length. */
 static inline int fj_utf8_encode(uint32_t cp, unsigned char *out)
 {

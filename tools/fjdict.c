@@ -116,6 +116,9 @@ typedef struct builder {
     uint32_t *level1;
     size_t level1_count, level1_cap;
     fj_matcher_rec *matchers;
+    unsigned char *bigrams;
+    uint64_t *first_edges;
+    size_t first_edge_count, first_edge_cap;
     oc_dict **matcher_dicts;
     size_t matcher_count;
 } builder;
@@ -132,7 +135,7 @@ static uint32_t new_node(builder *b, uint32_t cp)
     b->nodes = grow(b->nodes, &b->node_cap, b->node_count + 1, sizeof(fj_node_rec));
     b->edges = grow(b->edges, &b->edge_cap, b->node_count + 1, sizeof(uint32_t));
     fj_node_rec *n = &b->nodes[b->node_count];
-    n->value_off = 0;
+    n->value = 0;
     n->value_len = FJ_NO_VALUE;
     n->first_child = 0;
     n->child_count = 0;
@@ -216,7 +219,10 @@ static void build_matcher(builder *b, oc_dict *d)
                 fprintf(stderr, "fjdict: value too long for %s\n", key);
                 exit(65);
             }
-            b->nodes[it.node].value_off = pool_add(&b->strings, v, vl);
+            if (vl <= FJ_INLINE_VALUE_MAX)
+                memcpy(&b->nodes[it.node].value, v, vl);
+            else
+                b->nodes[it.node].value = pool_add(&b->strings, v, vl);
             b->nodes[it.node].value_len = (uint16_t)vl;
             size_t chars = 0;
             for (const char *c = key; *c; c++)
@@ -233,6 +239,33 @@ static void build_matcher(builder *b, oc_dict *d)
             }
             b->nodes[it.node].first_child = first;
             b->nodes[it.node].child_count = (uint16_t)count;
+        }
+    }
+    /* A first character whose only key is itself and whose value is one
+     * character gets that answer in the table; one with longer keys gets its
+     * second characters entered in the bigram filter. */
+    for (size_t q = 0; q < first_chars; q++) {
+        uint32_t id = queue[q].node, cp = b->edges[id];
+        const fj_node_rec *n = &b->nodes[id];
+        uint32_t *slot = &b->blocks[l1[cp >> 8] * FJ_BLOCK_SIZE + (cp & 0xFF)];
+        if (n->value_len != FJ_NO_VALUE)
+            *slot |= FJ_ENTRY_HAS_VALUE;
+        if (n->child_count)
+            *slot |= FJ_ENTRY_HAS_CHILDREN;
+        if (n->child_count == 0 && n->value_len != FJ_NO_VALUE && n->value_len > 0 &&
+            n->value_len <= FJ_INLINE_VALUE_MAX) {
+            const unsigned char *v = (const unsigned char *)&n->value;
+            uint32_t vcp;
+            if (fj_utf8_decode(v, v + n->value_len, &vcp) == (int)n->value_len)
+                *slot = FJ_ENTRY_DIRECT | vcp;
+        }
+        for (uint32_t c = 0; c < n->child_count; c++) {
+            uint32_t h = fj_bigram_hash(id, b->edges[n->first_child + c]);
+            b->bigrams[h >> 3] |= (unsigned char)(1u << (h & 7));
+            b->first_edges = grow(b->first_edges, &b->first_edge_cap, b->first_edge_count + 1,
+                                  sizeof(uint64_t));
+            b->first_edges[b->first_edge_count++] =
+                FJ_EDGE_SLOT(b->edges[n->first_child + c], id, n->first_child + c);
         }
     }
     free(queue);
@@ -360,6 +393,7 @@ static int compile(const char *dir, const char *out)
     builder b;
     memset(&b, 0, sizeof b);
     new_block(&b); /* block 0: nothing */
+    b.bigrams = calloc(FJ_BIGRAM_BITS / 8, 1);
 
     fj_profile_rec profiles[16];
     unsigned char *barriers = malloc(16 * (size_t)FJ_BARRIER_BYTES);
@@ -400,6 +434,22 @@ static int compile(const char *dir, const char *out)
             if (used[s] != FJ_NONE)
                 clear_key_chars(barrier, b.matcher_dicts[used[s]]);
         r->barrier = (uint32_t)i;
+    }
+
+    if (b.node_count >= FJ_MAX_NODES) {
+        fprintf(stderr, "fjdict: too many trie nodes\n");
+        return 1;
+    }
+    size_t hslots = 1024;
+    while (hslots < b.first_edge_count * 3)
+        hslots *= 2;
+    uint64_t *edge_hash = calloc(hslots, sizeof(uint64_t));
+    for (size_t i = 0; i < b.first_edge_count; i++) {
+        uint64_t e = b.first_edges[i];
+        size_t h = fj_edge_hash(FJ_EDGE_PARENT(e), FJ_EDGE_CP(e)) & (hslots - 1);
+        while (edge_hash[h])
+            h = (h + 1) & (hslots - 1);
+        edge_hash[h] = e;
     }
 
     /* The source dictionaries, for --decompile. */
@@ -446,6 +496,8 @@ static int compile(const char *dir, const char *out)
         {FJ_SEC_BARRIERS, barriers, data->profile_count * (size_t)FJ_BARRIER_BYTES},
         {FJ_SEC_SRCDICTS, sd, data->source_count * sizeof *sd},
         {FJ_SEC_SRCENTRY, se, se_count * sizeof *se},
+        {FJ_SEC_BIGRAMS, b.bigrams, FJ_BIGRAM_BITS / 8},
+        {FJ_SEC_EDGEHASH, edge_hash, hslots * sizeof(uint64_t)},
     };
     printf("fjdict: %zu source dictionaries, %zu profiles, %zu matchers, %zu nodes, %zu blocks\n",
            data->source_count, data->profile_count, b.matcher_count, b.node_count,
@@ -460,6 +512,9 @@ static int compile(const char *dir, const char *out)
     free(b.edges);
     free(b.blocks);
     free(b.level1);
+    free(b.bigrams);
+    free(b.first_edges);
+    free(edge_hash);
     free(b.strings.bytes.p);
     free(b.strings.slots);
     free(b.strings.lens);
