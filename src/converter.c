@@ -16,6 +16,7 @@ static void matcher_init(fj_matcher *m, const fj_image *img, uint32_t id)
     m->edge_hash = img->edge_hash;
     m->edge_hash_mask = img->edge_hash_mask;
     m->flags = r->flags;
+    m->salt = id;
     m->max_key_chars = r->max_key_chars;
     m->ascii_starts[0] = m->ascii_starts[1] = 0;
     for (uint32_t c = 0; c < 128; c++)

@@ -95,13 +95,15 @@ typedef struct fj_srcentry_rec {
     uint32_t values_off, values_len; /* values joined by single spaces */
 } fj_srcentry_rec;
 
-/* Bit index for "first-character node has a child on code point cp": a cheap
- * test that rules out most trie walks at the second character. The node picks
- * a 512-bit cache line, so the tests for a common character stay in cache. */
-static inline uint32_t fj_bigram_hash(uint32_t node, uint32_t cp)
+/* Bit index for "in matcher `salt` (its index), some key starts with cp1
+ * cp2": a cheap test that rules out most trie walks at the second character.
+ * It needs only the two code points, so it runs alongside the table lookup;
+ * cp1 picks a 512-bit cache line, so the tests for a common character stay in
+ * cache. */
+static inline uint32_t fj_bigram_hash(uint32_t salt, uint32_t cp1, uint32_t cp2)
 {
-    uint32_t line = (node * 0x9E3779B1u) >> (32 - 12); /* FJ_BIGRAM_BITS / 512 lines */
-    return line << 9 | (cp * 0x85EBCA77u) >> (32 - 9);
+    uint32_t line = ((cp1 * 0x9E3779B1u) ^ (salt * 0x7FEB352Du)) >> (32 - 12); /* 4096 lines */
+    return line << 9 | (cp2 * 0x85EBCA77u) >> (32 - 9);
 }
 
 /* The edges out of first-character nodes live in one open-addressing table

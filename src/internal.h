@@ -68,6 +68,7 @@ typedef struct fj_matcher {
     uint32_t edge_hash_mask;
     uint32_t flags;
     uint32_t max_key_chars;
+    uint32_t salt; /* the matcher's index, for fj_bigram_hash */
     uint64_t ascii_starts[2]; /* bit c: some key starts with ASCII character c */
 } fj_matcher;
 
@@ -171,6 +172,9 @@ void fj__out_init_callback(fj_out *o, char *buf, size_t cap, fj_write_fn write, 
 /* Hands buffered bytes to the callback (callback mode). */
 void fj__out_flush(fj_out *o);
 void fj__out_release(fj_out *o); /* frees a growable buffer */
+/* Makes `need` bytes of room without changing the output (flushing or
+ * growing); 0 when that is not possible. */
+int fj__out_make_room(fj_out *o, size_t need);
 
 /* Scratch buffers a conversion reuses between calls. */
 typedef struct fj_work {
@@ -187,6 +191,10 @@ void fj__work_release(fj_work *w);
  * undecided tail when !final). */
 int fj__normalize(const fj_converter *c, const unsigned char *text, size_t len, int final,
                   fj_work *w, size_t *consumed);
+
+/* One maximum-matching step over text[0..len) into o; returns the bytes
+ * consumed (all of them when `final`). */
+size_t fj__step(const fj_matcher *m, const unsigned char *text, size_t len, int final, fj_out *o);
 
 /* Converts normalized text[0..len) into o. Without `final`, stops where
  * more input could change the result; returns the bytes consumed. */

@@ -30,30 +30,30 @@ static inline void fj__take_value(const fj_matcher *m, const fj_node_rec *n, siz
 }
 
 /* Finds the longest key starting at p, whose first character (first_len
- * bytes) has the node table entry `entry`. Without `final`, reaching `end`
+ * bytes) has the node table entry `entry`; the character after it, when
+ * there is one, was decoded by the caller into cp (k is the decode result). Without `final`, reaching `end`
  * while a longer key is still possible is FJ_MATCH_UNDECIDED. The node is
  * read only when a key can end there: the entry's flags say what it holds. */
-static inline __attribute__((always_inline)) int fj__match(const fj_matcher *m, uint32_t entry, const unsigned char *p,
-                            size_t first_len, const unsigned char *end, int final, fj_match *out)
+static inline __attribute__((always_inline)) int
+fj__match_next(const fj_matcher *m, uint32_t entry, const unsigned char *p, size_t first_len,
+               uint32_t cp1, uint32_t cp, int k, const unsigned char *end, int final,
+               fj_match *out)
 {
     uint32_t id = (entry & FJ_ENTRY_NODE_MASK) - 1;
     const unsigned char *q = p + first_len;
     if (entry & FJ_ENTRY_HAS_CHILDREN) {
-        uint32_t cp;
-        int k;
         if (q >= end) {
             if (!final)
                 return FJ_MATCH_UNDECIDED;
             goto first_only;
         }
-        k = fj_utf8_decode_fast(q, end, &cp);
         if (k <= 0) {
             if (k == FJ_U8_INCOMPLETE && !final)
                 return FJ_MATCH_UNDECIDED;
             goto first_only;
         }
         /* Second character: bigram filter, then the edge table. */
-        uint32_t h = fj_bigram_hash(id, cp);
+        uint32_t h = fj_bigram_hash(m->salt, cp1, cp);
         if (!(m->bigrams[h >> 3] >> (h & 7) & 1))
             goto first_only;
         uint64_t want = FJ_EDGE_SLOT(cp, id, 0), slot;
@@ -107,6 +107,19 @@ first_only:
         return FJ_MATCH_NONE;
     fj__take_value(m, &m->nodes[id], first_len, out);
     return FJ_MATCH_FOUND;
+}
+
+/* As fj__match_next, decoding the second character itself. */
+static inline __attribute__((always_inline)) int fj__match(const fj_matcher *m, uint32_t entry,
+                                                           const unsigned char *p, size_t first_len,
+                                                           uint32_t cp1, const unsigned char *end,
+                                                           int final, fj_match *out)
+{
+    uint32_t cp = 0;
+    int k = 0;
+    if ((entry & FJ_ENTRY_HAS_CHILDREN) && p + first_len < end)
+        k = fj_utf8_decode_fast(p + first_len, end, &cp);
+    return fj__match_next(m, entry, p, first_len, cp1, cp, k, end, final, out);
 }
 
 #endif

@@ -11,7 +11,7 @@ static int spill_count(fj_out *o, const char *data, size_t n)
     o->spilled += o->len + n;
     o->len = 0;
     o->buf = o->scratch;
-    o->cap = 0;
+    o->cap = sizeof o->scratch;
     o->status = FJ_ERR_BUFFER_TOO_SMALL;
     return 0;
 }
@@ -66,6 +66,38 @@ static void out_zero(fj_out *o)
     o->allocator = NULL;
     o->write = NULL;
     o->write_ctx = NULL;
+}
+
+int fj__out_make_room(fj_out *o, size_t need)
+{
+    if (o->cap - o->len >= need)
+        return 1;
+    if (o->spill == spill_callback) {
+        fj__out_flush(o);
+        return o->cap >= need;
+    }
+    if (o->spill == spill_grow) {
+        if (o->status != FJ_OK)
+            return 0;
+        size_t cap = o->cap ? o->cap : 4096;
+        while (cap - o->len < need)
+            cap *= 2;
+        char *p = fj__realloc(o->allocator, o->cap ? o->buf : NULL, o->cap, cap);
+        if (!p) {
+            o->status = FJ_ERR_NOMEM;
+            return 0;
+        }
+        o->buf = p;
+        o->cap = cap;
+        return 1;
+    }
+    /* The caller's buffer: exact accounting while it is in use; once it has
+     * overflowed only the size is kept, and the scratch area takes the bytes. */
+    if (o->status == FJ_OK || need > sizeof o->scratch)
+        return 0;
+    o->spilled += o->len;
+    o->len = 0;
+    return 1;
 }
 
 void fj__out_init_buffer(fj_out *o, char *buf, size_t cap)

@@ -10,78 +10,9 @@
 #include "internal.h"
 #include "match.h"
 
-/* One conversion step over text[0..len): maximum matching, unmatched text
- * copied through in runs. Returns the bytes consumed. */
-static size_t step(const fj_matcher *matcher, const unsigned char *text, size_t len, int final,
-                   fj_out *o)
+static size_t step(const fj_matcher *m, const unsigned char *t, size_t n, int final, fj_out *o)
 {
-    /* Local copies: output stores may alias anything, so fields would be reloaded. */
-    const fj_matcher m = *matcher;
-    const uint64_t ascii0 = m.ascii_starts[0], ascii1 = m.ascii_starts[1];
-    const unsigned char *p = text, *end = text + len, *copy = text;
-    fj_match hit;
-    while (p < end) {
-        uint32_t cp;
-        int n;
-        unsigned c = *p;
-        if (c < 0x80) {
-            if (!((c < 64 ? ascii0 : ascii1) >> (c & 63) & 1)) {
-                p++;
-                continue;
-            }
-            cp = c;
-            n = 1;
-        } else {
-            n = fj_utf8_decode_fast(p, end, &cp);
-            if (n <= 0) {
-                if (n == FJ_U8_INCOMPLETE && !final)
-                    break;
-                p++; /* not UTF-8: passes through */
-                continue;
-            }
-        }
-        uint32_t entry = fj__lookup(&m, cp);
-        if (entry == 0) {
-            p += n;
-            continue;
-        }
-        if (entry & FJ_ENTRY_DIRECT) {
-            if (entry == FJ_ENTRY_IDS)
-                goto ids;
-            fj__out_put_run(o, (const char *)copy, (size_t)(p - copy));
-            fj__out_put_cp(o, entry & ~FJ_ENTRY_DIRECT);
-            p += n;
-            copy = p;
-            continue;
-        }
-        {
-            int r = fj__match(&m, entry, p, (size_t)n, end, final, &hit);
-            if (r == FJ_MATCH_UNDECIDED)
-                break;
-            if (r == FJ_MATCH_FOUND) {
-                fj__out_put_run(o, (const char *)copy, (size_t)(p - copy));
-                fj__out_put(o, hit.value, hit.value_len);
-                p += hit.len;
-                copy = p;
-                continue;
-            }
-            if (!fj_ids_arity(cp)) {
-                p += n;
-                continue;
-            }
-        }
-    ids:;
-        size_t ids;
-        int st = fj_ids_parse(p, end, &ids);
-        if (st == FJ_IDS_COMPLETE)
-            p += ids;
-        else if (st == FJ_IDS_INCOMPLETE && !final)
-            break;
-        else
-            p += n;
-    }
-    fj__out_put_run(o, (const char *)copy, (size_t)(p - copy));
-    return (size_t)(p - text);
+    return fj__step(m, t, n, final, o);
 }
 
 /* The conversion chain over one complete segment. */
@@ -136,7 +67,7 @@ static size_t convert_segmented(const fj_converter *c, const unsigned char *text
                 if (entry & FJ_ENTRY_DIRECT)
                     hit.len = (size_t)n; /* a one-character segment */
                 else
-                    r = fj__match(seg, entry, p, (size_t)n, end, final, &hit);
+                    r = fj__match(seg, entry, p, (size_t)n, cp, end, final, &hit);
                 if (r == FJ_MATCH_UNDECIDED)
                     break;
                 if (r == FJ_MATCH_FOUND) {

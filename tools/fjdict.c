@@ -260,7 +260,7 @@ static void build_matcher(builder *b, oc_dict *d)
                 *slot = FJ_ENTRY_DIRECT | vcp;
         }
         for (uint32_t c = 0; c < n->child_count; c++) {
-            uint32_t h = fj_bigram_hash(id, b->edges[n->first_child + c]);
+            uint32_t h = fj_bigram_hash((uint32_t)b->matcher_count, cp, b->edges[n->first_child + c]);
             b->bigrams[h >> 3] |= (unsigned char)(1u << (h & 7));
             b->first_edges = grow(b->first_edges, &b->first_edge_cap, b->first_edge_count + 1,
                                   sizeof(uint64_t));

@@ -1,0 +1,193 @@
+/* One conversion step: forward maximum matching of a text against one
+ * matcher, as OpenCC's Conversion does. This is the hot path.
+ *
+ * Two loops share the work. The fast loop runs where no lookup can reach the
+ * end of the text and the output has room: there a result never depends on
+ * input not yet seen, and every character is written straight out. Near the
+ * ends, one unit at a time goes through the careful path, which knows about
+ * truncated input, undecided matches and output that does not fit. */
+#include <string.h>
+
+#include "internal.h"
+#include "match.h"
+
+/* Room the fast loop keeps in the output: a value or a character, with slack
+ * for the 4-byte stores below. */
+#define FAST_ROOM 128u
+
+/* Handles the unit at p. Returns the bytes consumed, or 0 when the result
+ * depends on input that has not arrived (only without `final`). */
+static size_t unit_careful(const fj_matcher *m, const unsigned char *p, const unsigned char *end,
+                           int final, fj_out *o)
+{
+    uint32_t cp;
+    int n = fj_utf8_decode(p, end, &cp);
+    if (n <= 0) {
+        if (n == FJ_U8_INCOMPLETE && !final)
+            return 0;
+        fj__out_put(o, (const char *)p, 1); /* not UTF-8: passes through */
+        return 1;
+    }
+    uint32_t entry = fj__lookup(m, cp);
+    if (entry == 0) {
+        fj__out_put(o, (const char *)p, (size_t)n);
+        return (size_t)n;
+    }
+    if (entry != FJ_ENTRY_IDS) {
+        if (entry & FJ_ENTRY_DIRECT) {
+            fj__out_put_cp(o, entry & ~FJ_ENTRY_DIRECT);
+            return (size_t)n;
+        }
+        fj_match hit;
+        int r = fj__match(m, entry, p, (size_t)n, cp, end, final, &hit);
+        if (r == FJ_MATCH_UNDECIDED)
+            return 0;
+        if (r == FJ_MATCH_FOUND) {
+            fj__out_put(o, hit.value, hit.value_len);
+            return hit.len;
+        }
+        if (!fj_ids_arity(cp)) {
+            fj__out_put(o, (const char *)p, (size_t)n);
+            return (size_t)n;
+        }
+    }
+    /* An ideographic description sequence passes through whole. */
+    size_t ids;
+    int st = fj_ids_parse(p, end, &ids);
+    if (st == FJ_IDS_INCOMPLETE && !final)
+        return 0;
+    size_t len = st == FJ_IDS_COMPLETE ? ids : (size_t)n;
+    fj__out_put(o, (const char *)p, len);
+    return len;
+}
+
+static inline __attribute__((always_inline)) char *put3(char *w, uint32_t cp)
+{
+    w[0] = (char)(0xE0 | (cp >> 12));
+    w[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    w[2] = (char)(0x80 | (cp & 0x3F));
+    return w + 3;
+}
+
+/* The fast loop over [p, limit), where limit leaves enough text after it
+ * for the longest key and for 4-byte loads. Returns where it stopped. */
+static const unsigned char *fast_loop(const fj_matcher *matcher, const unsigned char *p,
+                                      const unsigned char *limit, const unsigned char *end,
+                                      int final, fj_out *o, int *stuck)
+{
+    /* Local copies: output stores may alias anything, so fields would be reloaded. */
+    const fj_matcher m = *matcher;
+    const uint64_t ascii0 = m.ascii_starts[0], ascii1 = m.ascii_starts[1];
+    char *w = o->buf + o->len, *wend = o->buf + o->cap;
+    while (p < limit && (size_t)(wend - w) >= FAST_ROOM) {
+        unsigned c = *p;
+        if (c < 0x80) {
+            if ((c < 64 ? ascii0 : ascii1) >> (c & 63) & 1)
+                goto careful;
+            *w++ = (char)c;
+            p++;
+            continue;
+        }
+        if ((c & 0xF0) != 0xE0 || (p[1] & 0xC0) != 0x80 || (p[2] & 0xC0) != 0x80)
+            goto careful;
+        uint32_t cp = (c & 0x0Fu) << 12 | (p[1] & 0x3Fu) << 6 | (p[2] & 0x3Fu);
+        if (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))
+            goto careful;
+        uint32_t entry = fj__lookup(&m, cp);
+        if (entry == 0) {
+            memcpy(w, p, 4); /* 3 bytes used; the 4th is overwritten next */
+            w += 3;
+            p += 3;
+            continue;
+        }
+        if (entry & FJ_ENTRY_DIRECT) {
+            if (entry == FJ_ENTRY_IDS)
+                goto careful;
+            uint32_t out = entry & ~FJ_ENTRY_DIRECT;
+            if (out < 0x800 || out > 0xFFFF)
+                goto careful;
+            w = put3(w, out);
+            p += 3;
+            continue;
+        }
+        if (cp - 0x2FF0u < 16u)
+            goto careful; /* an IDS operator that starts a key */
+        if (entry & FJ_ENTRY_HAS_CHILDREN) {
+            /* Does a longer key start here? The bigram filter mostly says no. */
+            uint32_t cp2;
+            int k = fj_utf8_decode_fast(p + 3, end, &cp2);
+            if (k > 0) {
+                uint32_t h = fj_bigram_hash(m.salt, cp, cp2);
+                if (m.bigrams[h >> 3] >> (h & 7) & 1) {
+                    /* Here no key can reach the end, so the match is decided. */
+                    fj_match hit;
+                    if (fj__match_next(&m, entry, p, 3, cp, cp2, k, end, 1, &hit) == FJ_MATCH_FOUND) {
+                        if (hit.value_len > FAST_ROOM - 4)
+                            goto careful;
+                        memcpy(w, hit.value, hit.value_len);
+                        w += hit.value_len;
+                        p += hit.len;
+                    } else {
+                        memcpy(w, p, 4);
+                        w += 3;
+                        p += 3;
+                    }
+                    continue;
+                }
+            }
+        }
+        if (entry & FJ_ENTRY_HAS_VALUE) {
+            const fj_node_rec *n = &m.nodes[(entry & FJ_ENTRY_NODE_MASK) - 1];
+            if (n->value_len <= FJ_INLINE_VALUE_MAX) {
+                memcpy(w, &n->value, 4);
+                w += n->value_len;
+            } else {
+                if (n->value_len > FAST_ROOM)
+                    goto careful;
+                memcpy(w, m.strings + n->value, n->value_len);
+                w += n->value_len;
+            }
+        } else {
+            memcpy(w, p, 4);
+            w += 3;
+        }
+        p += 3;
+        continue;
+    careful:
+        o->len = (size_t)(w - o->buf);
+        size_t used = unit_careful(&m, p, end, final, o);
+        if (!used) {
+            *stuck = 1; /* an IDS running past the end of what we have */
+            return p;
+        }
+        p += used;
+        w = o->buf + o->len; /* the careful path may have moved the buffer */
+        wend = o->buf + o->cap;
+    }
+    o->len = (size_t)(w - o->buf);
+    return p;
+}
+
+size_t fj__step(const fj_matcher *m, const unsigned char *text, size_t len, int final, fj_out *o)
+{
+    const unsigned char *p = text, *end = text + len;
+    /* No key lookup from below `limit` can reach the end of the text. */
+    size_t reach = (size_t)m->max_key_chars * 4 + 8;
+    const unsigned char *limit = len > reach ? end - reach : text;
+    int stuck = 0;
+    while (p < end && !stuck) {
+        if (p < limit) {
+            if (o->cap - o->len >= FAST_ROOM) {
+                p = fast_loop(m, p, limit, end, final, o, &stuck);
+                continue;
+            }
+            if (fj__out_make_room(o, FAST_ROOM))
+                continue;
+        }
+        size_t used = unit_careful(m, p, end, final, o);
+        if (!used)
+            break;
+        p += used;
+    }
+    return (size_t)(p - text);
+}
