@@ -69,6 +69,28 @@ static inline __attribute__((always_inline)) char *put3(char *w, uint32_t cp)
     return w + 3;
 }
 
+static inline __attribute__((always_inline)) uint32_t load32(const unsigned char *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap32(v);
+#endif
+    return v;
+}
+
+/* The code point of a three-byte character whose bytes are the low three of
+ * w (little-endian), or 0 when they are not one. */
+static inline __attribute__((always_inline)) uint32_t decode3(uint32_t w)
+{
+    if ((w & 0xC0C0F0u) != 0x8080E0u)
+        return 0;
+    uint32_t cp = (w & 0x0Fu) << 12 | (w & 0x3F00u) >> 2 | (w & 0x3F0000u) >> 16;
+    if (cp < 0x800 || cp - 0xD800u < 0x800u)
+        return 0; /* overlong or a surrogate: not UTF-8 */
+    return cp;
+}
+
 /* The fast loop over [p, limit), where limit leaves enough text after it
  * for the longest key and for 4-byte loads. Returns where it stopped. */
 static const unsigned char *fast_loop(const fj_matcher *matcher, const unsigned char *p,
@@ -80,22 +102,21 @@ static const unsigned char *fast_loop(const fj_matcher *matcher, const unsigned 
     const uint64_t ascii0 = m.ascii_starts[0], ascii1 = m.ascii_starts[1];
     char *w = o->buf + o->len, *wend = o->buf + o->cap;
     while (p < limit && (size_t)(wend - w) >= FAST_ROOM) {
-        unsigned c = *p;
-        if (c < 0x80) {
+        uint32_t bytes = load32(p);
+        if (!(bytes & 0x80)) {
+            unsigned c = bytes & 0x7F;
             if ((c < 64 ? ascii0 : ascii1) >> (c & 63) & 1)
                 goto careful;
             *w++ = (char)c;
             p++;
             continue;
         }
-        if ((c & 0xF0) != 0xE0 || (p[1] & 0xC0) != 0x80 || (p[2] & 0xC0) != 0x80)
-            goto careful;
-        uint32_t cp = (c & 0x0Fu) << 12 | (p[1] & 0x3Fu) << 6 | (p[2] & 0x3Fu);
-        if (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))
+        uint32_t cp = decode3(bytes);
+        if (!cp)
             goto careful;
         uint32_t entry = fj__lookup(&m, cp);
         if (entry == 0) {
-            memcpy(w, p, 4); /* 3 bytes used; the 4th is overwritten next */
+            memcpy(w, &bytes, 4); /* 3 bytes used; the 4th is overwritten next */
             w += 3;
             p += 3;
             continue;
@@ -114,8 +135,16 @@ static const unsigned char *fast_loop(const fj_matcher *matcher, const unsigned 
             goto careful; /* an IDS operator that starts a key */
         if (entry & FJ_ENTRY_HAS_CHILDREN) {
             /* Does a longer key start here? The bigram filter mostly says no. */
-            uint32_t cp2;
-            int k = fj_utf8_decode_fast(p + 3, end, &cp2);
+            uint32_t next = load32(p + 3), cp2;
+            int k;
+            if ((cp2 = decode3(next)) != 0)
+                k = 3;
+            else if (!(next & 0x80)) {
+                cp2 = next & 0x7F;
+                k = 1;
+            } else {
+                k = fj_utf8_decode(p + 3, end, &cp2);
+            }
             if (k > 0) {
                 uint32_t h = fj_bigram_hash(m.salt, cp, cp2);
                 if (m.bigrams[h >> 3] >> (h & 7) & 1) {
@@ -128,7 +157,7 @@ static const unsigned char *fast_loop(const fj_matcher *matcher, const unsigned 
                         w += hit.value_len;
                         p += hit.len;
                     } else {
-                        memcpy(w, p, 4);
+                        memcpy(w, &bytes, 4);
                         w += 3;
                         p += 3;
                     }
@@ -142,13 +171,13 @@ static const unsigned char *fast_loop(const fj_matcher *matcher, const unsigned 
                 memcpy(w, &n->value, 4);
                 w += n->value_len;
             } else {
-                if (n->value_len > FAST_ROOM)
+                if (n->value_len > FAST_ROOM - 4)
                     goto careful;
                 memcpy(w, m.strings + n->value, n->value_len);
                 w += n->value_len;
             }
         } else {
-            memcpy(w, p, 4);
+            memcpy(w, &bytes, 4);
             w += 3;
         }
         p += 3;
