@@ -15,6 +15,7 @@ static void matcher_init(fj_matcher *m, const fj_image *img, uint32_t id)
     m->bigrams = img->bigrams;
     m->edge_hash = img->edge_hash;
     m->edge_hash_mask = img->edge_hash_mask;
+    m->presence = img->presence + (size_t)id * FJ_PRESENCE_BYTES;
     m->flags = r->flags;
     m->salt = id;
     m->max_key_chars = r->max_key_chars;
@@ -76,6 +77,7 @@ fj_status fj_converter_open(const fj_dict *dict, const char *profile, unsigned f
         matcher_init(&c->stages[k], img, rec->stages[k]);
     if (rec->segmentation != FJ_NONE) {
         c->has_segmentation = 1;
+        c->seg_is_step1 = (rec->flags & FJ_PROFILE_SEG_IS_STEP1) != 0;
         matcher_init(&c->segmentation, img, rec->segmentation);
     }
     if (rec->normalization != FJ_NONE) {

@@ -24,11 +24,15 @@
 #define FJ_SEC_SRCDICTS FJ_TAG('S', 'R', 'C', 'D') /* fj_srcdict_rec[] */
 #define FJ_SEC_SRCENTRY FJ_TAG('S', 'R', 'C', 'E') /* fj_srcentry_rec[] */
 #define FJ_SEC_BIGRAMS  FJ_TAG('B', 'I', 'G', 'R') /* FJ_BIGRAM_BITS bit set, see fj_bigram_hash */
+#define FJ_SEC_PRESENCE FJ_TAG('P', 'R', 'E', 'S') /* FJ_PRESENCE_BYTES per matcher */
 #define FJ_SEC_EDGEHASH FJ_TAG('E', 'D', 'G', 'H') /* u64 slots: second-character edges, see below */
 
 #define FJ_L1_SIZE (0x110000u >> 8)
 #define FJ_BLOCK_SIZE 256u
 #define FJ_BARRIER_BYTES (0x10000u / 8u) /* BMP only; astral is never a barrier */
+/* Per matcher, one bit per BMP code point: its table entry is not 0. Small
+ * enough to stay in the first-level cache, unlike the tables themselves. */
+#define FJ_PRESENCE_BYTES (0x10000u / 8u)
 #define FJ_NONE 0xFFFFFFFFu
 /* Code point table entries (u32): 0, node id + 1, or one of these. */
 #define FJ_ENTRY_IDS 0xFFFFFFFFu    /* an IDS operator that starts no key */
@@ -81,8 +85,15 @@ typedef struct fj_profile_rec {
     uint32_t stage_count;               /* 1..FJ_MAX_STAGES */
     uint32_t stages[FJ_MAX_STAGES];
     uint32_t barrier;                   /* index into BARR */
-    uint32_t reserved[2];
+    uint32_t flags;                     /* FJ_PROFILE_* */
+    uint32_t reserved;
 } fj_profile_rec;
+
+/* The segmentation dictionary is exactly the first step's keys of two or more
+ * characters: segmentation then uses the first step's matcher, ignoring
+ * one-character matches, and a phrase segment's first-step result is the
+ * match's value. (True of OpenCC's s2tw, s2twp, s2hk and s2hkp.) */
+#define FJ_PROFILE_SEG_IS_STEP1 1u
 
 /* The source dictionaries, kept so `fjdict --decompile` can give them back. */
 typedef struct fj_srcdict_rec {
@@ -121,8 +132,7 @@ static inline uint32_t fj_edge_hash(uint32_t node, uint32_t cp)
     return (node * 0x2545F491u) ^ (cp * 0x9E3779B1u) ^ (cp >> 7);
 }
 
-/* 64-bit checksum over a byte range: four independent multiply-xor lanes
- * over little-endian words, so a 10 MB image checks in about a millisecond. */
+/* 64-bit checksum over a byte range, read as little-endian words. */
 static inline uint64_t fj_load_le64(const unsigned char *p)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -139,24 +149,26 @@ static inline uint64_t fj_load_le64(const unsigned char *p)
 
 static inline uint64_t fj_checksum(const unsigned char *p, uint64_t n)
 {
-    const uint64_t k = 0x9E3779B97F4A7C15ull;
-    uint64_t h0 = k, h1 = k ^ 1, h2 = k ^ 2, h3 = k ^ 3;
+    /* Fletcher-style sums in four lanes: two additions per word, which the
+     * compiler vectorizes. */
+    uint64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, b0 = 0, b1 = 0, b2 = 0, b3 = 0;
     uint64_t i = 0;
     for (; i + 32 <= n; i += 32) {
-        h0 = (h0 ^ fj_load_le64(p + i)) * 0xFF51AFD7ED558CCDull;
-        h1 = (h1 ^ fj_load_le64(p + i + 8)) * 0xFF51AFD7ED558CCDull;
-        h2 = (h2 ^ fj_load_le64(p + i + 16)) * 0xFF51AFD7ED558CCDull;
-        h3 = (h3 ^ fj_load_le64(p + i + 24)) * 0xFF51AFD7ED558CCDull;
-        h0 ^= h0 >> 32;
-        h1 ^= h1 >> 32;
-        h2 ^= h2 >> 32;
-        h3 ^= h3 >> 32;
+        a0 += fj_load_le64(p + i);
+        a1 += fj_load_le64(p + i + 8);
+        a2 += fj_load_le64(p + i + 16);
+        a3 += fj_load_le64(p + i + 24);
+        b0 += a0;
+        b1 += a1;
+        b2 += a2;
+        b3 += a3;
     }
-    uint64_t r = n;
-    r = (r ^ h0) * 0xC4CEB9FE1A85EC53ull;
-    r = (r ^ h1) * 0xC4CEB9FE1A85EC53ull;
-    r = (r ^ h2) * 0xC4CEB9FE1A85EC53ull;
-    r = (r ^ h3) * 0xC4CEB9FE1A85EC53ull;
+    uint64_t r = n * 0x9E3779B97F4A7C15ull;
+    const uint64_t lanes[8] = {a0, a1, a2, a3, b0, b1, b2, b3};
+    for (int l = 0; l < 8; l++) {
+        r = (r ^ lanes[l]) * 0xFF51AFD7ED558CCDull;
+        r ^= r >> 33;
+    }
     for (; i < n; i++)
         r = (r ^ p[i]) * 0x100000001B3ull;
     r ^= r >> 33;

@@ -36,6 +36,7 @@ typedef struct fj_image {
     const unsigned char *bigrams;
     const uint64_t *edge_hash;
     uint32_t edge_hash_mask;
+    const unsigned char *presence;
 } fj_image;
 
 /* Parses and validates an image in memory. */
@@ -66,6 +67,7 @@ typedef struct fj_matcher {
     const unsigned char *bigrams;
     const uint64_t *edge_hash;
     uint32_t edge_hash_mask;
+    const unsigned char *presence; /* FJ_PRESENCE_BYTES */
     uint32_t flags;
     uint32_t max_key_chars;
     uint32_t salt; /* the matcher's index, for fj_bigram_hash */
@@ -84,7 +86,7 @@ struct fj_converter {
     fj_allocator allocator;
     const fj_profile_rec *profile;
     unsigned flags;
-    int has_normalization, has_segmentation;
+    int has_normalization, has_segmentation, seg_is_step1;
     uint32_t stage_count;
     fj_matcher normalization, segmentation, stages[FJ_MAX_STAGES];
     const unsigned char *barrier; /* bit set: the BMP character is in no key */
@@ -195,6 +197,10 @@ int fj__normalize(const fj_converter *c, const unsigned char *text, size_t len, 
 /* One maximum-matching step over text[0..len) into o; returns the bytes
  * consumed (all of them when `final`). */
 size_t fj__step(const fj_matcher *m, const unsigned char *text, size_t len, int final, fj_out *o);
+
+/* The same for the single unit at p; 0 when it is undecided. */
+size_t fj__step_unit(const fj_matcher *m, const unsigned char *p, const unsigned char *end,
+                     int final, fj_out *o);
 
 /* Converts normalized text[0..len) into o. Without `final`, stops where
  * more input could change the result; returns the bytes consumed. */

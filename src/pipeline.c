@@ -15,24 +15,28 @@ static size_t step(const fj_matcher *m, const unsigned char *t, size_t n, int fi
     return fj__step(m, t, n, final, o);
 }
 
-/* The conversion chain over one complete segment. */
-static void chain(const fj_converter *c, const unsigned char *seg, size_t len, fj_out *o,
-                  fj_work *w)
+/* Conversion steps [first, stage_count) over one complete segment. */
+static void chain_from(const fj_converter *c, uint32_t first, const unsigned char *seg,
+                       size_t len, fj_out *o, fj_work *w)
 {
-    if (c->stage_count == 1) {
-        step(&c->stages[0], seg, len, 1, o);
-        return;
-    }
-    fj_out *cur = &w->stage[0];
-    cur->len = 0;
-    step(&c->stages[0], seg, len, 1, cur);
-    for (uint32_t k = 1; k < c->stage_count; k++) {
+    const unsigned char *cur = seg;
+    size_t cur_len = len;
+    for (uint32_t k = first; k < c->stage_count; k++) {
         fj_out *dst = (k + 1 == c->stage_count) ? o : &w->stage[k & 1];
         if (dst != o)
             dst->len = 0;
-        step(&c->stages[k], (const unsigned char *)cur->buf, cur->len, 1, dst);
-        cur = dst;
+        step(&c->stages[k], cur, cur_len, 1, dst);
+        cur = (const unsigned char *)dst->buf;
+        cur_len = dst->len;
     }
+    if (first == c->stage_count)
+        fj__out_put_run(o, (const char *)seg, len);
+}
+
+static void chain(const fj_converter *c, const unsigned char *seg, size_t len, fj_out *o,
+                  fj_work *w)
+{
+    chain_from(c, 0, seg, len, o, w);
 }
 
 static inline int is_barrier(const fj_converter *c, uint32_t cp)
@@ -70,6 +74,18 @@ static size_t convert_segmented(const fj_converter *c, const unsigned char *text
                     r = fj__match(seg, entry, p, (size_t)n, cp, end, final, &hit);
                 if (r == FJ_MATCH_UNDECIDED)
                     break;
+                if (r == FJ_MATCH_FOUND && c->seg_is_step1) {
+                    if (hit.len > (size_t)n) {
+                        /* A phrase: its first-step result is the match itself. */
+                        if (run)
+                            chain(c, run, (size_t)(p - run), o, w);
+                        run = cut = NULL;
+                        chain_from(c, 1, (const unsigned char *)hit.value, hit.value_len, o, w);
+                        p += hit.len;
+                        continue;
+                    }
+                    r = FJ_MATCH_NONE; /* one character: part of the run */
+                }
                 if (r == FJ_MATCH_FOUND) {
                     if (run)
                         chain(c, run, (size_t)(p - run), o, w);
@@ -124,55 +140,71 @@ size_t fj__convert_normalized(const fj_converter *c, const unsigned char *text, 
     return len;
 }
 
-/* True when text holds a character that normalization would look at. Most
- * text holds none, and then the normalization pass is skipped. */
-static int needs_normalization(const fj_converter *c, const unsigned char *text, size_t len)
+/* The next position in [p, end) that normalization must look at: a
+ * character it may change, an IDS operator, or a character cut off by the end.
+ * Such positions always start a unit (they hold a lead byte). */
+static const unsigned char *next_norm_hit(const fj_converter *c, const unsigned char *p,
+                                          const unsigned char *end)
 {
-    size_t i = 0;
     if (c->norm_always)
-        return 1;
+        return p;
 #ifdef __SSE2__
     if (c->norm_lead_count <= 4) {
         __m128i lead[4];
         for (unsigned k = 0; k < 4; k++)
             lead[k] = _mm_set1_epi8((char)c->norm_leads[k < c->norm_lead_count ? k : 0]);
-        for (; i + 16 <= len; i += 16) {
-            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(text + i));
+        for (; end - p >= 16; p += 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
             __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, lead[0]), _mm_cmpeq_epi8(v, lead[1])),
                                        _mm_or_si128(_mm_cmpeq_epi8(v, lead[2]), _mm_cmpeq_epi8(v, lead[3])));
             unsigned mask = (unsigned)_mm_movemask_epi8(hit);
             while (mask) {
-                size_t at = i + (size_t)__builtin_ctz(mask);
+                const unsigned char *at = p + __builtin_ctz(mask);
                 mask &= mask - 1;
-                if (at + 1 == len)
-                    return 1; /* a cut-off character: let the pass decide */
-                unsigned key = (unsigned)text[at] << 8 | text[at + 1];
+                if (at + 1 == end)
+                    return at;
+                unsigned key = (unsigned)at[0] << 8 | at[1];
                 if (c->norm_prefix[key >> 3] >> (key & 7) & 1)
-                    return 1;
+                    return at;
             }
         }
     }
 #endif
-    for (; i < len; i++) {
-        unsigned b = text[i];
-        if (b < 0xC0)
+    for (; p < end; p++) {
+        if (*p < 0xC0)
             continue;
-        if (i + 1 == len)
-            return 1;
-        unsigned key = b << 8 | text[i + 1];
+        if (p + 1 == end)
+            return p;
+        unsigned key = (unsigned)p[0] << 8 | p[1];
         if (c->norm_prefix[key >> 3] >> (key & 7) & 1)
-            return 1;
+            return p;
     }
-    return 0;
+    return end;
 }
 
+/* Normalization maps single characters (and passes IDS whole), so only the
+ * positions next_norm_hit finds need work; the text between them is copied. */
 int fj__normalize(const fj_converter *c, const unsigned char *text, size_t len, int final,
                   fj_work *w, size_t *consumed)
 {
+    const unsigned char *end = text + len, *p = text;
     *consumed = len;
-    if (!c->has_normalization || !needs_normalization(c, text, len))
+    if (!c->has_normalization)
+        return 0;
+    const unsigned char *hit = next_norm_hit(c, p, end);
+    if (hit == end)
         return 0;
     w->norm.len = 0;
-    *consumed = step(&c->normalization, text, len, final, &w->norm);
+    while (hit < end) {
+        fj__out_put_run(&w->norm, (const char *)p, (size_t)(hit - p));
+        size_t used = fj__step_unit(&c->normalization, hit, end, final, &w->norm);
+        if (!used) {
+            *consumed = (size_t)(hit - text);
+            return 1;
+        }
+        p = hit + used;
+        hit = next_norm_hit(c, p, end);
+    }
+    fj__out_put_run(&w->norm, (const char *)p, (size_t)(end - p));
     return 1;
 }

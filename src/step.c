@@ -17,8 +17,8 @@
 
 /* Handles the unit at p. Returns the bytes consumed, or 0 when the result
  * depends on input that has not arrived (only without `final`). */
-static size_t unit_careful(const fj_matcher *m, const unsigned char *p, const unsigned char *end,
-                           int final, fj_out *o)
+size_t fj__step_unit(const fj_matcher *m, const unsigned char *p, const unsigned char *end,
+                     int final, fj_out *o)
 {
     uint32_t cp;
     int n = fj_utf8_decode(p, end, &cp);
@@ -114,6 +114,12 @@ static const unsigned char *fast_loop(const fj_matcher *matcher, const unsigned 
         uint32_t cp = decode3(bytes);
         if (!cp)
             goto careful;
+        if (!(m.presence[cp >> 3] >> (cp & 7) & 1)) {
+            memcpy(w, &bytes, 4); /* 3 bytes used; the 4th is overwritten next */
+            w += 3;
+            p += 3;
+            continue;
+        }
         uint32_t entry = fj__lookup(&m, cp);
         if (entry == 0) {
             memcpy(w, &bytes, 4); /* 3 bytes used; the 4th is overwritten next */
@@ -184,7 +190,7 @@ static const unsigned char *fast_loop(const fj_matcher *matcher, const unsigned 
         continue;
     careful:
         o->len = (size_t)(w - o->buf);
-        size_t used = unit_careful(&m, p, end, final, o);
+        size_t used = fj__step_unit(&m, p, end, final, o);
         if (!used) {
             *stuck = 1; /* an IDS running past the end of what we have */
             return p;
@@ -213,7 +219,7 @@ size_t fj__step(const fj_matcher *m, const unsigned char *text, size_t len, int 
             if (fj__out_make_room(o, FAST_ROOM))
                 continue;
         }
-        size_t used = unit_careful(m, p, end, final, o);
+        size_t used = fj__step_unit(m, p, end, final, o);
         if (!used)
             break;
         p += used;

@@ -308,6 +308,33 @@ static uint32_t matcher_for(builder *b, oc_dict *d)
     return (uint32_t)(b->matcher_count - 1);
 }
 
+static size_t key_chars(const char *key)
+{
+    size_t n = 0;
+    for (; *key; key++)
+        n += ((unsigned char)*key & 0xC0) != 0x80;
+    return n;
+}
+
+/* FJ_PROFILE_SEG_IS_STEP1 holds when the segmentation keys are exactly the
+ * first step's keys of two or more characters. */
+static int seg_is_step1(const oc_dict *seg, const oc_dict *step1)
+{
+    size_t multi = 0;
+    for (size_t i = 0; i < step1->count; i++) {
+        const char *k = step1->entries[i].key;
+        if (key_chars(k) < 2)
+            continue;
+        multi++;
+        if (!oc_dict_find(seg, k, strlen(k)))
+            return 0;
+    }
+    for (size_t i = 0; i < seg->count; i++)
+        if (key_chars(seg->entries[i].key) < 2)
+            return 0;
+    return multi == seg->count;
+}
+
 static void clear_key_chars(unsigned char *barrier, const oc_dict *d)
 {
     if (!d)
@@ -413,8 +440,7 @@ static int compile(const char *dir, const char *out)
         r->normalization = p->normalization_count
                                ? matcher_for(&b, oc_expr_flatten(p->normalization[0], 0))
                                : FJ_NONE;
-        r->segmentation =
-            p->segmentation ? matcher_for(&b, oc_expr_flatten(p->segmentation, 1)) : FJ_NONE;
+        oc_dict *seg = p->segmentation ? oc_expr_flatten(p->segmentation, 1) : NULL;
         /* OpenCC's library loads the tables marked may_output_tofu by default
          * (ConfigLoadOptions), and OpenCC 1.4.2's reference output uses them. */
         for (size_t c = 0; c < p->chain_count; c++) {
@@ -427,6 +453,13 @@ static int compile(const char *dir, const char *out)
             }
             r->stages[r->stage_count++] = m;
         }
+        if (seg && r->stage_count && seg_is_step1(seg, b.matcher_dicts[r->stages[0]])) {
+            oc_dict_free(seg);
+            r->segmentation = r->stages[0];
+            r->flags |= FJ_PROFILE_SEG_IS_STEP1;
+        } else {
+            r->segmentation = matcher_for(&b, seg);
+        }
         uint32_t used[2 + FJ_MAX_STAGES] = {r->normalization, r->segmentation};
         for (uint32_t s = 0; s < r->stage_count; s++)
             used[2 + s] = r->stages[s];
@@ -436,6 +469,13 @@ static int compile(const char *dir, const char *out)
         r->barrier = (uint32_t)i;
     }
 
+    unsigned char *presence = calloc(b.matcher_count ? b.matcher_count : 1, FJ_PRESENCE_BYTES);
+    for (size_t i = 0; i < b.matcher_count; i++) {
+        const uint32_t *l1 = b.level1 + (size_t)b.matchers[i].level1 * FJ_L1_SIZE;
+        for (uint32_t cp = 0; cp < 0x10000; cp++)
+            if (b.blocks[(size_t)l1[cp >> 8] * FJ_BLOCK_SIZE + (cp & 0xFF)])
+                presence[i * FJ_PRESENCE_BYTES + (cp >> 3)] |= (unsigned char)(1u << (cp & 7));
+    }
     if (b.node_count >= FJ_MAX_NODES) {
         fprintf(stderr, "fjdict: too many trie nodes\n");
         return 1;
@@ -498,6 +538,7 @@ static int compile(const char *dir, const char *out)
         {FJ_SEC_SRCENTRY, se, se_count * sizeof *se},
         {FJ_SEC_BIGRAMS, b.bigrams, FJ_BIGRAM_BITS / 8},
         {FJ_SEC_EDGEHASH, edge_hash, hslots * sizeof(uint64_t)},
+        {FJ_SEC_PRESENCE, presence, b.matcher_count * (size_t)FJ_PRESENCE_BYTES},
     };
     printf("fjdict: %zu source dictionaries, %zu profiles, %zu matchers, %zu nodes, %zu blocks\n",
            data->source_count, data->profile_count, b.matcher_count, b.node_count,
@@ -515,6 +556,7 @@ static int compile(const char *dir, const char *out)
     free(b.bigrams);
     free(b.first_edges);
     free(edge_hash);
+    free(presence);
     free(b.strings.bytes.p);
     free(b.strings.slots);
     free(b.strings.lens);

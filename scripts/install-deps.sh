@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs what building and testing fanjian needs on Debian 12 (run as root).
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+pkgs=(build-essential pkg-config libjansson-dev libcmocka-dev ca-certificates)
+command -v npm >/dev/null || pkgs+=(npm)
+missing=()
+for p in "${pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+echo "install-deps: ready"
