@@ -129,14 +129,17 @@ int main(int argc, char **argv)
             list = 1;
         else if (strcmp(a, "--version") == 0) {
             printf("fanjian %s\n", fj_version());
+            free(inputs);
             return 0;
         } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
+            free(inputs);
             return 0;
         } else if (strcmp(a, "-") == 0 || a[0] != '-')
             inputs[ninputs++] = a;
         else {
             fprintf(stderr, "%s: unknown option %s (see --help)\n", prog, a);
+            free(inputs);
             return 2;
         }
 #undef TAKES
@@ -146,23 +149,27 @@ int main(int argc, char **argv)
     fj_error err;
     if (open_dict(dict_path, &dict, &err) != FJ_OK) {
         fprintf(stderr, "%s: %s\n", prog, err.message);
+        free(inputs);
         return 1;
     }
     if (list) {
         for (size_t i = 0; i < fj_dict_profile_count(dict); i++)
             printf("%s\n", fj_dict_profile_name(dict, i));
         fj_dict_close(dict);
+        free(inputs);
         return 0;
     }
     if (!profile) {
         fprintf(stderr, "%s: no profile given: use -c PROFILE (see --list)\n", prog);
         fj_dict_close(dict);
+        free(inputs);
         return 2;
     }
     fj_converter *conv = NULL;
     if (fj_converter_open(dict, profile, FJ_COMPAT, &conv, &err) != FJ_OK) {
         fprintf(stderr, "%s: %s\n", prog, err.message);
         fj_dict_close(dict);
+        free(inputs);
         return 2;
     }
 

@@ -85,6 +85,9 @@ fj_status fj__image_load(fj_image *img, const unsigned char *data, size_t size, 
                       FJ_IMAGE_VERSION);
         return FJ_ERR_DICT_VERSION;
     }
+    for (size_t i = 32; i < FJ_IMAGE_HEADER_SIZE; i++)
+        if (data[i] != 0)
+            return bad(e, i, "reserved header bytes are not zero");
     if (rd64(data + 16) != size)
         return bad(e, 16, "file size does not match the header (truncated?)");
     if (count > 64 || FJ_IMAGE_HEADER_SIZE + (size_t)count * sizeof(fj_section_rec) > size)

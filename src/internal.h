@@ -154,12 +154,14 @@ static inline void fj__out_put_cp(fj_out *o, uint32_t cp)
         __builtin_memcpy(o->buf + o->len, u, 4);
         o->len += n;
     } else {
-        o->spill(o, u, n);
+        fj__out_put(o, u, n); /* exact: the last bytes of a caller's buffer count */
     }
 }
 
 static inline void fj__out_put_run(fj_out *o, const char *data, size_t n)
 {
+    if (n == 0)
+        return; /* the buffer may not exist yet */
     if (o->len + n <= o->cap) {
         __builtin_memcpy(o->buf + o->len, data, n);
         o->len += n;

