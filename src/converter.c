@@ -13,6 +13,8 @@ static void matcher_init(fj_matcher *m, const fj_image *img, uint32_t id)
     m->edges = img->edges;
     m->strings = img->strings;
     m->bigrams = img->bigrams;
+    m->pairkeys = img->pairkeys;
+    m->trigrams = img->trigrams;
     m->edge_hash = img->edge_hash;
     m->edge_hash_mask = img->edge_hash_mask;
     m->presence = img->presence + (size_t)id * FJ_PRESENCE_BYTES;

@@ -151,6 +151,14 @@ fj_status fj__image_load(fj_image *img, const unsigned char *data, size_t size, 
     if (s.size != FJ_BIGRAM_BITS / 8)
         return bad(e, (size_t)s.offset, "bigram filter size");
     img->bigrams = s.p;
+    SECTION(FJ_SEC_PAIRKEYS, FJ_BIGRAM_BITS / 8, "pair filter");
+    if (s.size != FJ_BIGRAM_BITS / 8)
+        return bad(e, (size_t)s.offset, "pair filter size");
+    img->pairkeys = s.p;
+    SECTION(FJ_SEC_TRIGRAMS, FJ_BIGRAM_BITS / 8, "trigram filter");
+    if (s.size != FJ_BIGRAM_BITS / 8)
+        return bad(e, (size_t)s.offset, "trigram filter size");
+    img->trigrams = s.p;
     SECTION(FJ_SEC_PRESENCE, FJ_PRESENCE_BYTES, "presence bitmaps");
     img->presence = s.p;
     size_t presence_count = (size_t)(s.size / FJ_PRESENCE_BYTES), presence_at = (size_t)s.offset;

@@ -24,6 +24,8 @@
 #define FJ_SEC_SRCDICTS FJ_TAG('S', 'R', 'C', 'D') /* fj_srcdict_rec[] */
 #define FJ_SEC_SRCENTRY FJ_TAG('S', 'R', 'C', 'E') /* fj_srcentry_rec[] */
 #define FJ_SEC_BIGRAMS  FJ_TAG('B', 'I', 'G', 'R') /* FJ_BIGRAM_BITS bit set, see fj_bigram_hash */
+#define FJ_SEC_PAIRKEYS FJ_TAG('P', 'A', 'I', 'R') /* same shape: the two characters are a key */
+#define FJ_SEC_TRIGRAMS FJ_TAG('T', 'R', 'I', 'G') /* same shape: a key starts with these three */
 #define FJ_SEC_PRESENCE FJ_TAG('P', 'R', 'E', 'S') /* FJ_PRESENCE_BYTES per matcher */
 #define FJ_SEC_EDGEHASH FJ_TAG('E', 'D', 'G', 'H') /* u64 slots: second-character edges, see below */
 
@@ -115,6 +117,12 @@ static inline uint32_t fj_bigram_hash(uint32_t salt, uint32_t cp1, uint32_t cp2)
 {
     uint32_t line = ((cp1 * 0x9E3779B1u) ^ (salt * 0x7FEB352Du)) >> (32 - 12); /* 4096 lines */
     return line << 9 | (cp2 * 0x85EBCA77u) >> (32 - 9);
+}
+
+/* The trigram filter's first argument: the first two characters, mixed. */
+static inline uint32_t fj_pair_mix(uint32_t cp1, uint32_t cp2)
+{
+    return (cp1 * 0x2545F491u) ^ cp2;
 }
 
 /* The edges out of first-character nodes live in one open-addressing table

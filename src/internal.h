@@ -33,7 +33,7 @@ typedef struct fj_image {
     uint32_t srcdict_count;
     const fj_srcentry_rec *srcentries;
     uint32_t srcentry_count;
-    const unsigned char *bigrams;
+    const unsigned char *bigrams, *pairkeys, *trigrams;
     const uint64_t *edge_hash;
     uint32_t edge_hash_mask;
     const unsigned char *presence;
@@ -64,7 +64,7 @@ typedef struct fj_matcher {
     const fj_node_rec *nodes;
     const uint32_t *edges;
     const char *strings;
-    const unsigned char *bigrams;
+    const unsigned char *bigrams, *pairkeys, *trigrams;
     const uint64_t *edge_hash;
     uint32_t edge_hash_mask;
     const unsigned char *presence; /* FJ_PRESENCE_BYTES */

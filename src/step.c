@@ -153,7 +153,22 @@ static const unsigned char *fast_loop(const fj_matcher *matcher, const unsigned 
             }
             if (k > 0) {
                 uint32_t h = fj_bigram_hash(m.salt, cp, cp2);
-                if (m.bigrams[h >> 3] >> (h & 7) & 1) {
+                int walk = m.bigrams[h >> 3] >> (h & 7) & 1;
+                if (walk && !(m.pairkeys[h >> 3] >> (h & 7) & 1)) {
+                    /* Not a two-character key: a match needs a third character
+                     * that continues some key. (The filters share a shape.) */
+                    const unsigned char *r = p + 3 + k;
+                    uint32_t cp3, next3 = load32(r);
+                    if ((cp3 = decode3(next3)) == 0) {
+                        if (!(next3 & 0x80))
+                            cp3 = next3 & 0x7F;
+                        else if (fj_utf8_decode(r, end, &cp3) <= 0)
+                            cp3 = 0; /* not a character: no key continues with it */
+                    }
+                    uint32_t h3 = fj_bigram_hash(m.salt, fj_pair_mix(cp, cp2), cp3);
+                    walk = cp3 && (m.trigrams[h3 >> 3] >> (h3 & 7) & 1);
+                }
+                if (walk) {
                     /* Here no key can reach the end, so the match is decided. */
                     fj_match hit;
                     if (fj__match_next(&m, entry, p, 3, cp, cp2, k, end, 1, &hit) == FJ_MATCH_FOUND) {

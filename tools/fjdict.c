@@ -116,7 +116,7 @@ typedef struct builder {
     uint32_t *level1;
     size_t level1_count, level1_cap;
     fj_matcher_rec *matchers;
-    unsigned char *bigrams;
+    unsigned char *bigrams, *pairkeys, *trigrams;
     uint64_t *first_edges;
     size_t first_edge_count, first_edge_cap;
     oc_dict **matcher_dicts;
@@ -239,6 +239,26 @@ static void build_matcher(builder *b, oc_dict *d)
             }
             b->nodes[it.node].first_child = first;
             b->nodes[it.node].child_count = (uint16_t)count;
+        }
+    }
+    /* Pair keys and three-character prefixes, for the filters that spare the
+     * matcher most trie walks. */
+    for (size_t i = 0; i < d->count; i++) {
+        const char *k = d->entries[i].key;
+        size_t off = 0, l1n, l2n, l3n, klen = strlen(k);
+        uint32_t c1 = char_at(k, 0, &l1n);
+        if (l1n >= klen)
+            continue;
+        uint32_t c2 = char_at(k, l1n, &l2n);
+        off = l1n + l2n;
+        uint32_t salt = (uint32_t)b->matcher_count, h;
+        if (off == klen) {
+            h = fj_bigram_hash(salt, c1, c2);
+            b->pairkeys[h >> 3] |= (unsigned char)(1u << (h & 7));
+        } else {
+            uint32_t c3 = char_at(k, off, &l3n);
+            h = fj_bigram_hash(salt, fj_pair_mix(c1, c2), c3);
+            b->trigrams[h >> 3] |= (unsigned char)(1u << (h & 7));
         }
     }
     /* A first character whose only key is itself and whose value is one
@@ -421,6 +441,8 @@ static int compile(const char *dir, const char *out)
     memset(&b, 0, sizeof b);
     new_block(&b); /* block 0: nothing */
     b.bigrams = calloc(FJ_BIGRAM_BITS / 8, 1);
+    b.pairkeys = calloc(FJ_BIGRAM_BITS / 8, 1);
+    b.trigrams = calloc(FJ_BIGRAM_BITS / 8, 1);
 
     fj_profile_rec profiles[16];
     unsigned char *barriers = malloc(16 * (size_t)FJ_BARRIER_BYTES);
@@ -537,6 +559,8 @@ static int compile(const char *dir, const char *out)
         {FJ_SEC_SRCDICTS, sd, data->source_count * sizeof *sd},
         {FJ_SEC_SRCENTRY, se, se_count * sizeof *se},
         {FJ_SEC_BIGRAMS, b.bigrams, FJ_BIGRAM_BITS / 8},
+        {FJ_SEC_PAIRKEYS, b.pairkeys, FJ_BIGRAM_BITS / 8},
+        {FJ_SEC_TRIGRAMS, b.trigrams, FJ_BIGRAM_BITS / 8},
         {FJ_SEC_EDGEHASH, edge_hash, hslots * sizeof(uint64_t)},
         {FJ_SEC_PRESENCE, presence, b.matcher_count * (size_t)FJ_PRESENCE_BYTES},
     };
@@ -554,6 +578,8 @@ static int compile(const char *dir, const char *out)
     free(b.blocks);
     free(b.level1);
     free(b.bigrams);
+    free(b.pairkeys);
+    free(b.trigrams);
     free(b.first_edges);
     free(edge_hash);
     free(presence);
