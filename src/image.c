@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "utf8.h"
 
 #ifndef FJ_DEFAULT_DICT
 #define FJ_DEFAULT_DICT "/usr/local/share/fanjian/fanjian.fjd"
@@ -183,16 +184,19 @@ fj_status fj__image_load(fj_image *img, const unsigned char *data, size_t size, 
         return bad(e, blocks_at, "no blocks");
     for (size_t i = 0; i < (size_t)img->block_count * FJ_BLOCK_SIZE; i++) {
         uint32_t v = img->blocks[i], node = v & FJ_ENTRY_NODE_MASK;
-        uint32_t direct = v & ~FJ_ENTRY_DIRECT;
         int ok;
-        if (v == 0 || v == FJ_ENTRY_IDS)
+        if (v == 0 || v == FJ_ENTRY_IDS) {
             ok = 1;
-        else if (v & FJ_ENTRY_DIRECT)
-            ok = direct <= 0x10FFFF && (direct < 0xD800 || direct > 0xDFFF);
-        else
-            ok = node >= 1 && node <= img->node_count &&
-                 !(v & FJ_ENTRY_HAS_VALUE) == (img->nodes[node - 1].value_len == FJ_NO_VALUE) &&
-                 !(v & FJ_ENTRY_HAS_CHILDREN) == (img->nodes[node - 1].child_count == 0);
+        } else if (v & FJ_ENTRY_DIRECT) {
+            const unsigned char u[3] = {(unsigned char)v, (unsigned char)(v >> 8),
+                                        (unsigned char)(v >> 16)};
+            uint32_t cp;
+            ok = !(v & 0x7F000000u) && fj_utf8_decode(u, u + 3, &cp) == 3;
+        } else {
+            ok = node >= 1 && node < img->node_count &&
+                 !(v & FJ_ENTRY_HAS_VALUE) == (img->nodes[node].value_len == FJ_NO_VALUE) &&
+                 !(v & FJ_ENTRY_HAS_CHILDREN) == (img->nodes[node].child_count == 0);
+        }
         if (!ok)
             return bad(e, blocks_at + i * 4, "code point table entry");
     }

@@ -36,9 +36,12 @@
  * enough to stay in the first-level cache, unlike the tables themselves. */
 #define FJ_PRESENCE_BYTES (0x10000u / 8u)
 #define FJ_NONE 0xFFFFFFFFu
-/* Code point table entries (u32): 0, node id + 1, or one of these. */
+/* Code point table entries (u32): 0, a node id (node 0 is a placeholder that
+ * no entry names, so 0 can mean "no key starts here"), or one of these. */
 #define FJ_ENTRY_IDS 0xFFFFFFFFu    /* an IDS operator that starts no key */
-#define FJ_ENTRY_DIRECT 0x80000000u /* | code point: the character's whole answer */
+/* | the three UTF-8 bytes (first byte lowest) of a three-byte character:
+ * the character's whole answer */
+#define FJ_ENTRY_DIRECT 0x80000000u
 #define FJ_ENTRY_HAS_VALUE 0x40000000u    /* with a node: a key ends at the first character */
 #define FJ_ENTRY_HAS_CHILDREN 0x20000000u /* with a node: longer keys start here */
 #define FJ_ENTRY_NODE_MASK 0x1FFFFFFFu

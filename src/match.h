@@ -7,8 +7,8 @@
 
 enum { FJ_MATCH_UNDECIDED = -1, FJ_MATCH_NONE = 0, FJ_MATCH_FOUND = 1 };
 
-/* The code point table entry for cp: 0, FJ_ENTRY_IDS, FJ_ENTRY_DIRECT | cp,
- * or node id + 1. */
+/* The code point table entry for cp: 0, FJ_ENTRY_IDS, FJ_ENTRY_DIRECT | bytes,
+ * or a node id with flags. */
 static inline uint32_t fj__lookup(const fj_matcher *m, uint32_t cp)
 {
     return m->blocks[(size_t)m->level1[cp >> 8] * FJ_BLOCK_SIZE + (cp & 0xFFu)];
@@ -39,7 +39,7 @@ fj__match_next(const fj_matcher *m, uint32_t entry, const unsigned char *p, size
                uint32_t cp1, uint32_t cp, int k, const unsigned char *end, int final,
                fj_match *out)
 {
-    uint32_t id = (entry & FJ_ENTRY_NODE_MASK) - 1;
+    uint32_t id = entry & FJ_ENTRY_NODE_MASK;
     const unsigned char *q = p + first_len;
     if (entry & FJ_ENTRY_HAS_CHILDREN) {
         if (q >= end) {

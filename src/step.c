@@ -35,7 +35,8 @@ size_t fj__step_unit(const fj_matcher *m, const unsigned char *p, const unsigned
     }
     if (entry != FJ_ENTRY_IDS) {
         if (entry & FJ_ENTRY_DIRECT) {
-            fj__out_put_cp(o, entry & ~FJ_ENTRY_DIRECT);
+            const char u[3] = {(char)entry, (char)(entry >> 8), (char)(entry >> 16)};
+            fj__out_put(o, u, 3);
             return (size_t)n;
         }
         fj_match hit;
@@ -59,14 +60,6 @@ size_t fj__step_unit(const fj_matcher *m, const unsigned char *p, const unsigned
     size_t len = st == FJ_IDS_COMPLETE ? ids : (size_t)n;
     fj__out_put(o, (const char *)p, len);
     return len;
-}
-
-static inline __attribute__((always_inline)) char *put3(char *w, uint32_t cp)
-{
-    w[0] = (char)(0xE0 | (cp >> 12));
-    w[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    w[2] = (char)(0x80 | (cp & 0x3F));
-    return w + 3;
 }
 
 static inline __attribute__((always_inline)) uint32_t load32(const unsigned char *p)
@@ -130,10 +123,8 @@ static const unsigned char *fast_loop(const fj_matcher *matcher, const unsigned 
         if (entry & FJ_ENTRY_DIRECT) {
             if (entry == FJ_ENTRY_IDS)
                 goto careful;
-            uint32_t out = entry & ~FJ_ENTRY_DIRECT;
-            if (out < 0x800 || out > 0xFFFF)
-                goto careful;
-            w = put3(w, out);
+            memcpy(w, &entry, 4); /* the three bytes, then one overwritten next */
+            w += 3;
             p += 3;
             continue;
         }
@@ -187,7 +178,7 @@ static const unsigned char *fast_loop(const fj_matcher *matcher, const unsigned 
             }
         }
         if (entry & FJ_ENTRY_HAS_VALUE) {
-            const fj_node_rec *n = &m.nodes[(entry & FJ_ENTRY_NODE_MASK) - 1];
+            const fj_node_rec *n = &m.nodes[entry & FJ_ENTRY_NODE_MASK];
             if (n->value_len <= FJ_INLINE_VALUE_MAX) {
                 memcpy(w, &n->value, 4);
                 w += n->value_len;

@@ -206,7 +206,7 @@ static void build_matcher(builder *b, oc_dict *d)
         if (q < first_chars) { /* a first character: enter it in the code point table */
             if (!l1[cp >> 8])
                 l1[cp >> 8] = new_block(b);
-            b->blocks[l1[cp >> 8] * FJ_BLOCK_SIZE + (cp & 0xFF)] = it.node + 1;
+            b->blocks[l1[cp >> 8] * FJ_BLOCK_SIZE + (cp & 0xFF)] = it.node;
             if (cp < 0x80)
                 m.flags |= FJ_MATCHER_ASCII_STARTS;
         }
@@ -272,12 +272,11 @@ static void build_matcher(builder *b, oc_dict *d)
             *slot |= FJ_ENTRY_HAS_VALUE;
         if (n->child_count)
             *slot |= FJ_ENTRY_HAS_CHILDREN;
-        if (n->child_count == 0 && n->value_len != FJ_NO_VALUE && n->value_len > 0 &&
-            n->value_len <= FJ_INLINE_VALUE_MAX) {
+        if (n->child_count == 0 && n->value_len == 3) {
             const unsigned char *v = (const unsigned char *)&n->value;
             uint32_t vcp;
-            if (fj_utf8_decode(v, v + n->value_len, &vcp) == (int)n->value_len)
-                *slot = FJ_ENTRY_DIRECT | vcp;
+            if (fj_utf8_decode(v, v + 3, &vcp) == 3)
+                *slot = FJ_ENTRY_DIRECT | v[0] | (uint32_t)v[1] << 8 | (uint32_t)v[2] << 16;
         }
         for (uint32_t c = 0; c < n->child_count; c++) {
             uint32_t h = fj_bigram_hash((uint32_t)b->matcher_count, cp, b->edges[n->first_child + c]);
@@ -440,6 +439,7 @@ static int compile(const char *dir, const char *out)
     builder b;
     memset(&b, 0, sizeof b);
     new_block(&b); /* block 0: nothing */
+    new_node(&b, 0); /* node 0: the placeholder behind entry 0 */
     b.bigrams = calloc(FJ_BIGRAM_BITS / 8, 1);
     b.pairkeys = calloc(FJ_BIGRAM_BITS / 8, 1);
     b.trigrams = calloc(FJ_BIGRAM_BITS / 8, 1);
