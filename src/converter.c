@@ -27,6 +27,41 @@ static void matcher_init(fj_matcher *m, const fj_image *img, uint32_t id)
             m->ascii_starts[c >> 6] |= 1ull << (c & 63);
 }
 
+/* The fast loop's per-character records (see fj_matcher.rec). */
+static void build_recs(const fj_matcher *m, uint32_t *rec)
+{
+    for (uint32_t i = 0; i < FJ_REC_COUNT; i++) {
+        uint32_t cp = FJ_REC_FIRST + i;
+        unsigned char u[4];
+        if (cp >= 0xD800 && cp <= 0xDFFF) {
+            rec[i] = 1u << FJ_REC_SPECIAL_BIT; /* never decoded: surrogates are not UTF-8 */
+            continue;
+        }
+        fj_utf8_encode(cp, u);
+        uint32_t own = u[0] | (uint32_t)u[1] << 8 | (uint32_t)u[2] << 16;
+        uint32_t e = m->blocks[(size_t)m->level1[cp >> 8] * FJ_BLOCK_SIZE + (cp & 0xFF)];
+        if (e == 0) {
+            rec[i] = own;
+        } else if (e == FJ_ENTRY_IDS || fj_ids_arity(cp)) {
+            rec[i] = 1u << FJ_REC_SPECIAL_BIT;
+        } else if (e & FJ_ENTRY_DIRECT) {
+            rec[i] = e & 0xFFFFFFu;
+        } else {
+            const fj_node_rec *n = &m->nodes[e & FJ_ENTRY_NODE_MASK];
+            uint32_t r = own;
+            if (e & FJ_ENTRY_HAS_VALUE) {
+                if (n->value_len == 3)
+                    memcpy(&r, &n->value, 4), r &= 0xFFFFFFu;
+                else
+                    r = 1u << FJ_REC_SPECIAL_BIT;
+            }
+            if (e & FJ_ENTRY_HAS_CHILDREN)
+                r |= 1u << FJ_REC_PHRASE_BIT;
+            rec[i] = r;
+        }
+    }
+}
+
 /* "s2twp", "s2twp.json" and "/usr/share/opencc/s2twp.json" all name s2twp. */
 static void profile_key(const char *name, char *key, size_t size)
 {
@@ -75,8 +110,17 @@ fj_status fj_converter_open(const fj_dict *dict, const char *profile, unsigned f
     c->flags = flags;
     c->barrier = img->barriers + (size_t)rec->barrier * FJ_BARRIER_BYTES;
     c->stage_count = rec->stage_count;
-    for (uint32_t k = 0; k < rec->stage_count; k++)
+    for (uint32_t k = 0; k < rec->stage_count; k++) {
         matcher_init(&c->stages[k], img, rec->stages[k]);
+        c->recs[k] = fj__alloc(a, FJ_REC_COUNT * sizeof(uint32_t));
+        if (!c->recs[k]) {
+            fj_converter_close(c);
+            fj__set_error(error, FJ_ERR_NOMEM, 0, "out of memory");
+            return FJ_ERR_NOMEM;
+        }
+        build_recs(&c->stages[k], c->recs[k]);
+        c->stages[k].rec = c->recs[k];
+    }
     if (rec->segmentation != FJ_NONE) {
         c->has_segmentation = 1;
         c->seg_is_step1 = (rec->flags & FJ_PROFILE_SEG_IS_STEP1) != 0;
@@ -122,6 +166,8 @@ void fj_converter_close(fj_converter *c)
     if (!c)
         return;
     fj_allocator a = c->allocator;
+    for (uint32_t k = 0; k < FJ_MAX_STAGES; k++)
+        fj__free(a.alloc ? &a : NULL, c->recs[k], FJ_REC_COUNT * sizeof(uint32_t));
     fj__free(a.alloc ? &a : NULL, c, sizeof *c);
 }
 

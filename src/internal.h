@@ -72,7 +72,17 @@ typedef struct fj_matcher {
     uint32_t max_key_chars;
     uint32_t salt; /* the matcher's index, for fj_bigram_hash */
     uint64_t ascii_starts[2]; /* bit c: some key starts with ASCII character c */
+    /* Per three-byte code point in [FJ_REC_FIRST, 0x10000): the character's
+     * own UTF-8 answer (3 bytes, first lowest) and flags; built at converter
+     * open for the conversion steps, NULL elsewhere. */
+    const uint32_t *rec;
 } fj_matcher;
+
+#define FJ_REC_FIRST 0x2000u
+#define FJ_REC_COUNT (0x10000u - FJ_REC_FIRST)
+#define FJ_REC_PHRASE_BIT 24  /* a longer key starts with this character */
+#define FJ_REC_SPECIAL_BIT 25 /* the answer is not three bytes, or an IDS: slow path */
+#define FJ_REC_NO_CP 0xFFFFFFFFu /* "the next character is not simple": forces the slow path */
 
 struct fj_dict {
     fj_image image;
@@ -89,6 +99,7 @@ struct fj_converter {
     int has_normalization, has_segmentation, seg_is_step1;
     uint32_t stage_count;
     fj_matcher normalization, segmentation, stages[FJ_MAX_STAGES];
+    uint32_t *recs[FJ_MAX_STAGES]; /* owned: stages[k].rec */
     const unsigned char *barrier; /* bit set: the BMP character is in no key */
     /* Two-byte UTF-8 prefixes of the characters normalization changes (and of
      * IDS operators): text without any of them skips the normalization pass. */

@@ -104,16 +104,35 @@ static const unsigned char *fast_loop(const fj_matcher *matcher, const unsigned 
             p++;
             continue;
         }
-        uint32_t cp = decode3(bytes);
+        uint32_t cp = decode3(bytes), cp2 = 0, entry, h;
+        int k = 0;
         if (!cp)
             goto careful;
-        if (!(m.presence[cp >> 3] >> (cp & 7) & 1)) {
-            memcpy(w, &bytes, 4); /* 3 bytes used; the 4th is overwritten next */
-            w += 3;
-            p += 3;
-            continue;
+        if (cp - FJ_REC_FIRST < FJ_REC_COUNT) {
+            /* The common case in one step: the character's own answer, and
+             * whether a longer key may start here (phrase start and bigram
+             * filter together). Only that second question branches. */
+            uint32_t rec = m.rec[cp - FJ_REC_FIRST];
+            uint32_t next = load32(p + 3);
+            k = 3;
+            if ((cp2 = decode3(next)) == 0) {
+                k = 1;
+                cp2 = next & 0x80 ? FJ_REC_NO_CP : next & 0x7F;
+            }
+            h = fj_bigram_hash(m.salt, cp, cp2);
+            uint32_t maybe = (rec >> FJ_REC_PHRASE_BIT) & (m.bigrams[h >> 3] >> (h & 7) | (cp2 >> 31));
+            if (!((maybe | (rec >> FJ_REC_SPECIAL_BIT)) & 1)) {
+                memcpy(w, &rec, 4); /* three bytes used; the fourth is overwritten next */
+                w += 3;
+                p += 3;
+                continue;
+            }
+            if (!((rec >> FJ_REC_SPECIAL_BIT) & 1) && cp2 != FJ_REC_NO_CP) {
+                entry = fj__lookup(&m, cp); /* a node with children: a phrase may start */
+                goto phrase;
+            }
         }
-        uint32_t entry = fj__lookup(&m, cp);
+        entry = fj__lookup(&m, cp);
         if (entry == 0) {
             memcpy(w, &bytes, 4); /* 3 bytes used; the 4th is overwritten next */
             w += 3;
@@ -131,9 +150,7 @@ static const unsigned char *fast_loop(const fj_matcher *matcher, const unsigned 
         if (cp - 0x2FF0u < 16u)
             goto careful; /* an IDS operator that starts a key */
         if (entry & FJ_ENTRY_HAS_CHILDREN) {
-            /* Does a longer key start here? The bigram filter mostly says no. */
-            uint32_t next = load32(p + 3), cp2;
-            int k;
+            uint32_t next = load32(p + 3);
             if ((cp2 = decode3(next)) != 0)
                 k = 3;
             else if (!(next & 0x80)) {
@@ -143,40 +160,46 @@ static const unsigned char *fast_loop(const fj_matcher *matcher, const unsigned 
                 k = fj_utf8_decode(p + 3, end, &cp2);
             }
             if (k > 0) {
-                uint32_t h = fj_bigram_hash(m.salt, cp, cp2);
-                int walk = m.bigrams[h >> 3] >> (h & 7) & 1;
-                if (walk && !(m.pairkeys[h >> 3] >> (h & 7) & 1)) {
-                    /* Not a two-character key: a match needs a third character
-                     * that continues some key. (The filters share a shape.) */
-                    const unsigned char *r = p + 3 + k;
-                    uint32_t cp3, next3 = load32(r);
-                    if ((cp3 = decode3(next3)) == 0) {
-                        if (!(next3 & 0x80))
-                            cp3 = next3 & 0x7F;
-                        else if (fj_utf8_decode(r, end, &cp3) <= 0)
-                            cp3 = 0; /* not a character: no key continues with it */
-                    }
-                    uint32_t h3 = fj_bigram_hash(m.salt, fj_pair_mix(cp, cp2), cp3);
-                    walk = cp3 && (m.trigrams[h3 >> 3] >> (h3 & 7) & 1);
-                }
-                if (walk) {
-                    /* Here no key can reach the end, so the match is decided. */
-                    fj_match hit;
-                    if (fj__match_next(&m, entry, p, 3, cp, cp2, k, end, 1, &hit) == FJ_MATCH_FOUND) {
-                        if (hit.value_len > FAST_ROOM - 4)
-                            goto careful;
-                        memcpy(w, hit.value, hit.value_len);
-                        w += hit.value_len;
-                        p += hit.len;
-                    } else {
-                        memcpy(w, &bytes, 4);
-                        w += 3;
-                        p += 3;
-                    }
-                    continue;
-                }
+                h = fj_bigram_hash(m.salt, cp, cp2);
+                if (m.bigrams[h >> 3] >> (h & 7) & 1)
+                    goto phrase;
             }
         }
+        goto own_value;
+    phrase: {
+        /* The bigram filter passed for (cp, cp2) with hash h. A two-character
+         * key, or a third character that continues some key, sends us into
+         * the trie; here no key can reach the end, so the match is decided. */
+        int walk = 1;
+        if (!(m.pairkeys[h >> 3] >> (h & 7) & 1)) {
+            const unsigned char *r = p + 3 + k;
+            uint32_t cp3, next3 = load32(r);
+            if ((cp3 = decode3(next3)) == 0) {
+                if (!(next3 & 0x80))
+                    cp3 = next3 & 0x7F;
+                else if (fj_utf8_decode(r, end, &cp3) <= 0)
+                    cp3 = 0; /* not a character: no key continues with it */
+            }
+            uint32_t h3 = fj_bigram_hash(m.salt, fj_pair_mix(cp, cp2), cp3);
+            walk = cp3 && (m.trigrams[h3 >> 3] >> (h3 & 7) & 1);
+        }
+        if (walk) {
+            fj_match hit;
+            if (fj__match_next(&m, entry, p, 3, cp, cp2, k, end, 1, &hit) == FJ_MATCH_FOUND) {
+                if (hit.value_len > FAST_ROOM - 4)
+                    goto careful;
+                memcpy(w, hit.value, hit.value_len);
+                w += hit.value_len;
+                p += hit.len;
+            } else {
+                memcpy(w, &bytes, 4);
+                w += 3;
+                p += 3;
+            }
+            continue;
+        }
+    }
+    own_value:
         if (entry & FJ_ENTRY_HAS_VALUE) {
             const fj_node_rec *n = &m.nodes[entry & FJ_ENTRY_NODE_MASK];
             if (n->value_len <= FJ_INLINE_VALUE_MAX) {
