@@ -108,10 +108,11 @@ static const unsigned char *fast_loop(const fj_matcher *matcher, const unsigned 
         int k = 0;
         if (!cp)
             goto careful;
-        if (cp - FJ_REC_FIRST < FJ_REC_COUNT) {
+        while (cp - FJ_REC_FIRST < FJ_REC_COUNT) {
             /* The common case in one step: the character's own answer, and
              * whether a longer key may start here (phrase start and bigram
-             * filter together). Only that second question branches. */
+             * filter together). Only that second question branches. The next
+             * character, decoded for the filter, starts the next round. */
             uint32_t rec = m.rec[cp - FJ_REC_FIRST];
             uint32_t next = load32(p + 3);
             k = 3;
@@ -121,16 +122,20 @@ static const unsigned char *fast_loop(const fj_matcher *matcher, const unsigned 
             }
             h = fj_bigram_hash(m.salt, cp, cp2);
             uint32_t maybe = (rec >> FJ_REC_PHRASE_BIT) & (m.bigrams[h >> 3] >> (h & 7) | (cp2 >> 31));
-            if (!((maybe | (rec >> FJ_REC_SPECIAL_BIT)) & 1)) {
-                memcpy(w, &rec, 4); /* three bytes used; the fourth is overwritten next */
-                w += 3;
-                p += 3;
-                continue;
+            if ((maybe | (rec >> FJ_REC_SPECIAL_BIT)) & 1) {
+                if (!((rec >> FJ_REC_SPECIAL_BIT) & 1) && cp2 != FJ_REC_NO_CP) {
+                    entry = fj__lookup(&m, cp); /* a node with children: a phrase may start */
+                    goto phrase;
+                }
+                break;
             }
-            if (!((rec >> FJ_REC_SPECIAL_BIT) & 1) && cp2 != FJ_REC_NO_CP) {
-                entry = fj__lookup(&m, cp); /* a node with children: a phrase may start */
-                goto phrase;
-            }
+            memcpy(w, &rec, 4); /* three bytes used; the fourth is overwritten next */
+            w += 3;
+            p += 3;
+            if (k != 3 || p >= limit || (size_t)(wend - w) < FAST_ROOM)
+                goto next_round;
+            bytes = next;
+            cp = cp2;
         }
         entry = fj__lookup(&m, cp);
         if (entry == 0) {
@@ -227,6 +232,7 @@ static const unsigned char *fast_loop(const fj_matcher *matcher, const unsigned 
         p += used;
         w = o->buf + o->len; /* the careful path may have moved the buffer */
         wend = o->buf + o->cap;
+    next_round:;
     }
     o->len = (size_t)(w - o->buf);
     return p;
