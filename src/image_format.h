@@ -118,8 +118,8 @@ typedef struct fj_srcentry_rec {
  * cache. */
 static inline uint32_t fj_bigram_hash(uint32_t salt, uint32_t cp1, uint32_t cp2)
 {
-    uint32_t line = ((cp1 * 0x9E3779B1u) ^ (salt * 0x7FEB352Du)) >> (32 - 12); /* 4096 lines */
-    return line << 9 | (cp2 * 0x85EBCA77u) >> (32 - 9);
+    uint32_t line = ((cp1 ^ salt << 21) * 0x9E3779B1u) >> (32 - 12); /* 4096 lines */
+    return line << 9 | ((cp2 ^ cp2 >> 9) & 511u);
 }
 
 /* The trigram filter's first argument: the first two characters, mixed. */
