@@ -17,7 +17,6 @@ static void matcher_init(fj_matcher *m, const fj_image *img, uint32_t id)
     m->trigrams = img->trigrams;
     m->edge_hash = img->edge_hash;
     m->edge_hash_mask = img->edge_hash_mask;
-    m->presence = img->presence + (size_t)id * FJ_PRESENCE_BYTES;
     m->flags = r->flags;
     m->salt = id;
     m->max_key_chars = r->max_key_chars;
@@ -152,8 +151,14 @@ fj_status fj_converter_open(const fj_dict *dict, const char *profile, unsigned f
                 unsigned l = 0;
                 while (l < c->norm_lead_count && c->norm_leads[l] != u[0])
                     l++;
-                if (l == c->norm_lead_count)
+                if (l == c->norm_lead_count) {
                     c->norm_leads[c->norm_lead_count++] = u[0];
+                    c->norm_lo[l] = c->norm_hi[l] = u[1];
+                }
+                if (u[1] < c->norm_lo[l])
+                    c->norm_lo[l] = u[1];
+                if (u[1] > c->norm_hi[l])
+                    c->norm_hi[l] = u[1];
             }
         }
     }

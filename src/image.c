@@ -160,9 +160,6 @@ fj_status fj__image_load(fj_image *img, const unsigned char *data, size_t size, 
     if (s.size != FJ_BIGRAM_BITS / 8)
         return bad(e, (size_t)s.offset, "trigram filter size");
     img->trigrams = s.p;
-    SECTION(FJ_SEC_PRESENCE, FJ_PRESENCE_BYTES, "presence bitmaps");
-    img->presence = s.p;
-    size_t presence_count = (size_t)(s.size / FJ_PRESENCE_BYTES), presence_at = (size_t)s.offset;
     SECTION(FJ_SEC_EDGEHASH, 8, "edge table");
     img->edge_hash = (const uint64_t *)s.p;
     uint64_t slots = s.size / 8;
@@ -224,28 +221,6 @@ fj_status fj__image_load(fj_image *img, const unsigned char *data, size_t size, 
     for (uint32_t i = 0; i < img->matcher_count; i++)
         if (img->matchers[i].level1 >= img->level1_count)
             return bad(e, matchers_at + (size_t)i * sizeof(fj_matcher_rec), "matcher");
-    if (presence_count != img->matcher_count)
-        return bad(e, presence_at, "presence bitmap count");
-    /* A presence bit that is clear where the table has an entry would skip
-     * conversions: check each bitmap against its table, a block at a time. */
-    for (uint32_t i = 0; i < img->matcher_count; i++) {
-        const uint32_t *l1 = img->level1 + (size_t)img->matchers[i].level1 * FJ_L1_SIZE;
-        const unsigned char *bits = img->presence + (size_t)i * FJ_PRESENCE_BYTES;
-        for (uint32_t hi = 0; hi < 0x100; hi++) {
-            const unsigned char *b = bits + hi * (FJ_BLOCK_SIZE / 8);
-            size_t at = presence_at + (size_t)i * FJ_PRESENCE_BYTES + hi * (FJ_BLOCK_SIZE / 8);
-            if (l1[hi] == 0) {
-                for (uint32_t k = 0; k < FJ_BLOCK_SIZE / 8; k++)
-                    if (b[k])
-                        return bad(e, at + k, "presence bitmap");
-                continue;
-            }
-            const uint32_t *blk = img->blocks + (size_t)l1[hi] * FJ_BLOCK_SIZE;
-            for (uint32_t lo = 0; lo < FJ_BLOCK_SIZE; lo++)
-                if (!blk[lo] != !(b[lo >> 3] >> (lo & 7) & 1))
-                    return bad(e, at + (lo >> 3), "presence bitmap");
-        }
-    }
     for (uint32_t i = 0; i < img->profile_count; i++) {
         const fj_profile_rec *p = &img->profiles[i];
         size_t at = profiles_at + (size_t)i * sizeof *p;

@@ -26,15 +26,11 @@
 #define FJ_SEC_BIGRAMS  FJ_TAG('B', 'I', 'G', 'R') /* FJ_BIGRAM_BITS bit set, see fj_bigram_hash */
 #define FJ_SEC_PAIRKEYS FJ_TAG('P', 'A', 'I', 'R') /* same shape: the two characters are a key */
 #define FJ_SEC_TRIGRAMS FJ_TAG('T', 'R', 'I', 'G') /* same shape: a key starts with these three */
-#define FJ_SEC_PRESENCE FJ_TAG('P', 'R', 'E', 'S') /* FJ_PRESENCE_BYTES per matcher */
 #define FJ_SEC_EDGEHASH FJ_TAG('E', 'D', 'G', 'H') /* u64 slots: second-character edges, see below */
 
 #define FJ_L1_SIZE (0x110000u >> 8)
 #define FJ_BLOCK_SIZE 256u
 #define FJ_BARRIER_BYTES (0x10000u / 8u) /* BMP only; astral is never a barrier */
-/* Per matcher, one bit per BMP code point: its table entry is not 0. Small
- * enough to stay in the first-level cache, unlike the tables themselves. */
-#define FJ_PRESENCE_BYTES (0x10000u / 8u)
 #define FJ_NONE 0xFFFFFFFFu
 /* Code point table entries (u32): 0, a node id (node 0 is a placeholder that
  * no entry names, so 0 can mean "no key starts here"), or one of these. */

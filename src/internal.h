@@ -36,7 +36,6 @@ typedef struct fj_image {
     const unsigned char *bigrams, *pairkeys, *trigrams;
     const uint64_t *edge_hash;
     uint32_t edge_hash_mask;
-    const unsigned char *presence;
 } fj_image;
 
 /* Parses and validates an image in memory. */
@@ -67,7 +66,6 @@ typedef struct fj_matcher {
     const unsigned char *bigrams, *pairkeys, *trigrams;
     const uint64_t *edge_hash;
     uint32_t edge_hash_mask;
-    const unsigned char *presence; /* FJ_PRESENCE_BYTES */
     uint32_t flags;
     uint32_t max_key_chars;
     uint32_t salt; /* the matcher's index, for fj_bigram_hash */
@@ -105,6 +103,7 @@ struct fj_converter {
      * IDS operators): text without any of them skips the normalization pass. */
     unsigned char norm_prefix[65536 / 8];
     unsigned char norm_leads[256]; /* the distinct first bytes among norm_prefix */
+    unsigned char norm_lo[256], norm_hi[256]; /* per lead: range of second bytes */
     unsigned norm_lead_count;
     int norm_always; /* normalization has ASCII keys: never skip the pass */
 };

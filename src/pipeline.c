@@ -160,19 +160,29 @@ static const unsigned char *next_norm_hit(const fj_converter *c, const unsigned 
         return p;
 #ifdef __SSE2__
     if (c->norm_lead_count <= 4) {
-        __m128i lead[4];
-        for (unsigned k = 0; k < 4; k++)
-            lead[k] = _mm_set1_epi8((char)c->norm_leads[k < c->norm_lead_count ? k : 0]);
-        for (; end - p >= 16; p += 16) {
+        /* Candidates: a lead byte followed by a second byte in its range
+         * (compared as signed bytes after a shift by 0x80). */
+        __m128i lead[4], lo[4], hi[4];
+        const __m128i flip = _mm_set1_epi8((char)0x80);
+        for (unsigned k = 0; k < 4; k++) {
+            unsigned j = k < c->norm_lead_count ? k : 0;
+            lead[k] = _mm_set1_epi8((char)c->norm_leads[j]);
+            lo[k] = _mm_set1_epi8((char)(c->norm_lo[j] ^ 0x80));
+            hi[k] = _mm_set1_epi8((char)(c->norm_hi[j] ^ 0x80));
+        }
+        for (; end - p >= 17; p += 16) {
             __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-            __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, lead[0]), _mm_cmpeq_epi8(v, lead[1])),
-                                       _mm_or_si128(_mm_cmpeq_epi8(v, lead[2]), _mm_cmpeq_epi8(v, lead[3])));
+            __m128i v1 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(p + 1)), flip);
+            __m128i hit = _mm_setzero_si128();
+            for (unsigned k = 0; k < 4; k++) {
+                __m128i in = _mm_andnot_si128(_mm_or_si128(_mm_cmplt_epi8(v1, lo[k]), _mm_cmpgt_epi8(v1, hi[k])),
+                                              _mm_cmpeq_epi8(v, lead[k]));
+                hit = _mm_or_si128(hit, in);
+            }
             unsigned mask = (unsigned)_mm_movemask_epi8(hit);
             while (mask) {
                 const unsigned char *at = p + __builtin_ctz(mask);
                 mask &= mask - 1;
-                if (at + 1 == end)
-                    return at;
                 unsigned key = (unsigned)at[0] << 8 | at[1];
                 if (c->norm_prefix[key >> 3] >> (key & 7) & 1)
                     return at;

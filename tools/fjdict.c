@@ -491,13 +491,6 @@ static int compile(const char *dir, const char *out)
         r->barrier = (uint32_t)i;
     }
 
-    unsigned char *presence = calloc(b.matcher_count ? b.matcher_count : 1, FJ_PRESENCE_BYTES);
-    for (size_t i = 0; i < b.matcher_count; i++) {
-        const uint32_t *l1 = b.level1 + (size_t)b.matchers[i].level1 * FJ_L1_SIZE;
-        for (uint32_t cp = 0; cp < 0x10000; cp++)
-            if (b.blocks[(size_t)l1[cp >> 8] * FJ_BLOCK_SIZE + (cp & 0xFF)])
-                presence[i * FJ_PRESENCE_BYTES + (cp >> 3)] |= (unsigned char)(1u << (cp & 7));
-    }
     if (b.node_count >= FJ_MAX_NODES) {
         fprintf(stderr, "fjdict: too many trie nodes\n");
         return 1;
@@ -562,7 +555,6 @@ static int compile(const char *dir, const char *out)
         {FJ_SEC_PAIRKEYS, b.pairkeys, FJ_BIGRAM_BITS / 8},
         {FJ_SEC_TRIGRAMS, b.trigrams, FJ_BIGRAM_BITS / 8},
         {FJ_SEC_EDGEHASH, edge_hash, hslots * sizeof(uint64_t)},
-        {FJ_SEC_PRESENCE, presence, b.matcher_count * (size_t)FJ_PRESENCE_BYTES},
     };
     printf("fjdict: %zu source dictionaries, %zu profiles, %zu matchers, %zu nodes, %zu blocks\n",
            data->source_count, data->profile_count, b.matcher_count, b.node_count,
@@ -582,7 +574,6 @@ static int compile(const char *dir, const char *out)
     free(b.trigrams);
     free(b.first_edges);
     free(edge_hash);
-    free(presence);
     free(b.strings.bytes.p);
     free(b.strings.slots);
     free(b.strings.lens);
