@@ -1,37 +1,45 @@
 #!/usr/bin/python3
-"""Extract Chinese text lines from unpacked Debian packages.
+"""Extract Chinese text lines straight from Debian .deb files.
 
-Usage: corpus.py ROOT SPEC OUT_ALL OUT_TRAD
-  ROOT  directory holding one unpacked tree per package (ROOT/<pkg>/...)
-  SPEC  lines "pkg variant scope": variant S|T is the script of files whose
-        path names no Chinese locale; scope "all" takes every file, "zh"
-        only files whose path names a Chinese locale (multi-language pkgs).
-Writes OUT_ALL (every kept line), OUT_TRAD (Traditional lines only) and
-prints per-package statistics on stderr.
+Usage: corpus.py PLAN OUT_ALL OUT_TRAD STATS
+  PLAN  lines "pkg variant scope deb-path" (see corpus-packages.txt):
+        variant S|T is the script assumed for files whose path names no
+        Chinese locale; scope "all" reads every file, "zh" only files whose
+        path names a Chinese locale (plus zip/jar/xpi archives, whose
+        members are filtered the same way).
+Writes OUT_ALL (every kept line, Simplified and Traditional), OUT_TRAD (only
+the lines from Traditional-locale files) and per-package byte counts to STATS.
 
-Determinism: packages in SPEC order, files in byte-sorted path order, lines
-deduplicated keeping the first occurrence; no dependence on locale or hash
-seeds.
+Deterministic: packages in PLAN order, files in byte-sorted path order, lines
+deduplicated keeping the first occurrence; nothing depends on the locale,
+hash seeds or the number of worker processes.
 """
 import gzip
 import html.parser
 import io
 import json
+import multiprocessing
 import os
 import re
 import struct
+import subprocess
 import sys
+import tarfile
 import zipfile
 
 HAN_RE = re.compile(r'[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]')
 WS_RE = re.compile(r'\s+')
+CTRL_RE = re.compile(r'[\x00-\x1f\x7f]')  # BEL, BS, stray escapes in catalogs
 ANSI_RE = re.compile(r'\x1b\[[0-9;]*[A-Za-z]')
+# "IDENTIFIER = value" / "IDENTIFIER;value" / "dotted.key: value" prefixes of
+# catalog-like text files: keep only the translated value.
+KEY_RE = re.compile(r'^(?:[A-Za-z_][A-Za-z0-9_.\-\[\]]*\s*[=;]|[A-Za-z][A-Za-z0-9]*[_.][A-Za-z0-9_.]*:)\s*')
 # Locale tags in paths; checked on the path relative to the package root.
 TRAD_RE = re.compile(r'(?i)(?:(?:^|[/_.-])zh[-_](?:tw|hk|mo|hant)(?=$|[/_.@-])'
-                     r'|traditional[-_]chinese|chinese[-_]taiwan)')
+                     r'|traditional[-_ ]chinese|chinese[-_ (]+(?:traditional|taiwan|hong ?kong))')
 SIMP_RE = re.compile(r'(?i)(?:(?:^|[/_.-])zh[-_](?:cn|sg|my|hans)(?=$|[/_.@-])'
-                     r'|simplified[-_]chinese|chinese[-_]china)')
-ANY_ZH_RE = re.compile(r'(?i)(?:^|[/_.-])(?:zh(?:[-_][a-z]+)?|[a-z]*[-_]?chinese[-_a-z]*)(?=$|[/_.@-])')
+                     r'|simplified[-_ ]chinese|chinese[-_ (]+(?:simplified|china))')
+ANY_ZH_RE = re.compile(r'(?i)(?:^|[/_.-])zh(?:[-_][a-z]+)?(?=$|[/_.@-])|chinese')
 # Runs of printable UTF-8 inside binary files (compiled catalogs).
 UTF8_RUN_RE = re.compile(rb'(?:[\x20-\x7e]|[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}'
                          rb'|[\xf0-\xf4][\x80-\xbf]{3})+')
@@ -52,29 +60,31 @@ BLOCK_TAGS = {
     'table', 'row', 'entry', 'para', 'title', 'subtitle', 'paragraph',
     'prop', 'value', 'node', 'menu', 'menuitem', 'label',
 }
-SKIP_TAGS = {'script', 'style', 'svg', 'math'}
+SKIP_TAGS = {'script', 'style', 'math'}
+SVG_TAGS = {'text', 'flowpara', 'flowroot', 'tspan', 'title', 'desc'}
 
 
 class TextParser(html.parser.HTMLParser):
     """Collects character data; block-level tags become line breaks."""
 
-    def __init__(self):
+    def __init__(self, blocks):
         super().__init__(convert_charrefs=True)
         self.out = []
         self.skip = 0
+        self.blocks = blocks
 
     def handle_starttag(self, tag, attrs):
         tag = tag.split(':')[-1]
         if tag in SKIP_TAGS:
             self.skip += 1
-        elif tag in BLOCK_TAGS:
+        elif tag in self.blocks:
             self.out.append('\n')
 
     def handle_endtag(self, tag):
         tag = tag.split(':')[-1]
         if tag in SKIP_TAGS:
             self.skip = max(0, self.skip - 1)
-        elif tag in BLOCK_TAGS:
+        elif tag in self.blocks:
             self.out.append('\n')
 
     def handle_data(self, data):
@@ -82,8 +92,8 @@ class TextParser(html.parser.HTMLParser):
             self.out.append(data)
 
 
-def markup_text(data):
-    p = TextParser()
+def markup_text(data, svg=False):
+    p = TextParser(BLOCK_TAGS | SVG_TAGS if svg else BLOCK_TAGS)
     p.feed(data)
     p.close()
     return ''.join(p.out).split('\n')
@@ -254,12 +264,6 @@ def text_of(name, data):
             return troff_text(data.decode('utf-8', 'replace'))
         return text_of(name[:-3], data)
     ext = os.path.splitext(low)[1]
-    if ext in ('.xpi', '.jar', '.zip'):
-        out = []
-        with zipfile.ZipFile(io.BytesIO(data)) as z:
-            for inner in sorted(z.namelist()):
-                out.extend(text_of(inner, z.read(inner)))
-        return out
     if ext == '.mo':
         return mo_strings(data)
     if ext == '.qm':
@@ -291,7 +295,7 @@ def text_of(name, data):
             return []
     if ext in ('.html', '.htm', '.xhtml', '.page', '.xml', '.xcd', '.xcu',
                '.docbook', '.utf8', '.svg', '.ui', '.glade', '.desktop'):
-        return markup_text(text)
+        return markup_text(text, svg=ext == '.svg')
     if ext in TEX_EXTS:
         return [TEX_CMD_RE.sub(' ', ln.lstrip('%')).replace('{', ' ').replace('}', ' ')
                 for ln in text.split('\n')]
@@ -299,6 +303,28 @@ def text_of(name, data):
         return code_strings(text)
     text = ANSI_RE.sub('', text)
     return [ln for ln in text.split('\n') if ln.strip() != '%']
+
+
+ARCHIVE_EXTS = ('.xpi', '.jar', '.zip')
+MAX_ARCHIVE = 256 << 20  # opened in memory; nothing useful is bigger
+
+
+def members(name, data, want=lambda n: True):
+    """(path, bytes) of a file, or of each wanted member of a zip archive."""
+    if name.lower().endswith(ARCHIVE_EXTS):
+        if len(data) > MAX_ARCHIVE:
+            return
+        try:
+            z = zipfile.ZipFile(io.BytesIO(data))
+        except zipfile.BadZipFile:
+            return
+        with z:
+            for inner in sorted(z.namelist()):
+                full = name + '/' + inner
+                if not inner.endswith('/') and (want(full) or full.lower().endswith(ARCHIVE_EXTS)):
+                    yield from members(full, z.read(inner), want)
+    else:
+        yield name, data
 
 
 def keep(line):
@@ -317,56 +343,67 @@ def variant_of(rel, default):
     return default
 
 
-def walk(root):
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames.sort()
-        for f in sorted(filenames):
-            p = os.path.join(dirpath, f)
-            if os.path.isfile(p) and not os.path.islink(p):
-                yield p
+def skipped(name):
+    """Packaging boilerplate that is never translated prose."""
+    base = os.path.basename(name)
+    return '/doc/' in name and base.startswith(('copyright', 'changelog', 'NEWS.Debian'))
+
+
+def package_lines(entry):
+    """Kept lines of one package, as (variant, line), in deterministic order."""
+    pkg, default, scope, deb = entry
+    want = (lambda n: True) if scope == 'all' else ANY_ZH_RE.search
+    files = {}
+    # dpkg-deb copes with every data.tar compression; stream, don't unpack.
+    proc = subprocess.Popen(['dpkg-deb', '--fsys-tarfile', deb], stdout=subprocess.PIPE)
+    with tarfile.open(fileobj=proc.stdout, mode='r|') as tar:
+        for m in tar:
+            name = m.name[2:] if m.name.startswith('./') else m.name
+            if not m.isfile() or skipped(name):
+                continue
+            if want(name) or name.lower().endswith(ARCHIVE_EXTS):
+                files[name] = tar.extractfile(m).read()
+    if proc.wait() != 0:
+        raise SystemExit('dpkg-deb failed on %s' % deb)
+    out, seen = [], set()
+    for path in sorted(files):
+        for name, blob in members(path, files[path], want):
+            if not want(name):
+                continue
+            var = variant_of(name, default)
+            for line in text_of(name, blob):
+                line = line.replace('\u00a0', ' ').replace('\ufffd', '')
+                line = ANSI_RE.sub('', line)
+                line = KEY_RE.sub('', WS_RE.sub(' ', CTRL_RE.sub(' ', line)).strip())
+                if keep(line) and line not in seen:
+                    seen.add(line)
+                    out.append((var, line))
+    return pkg, out
 
 
 def main():
-    root, spec, out_all, out_trad = sys.argv[1:5]
+    plan, out_all, out_trad, stats_path = sys.argv[1:5]
+    with open(plan, encoding='utf-8') as f:
+        entries = [tuple(ln.split('\t')) for ln in f.read().splitlines() if ln]
     seen = set()
-    total = {'S': 0, 'T': 0}
-    with open(spec, encoding='utf-8') as f:
-        pkgs = [ln.split() for ln in f if ln.strip() and not ln.startswith('#')]
-    fa = open(out_all + '.tmp', 'w', encoding='utf-8', newline='\n')
-    ft = open(out_trad + '.tmp', 'w', encoding='utf-8', newline='\n')
-    for pkg, default, scope in pkgs:
-        base = os.path.join(root, pkg)
-        stats = {'S': [0, 0], 'T': [0, 0]}
-        for path in walk(base):
-            rel = os.path.relpath(path, base)
-            if '/doc/' in rel and os.path.basename(rel).startswith(('copyright', 'changelog')):
-                continue
-            if scope == 'zh' and not ANY_ZH_RE.search(rel):
-                continue
-            var = variant_of(rel, default)
-            with open(path, 'rb') as fh:
-                data = fh.read()
-            for line in text_of(rel, data):
-                line = WS_RE.sub(' ', line.replace('\u00a0', ' ')).strip()
-                if not keep(line) or line in seen:
+    with open(out_all + '.tmp', 'w', encoding='utf-8', newline='\n') as fa, \
+            open(out_trad + '.tmp', 'w', encoding='utf-8', newline='\n') as ft, \
+            open(stats_path, 'w', encoding='utf-8') as fs, \
+            multiprocessing.Pool(min(2, os.cpu_count() or 1)) as pool:
+        # imap keeps PLAN order, so the output does not depend on scheduling.
+        for pkg, lines in pool.imap(package_lines, entries):
+            got = {'S': 0, 'T': 0}
+            for var, line in lines:
+                if line in seen:
                     continue
                 seen.add(line)
-                b = len(line.encode('utf-8')) + 1
-                stats[var][0] += 1
-                stats[var][1] += b
+                got[var] += len(line.encode('utf-8')) + 1
                 fa.write(line + '\n')
                 if var == 'T':
                     ft.write(line + '\n')
-        for v in 'ST':
-            total[v] += stats[v][1]
-        print('%-32s S %7d lines %10d B   T %7d lines %10d B' % (
-            pkg, stats['S'][0], stats['S'][1], stats['T'][0], stats['T'][1]),
-            file=sys.stderr)
-    fa.close()
-    ft.close()
+            fs.write('%s\t%d\t%d\n' % (pkg, got['S'], got['T']))
     os.replace(out_all + '.tmp', out_all)
     os.replace(out_trad + '.tmp', out_trad)
-    print('total S %d B, T %d B' % (total['S'], total['T']), file=sys.stderr)
 
 
 if __name__ == '__main__':
