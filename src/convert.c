@@ -21,7 +21,7 @@ static fj_status run(const fj_converter *c, const char *input, size_t len, fj_ou
     }
     fj_status st = w.norm.status;
     if (st == FJ_OK) {
-        fj__convert_normalized(c, text, len, 1, o, &w);
+        c->engine->convert(c, text, len, 1, o, &w);
         st = w.stage[0].status != FJ_OK ? w.stage[0].status : w.stage[1].status;
     }
     fj__work_release(&w);

@@ -104,6 +104,7 @@ fj_status fj_converter_open(const fj_dict *dict, const char *profile, unsigned f
     }
     memset(c, 0, sizeof *c);
     c->dict = dict;
+    c->engine = &fj__compat_engine;
     c->allocator = dict->allocator;
     c->profile = rec;
     c->flags = flags;

@@ -89,8 +89,11 @@ struct fj_dict {
     void *map;
 };
 
+typedef struct fj_engine fj_engine;
+
 struct fj_converter {
     const fj_dict *dict;
+    const fj_engine *engine;
     fj_allocator allocator;
     const fj_profile_rec *profile;
     unsigned flags;
@@ -214,9 +217,17 @@ size_t fj__step(const fj_matcher *m, const unsigned char *text, size_t len, int 
 size_t fj__step_unit(const fj_matcher *m, const unsigned char *p, const unsigned char *end,
                      int final, fj_out *o);
 
-/* Converts normalized text[0..len) into o. Without `final`, stops where
- * more input could change the result; returns the bytes consumed. */
-size_t fj__convert_normalized(const fj_converter *c, const unsigned char *text, size_t len,
-                              int final, fj_out *o, fj_work *w);
+/* A conversion engine: how normalized text becomes output. The converter
+ * picks one when it opens (OpenCC-compatible maximum matching for now; the
+ * context model will be another), so callers never branch on the mode.
+ * `convert` works on text[0..len); without `final` it stops where more input
+ * could change its result, and returns the bytes consumed. */
+struct fj_engine {
+    const char *name;
+    size_t (*convert)(const fj_converter *c, const unsigned char *text, size_t len, int final,
+                      fj_out *o, fj_work *w);
+};
+
+extern const fj_engine fj__compat_engine;
 
 #endif

@@ -135,8 +135,8 @@ static size_t convert_segmented(const fj_converter *c, const unsigned char *text
     return (size_t)(p - text);
 }
 
-size_t fj__convert_normalized(const fj_converter *c, const unsigned char *text, size_t len,
-                              int final, fj_out *o, fj_work *w)
+static size_t convert_compat(const fj_converter *c, const unsigned char *text, size_t len,
+                             int final, fj_out *o, fj_work *w)
 {
     if (c->has_segmentation)
         return convert_segmented(c, text, len, final, o, w);
@@ -149,6 +149,8 @@ size_t fj__convert_normalized(const fj_converter *c, const unsigned char *text, 
     chain(c, text, len, o, w);
     return len;
 }
+
+const fj_engine fj__compat_engine = {"compat", convert_compat};
 
 /* The next position in [p, end) that normalization must look at: a
  * character it may change, an IDS operator, or a character cut off by the end.

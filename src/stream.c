@@ -76,7 +76,7 @@ static fj_status process(fj_stream *s, const char *input, size_t len, int final)
     }
     if ((st = worst(s)) != FJ_OK)
         return st;
-    size_t used = fj__convert_normalized(s->conv, norm, norm_len, final, &s->out, &s->work);
+    size_t used = s->conv->engine->convert(s->conv, norm, norm_len, final, &s->out, &s->work);
     /* Keep the undecided tail: the rest of the normalized text, then the raw
      * bytes normalization could not decide yet. */
     fj__out_put_run(&s->pending, (const char *)norm + used, norm_len - used);
