@@ -300,7 +300,14 @@ else
     mkdir -p "$TMP/ro"
     chmod 555 "$TMP/ro"
     if [ "$(id -u)" -eq 0 ] || touch "$TMP/ro/probe" 2>/dev/null; then
-        skip "CLI -o into a read-only directory" "running as root: permissions are not enforced"
+        # Root ignores permissions; a directory that cannot exist fails for anyone.
+        printf 'x' >"$TMP/notadir"
+        run "$FJ" -c s2t -o "$TMP/notadir/out.txt" "$TMP/good.txt"
+        if [ "$rc" -ne 0 ] && grep -q "out.txt" "$TMP/err" && [ "$(cat "$TMP/notadir")" = x ]; then
+            ok "CLI -o into a path that cannot be created"
+        else
+            bad "CLI -o into a path that cannot be created" "exit $rc, stderr: $(err1)"
+        fi
     else
         run "$FJ" -c s2t -o "$TMP/ro/out.txt" "$TMP/good.txt"
         if [ "$rc" -ne 0 ] && grep -q "out.txt" "$TMP/err" && [ ! -e "$TMP/ro/out.txt" ]; then
