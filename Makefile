@@ -67,8 +67,18 @@ check-sanitize:
 
 check: check-plain check-sanitize
 
-bench: all
-	./bench/run.sh $(BUILD)/fanjian
+# ---- benchmarks (bench/README.md) -------------------------------------------
+# One Markdown report on stdout, also saved to $(BENCH_REPORT).
+BENCH_TP     = $(BUILD)/bench-throughput
+BENCH_REPORT = $(BUILD)/bench-report.md
+# The report's first line: this command, with any VAR=value given to make.
+BENCH_CMD    = $(strip make $(or $(MAKECMDGOALS),bench) $(foreach v,$(sort $(.VARIABLES)),$(if $(filter command line,$(origin $(v))),$(v)=$($(v)))))
+
+$(BENCH_TP): $(BUILD)/bench/throughput.o $(BUILD)/libfanjian.a
+	$(CC) $(LDFLAGS) -o $@ $^
+
+bench: all $(BENCH_TP)
+	BENCH_CMD='$(BENCH_CMD)' ./bench/report.sh $(BUILD)/fanjian $(BENCH_TP) $(DICT) $(BENCH_REPORT)
 
 clean:
 	rm -rf $(BUILD) build-asan

@@ -16,6 +16,10 @@
 #   BENCH_CACHE   cache dir for the one-argument form (build/bench-cache)
 #   TRAD_CORPUS   input of the profiles that read Traditional text (t2s, tw2s,
 #                 hk2s, t2tw, ...): default CORPUS.trad if it exists, else CORPUS
+#   BENCH_RESULTS if set, a file to append machine-readable results to (for
+#                 bench/report.sh), one line per profile:
+#                   cli PROFILE INPUT_BYTES FANJIAN_MBPS FANJIAN_RSS_KB OPENCC_MBPS OPENCC_RSS_KB IDENTICAL
+#                 and one for the open time: open FANJIAN_MS OPENCC_MS
 set -euo pipefail
 export LC_ALL=C
 
@@ -79,6 +83,9 @@ cd "$work"
 timed() {
     local prefix=$1 t0 t1 rc=0
     shift
+    # fanjian -o fsyncs its output: flush earlier runs' dirty pages first so
+    # that it waits for its own bytes only, not for whatever came before.
+    sync
     t0=$EPOCHREALTIME
     /usr/bin/time -f '%M' -o "$prefix.rss" "$@" 2>"$prefix.err" || rc=$?
     t1=$EPOCHREALTIME
@@ -115,6 +122,7 @@ rows=()
 for p in $PROFILES; do
     in=$(input_of "$p")
     bytes=$(stat -c %s "$in")
+    echo "run.sh: $p: fanjian x$FANJIAN_RUNS, OpenCC x$OPENCC_RUNS" >&2
     for ((i = 0; i < FANJIAN_RUNS; i++)); do
         timed "$work/f-$p" "${pin[@]}" "$fanjian" -c "$p" -i "$in" -o "$work/f-$p.out"
     done
@@ -131,6 +139,11 @@ for p in $PROFILES; do
         same=$(awk -v other="$work/o-$p.out" '{ if ((getline l <other) <= 0 || l != $0) { n++; if (!first) first = NR } }
             END { printf "no: %d of %d lines differ (first: line %d)", n, NR, first }' "$work/f-$p.out")
     fi
+    if [ -n "${BENCH_RESULTS:-}" ]; then
+        awk -v p="$p" -v b="$bytes" -v fs="$fs" -v os="$os" -v fk="$(max_kb "$work/f-$p.times")" \
+            -v ok="$(max_kb "$work/o-$p.times")" -v same="${same%%:*}" 'BEGIN {
+            printf "cli %s %d %.3f %d %.3f %d %s\n", p, b, b / 1e6 / fs, fk, b / 1e6 / os, ok, same }' >>"$BENCH_RESULTS"
+    fi
     rows+=("$(awk -v p="$p" -v src="$([ "$in" = "$corpus" ] && echo corpus || echo Traditional part)" -v b="$bytes" -v fs="$fs" -v os="$os" -v fk="$(max_kb "$work/f-$p.times")" \
         -v ok="$(max_kb "$work/o-$p.times")" -v same="$same" 'BEGIN {
         printf "| %s | %s, %.1f MB | %.1f | %.1f | %.1f | %.1f | %.1fx | %s |", p, src, b / 1e6, b / 1e6 / fs, fk / 1024,
@@ -138,14 +151,17 @@ for p in $PROFILES; do
     rm -f "$work/f-$p.out" "$work/o-$p.out"
 done
 
-echo "| profile | input | fanjian MB/s | fanjian peak RSS MB | OpenCC $opencc_version MB/s | OpenCC peak RSS MB | speed ratio | output identical to OpenCC |"
+echo "| profile | input | fanjian MB/s | fanjian peak RSS MB | OpenCC $opencc_version MB/s | OpenCC peak RSS MB | speed ratio (CLI vs CLI) | output identical to OpenCC |"
 echo "|---|---|---:|---:|---:|---:|---:|---|"
 printf '%s\n' "${rows[@]}"
+echo
+echo "fanjian's \`-o\` replaces OUT atomically (temporary file, fsync, rename), so its time includes getting the output onto the disk; OpenCC writes without fsync."
 echo
 
 # Open time: whole-process wall time on a one-line input, dominated by
 # loading the dictionaries.
 printf '%s\n' '简体中文转换为繁体中文的启动时间测试。' >"$work/one.txt"
+echo "run.sh: open time, $OPEN_RUNS whole-process runs of each tool" >&2
 for ((i = 0; i < OPEN_RUNS; i++)); do
     timed "$work/open-f" "${pin[@]}" "$fanjian" -c s2t -i "$work/one.txt" -o "$work/one-f.out"
     timed "$work/open-o" "${pin[@]}" opencc -c s2t.json -i "$work/one.txt" -o "$work/one-o.out"
@@ -153,3 +169,7 @@ done
 awk -v f="$(median_s "$work/open-f.times")" -v o="$(median_s "$work/open-o.times")" -v n="$OPEN_RUNS" 'BEGIN {
     printf "Open time (s2t, one-line input, median of %d whole-process runs): fanjian %.1f ms, OpenCC %.1f ms\n",
         n, f * 1000, o * 1000 }'
+if [ -n "${BENCH_RESULTS:-}" ]; then
+    echo "open $(median_s "$work/open-f.times") $(median_s "$work/open-o.times")" |
+        awk '{printf "open %.3f %.3f\n", $2 * 1000, $3 * 1000}' >>"$BENCH_RESULTS"
+fi
