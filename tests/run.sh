@@ -408,4 +408,6 @@ echo "== total time $(elapsed "$T0") s"
 summary="$pass passed, $fail failed"
 if [ "$skipped" -gt 0 ]; then summary="$summary, $skipped skipped"; fi
 echo "$summary"
+# For `make check`, which adds up the plain and the sanitizer runs.
+echo "$pass $fail $skipped" >"$FANJIAN_BUILD/test-counts"
 [ "$fail" -eq 0 ]
