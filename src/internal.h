@@ -8,7 +8,6 @@
 #include "../include/fanjian.h"
 #include "image_format.h"
 
-#define FJ_MATCHER_ASCII_STARTS 1u /* some key starts with an ASCII character */
 
 /* The validated sections of a mapped image. */
 typedef struct fj_image {
@@ -134,40 +133,6 @@ static inline void fj__out_put(fj_out *o, const char *data, size_t n)
         o->len += n;
     } else {
         o->spill(o, data, n);
-    }
-}
-
-/* Appends one character, encoded as UTF-8. */
-static inline void fj__out_put_cp(fj_out *o, uint32_t cp)
-{
-    char u[4];
-    size_t n;
-    if (cp < 0x800) {
-        if (cp < 0x80) {
-            u[0] = (char)cp;
-            n = 1;
-        } else {
-            u[0] = (char)(0xC0 | (cp >> 6));
-            u[1] = (char)(0x80 | (cp & 0x3F));
-            n = 2;
-        }
-    } else if (cp < 0x10000) {
-        u[0] = (char)(0xE0 | (cp >> 12));
-        u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        u[2] = (char)(0x80 | (cp & 0x3F));
-        n = 3;
-    } else {
-        u[0] = (char)(0xF0 | (cp >> 18));
-        u[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-        u[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        u[3] = (char)(0x80 | (cp & 0x3F));
-        n = 4;
-    }
-    if (o->len + 4 <= o->cap) {
-        __builtin_memcpy(o->buf + o->len, u, 4);
-        o->len += n;
-    } else {
-        fj__out_put(o, u, n); /* exact: the last bytes of a caller's buffer count */
     }
 }
 

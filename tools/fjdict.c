@@ -207,8 +207,6 @@ static void build_matcher(builder *b, oc_dict *d)
             if (!l1[cp >> 8])
                 l1[cp >> 8] = new_block(b);
             b->blocks[l1[cp >> 8] * FJ_BLOCK_SIZE + (cp & 0xFF)] = it.node;
-            if (cp < 0x80)
-                m.flags |= FJ_MATCHER_ASCII_STARTS;
         }
         size_t lo = it.lo;
         const char *key = d->entries[lo].key;
