@@ -135,9 +135,98 @@ static size_t convert_segmented(const fj_converter *c, const unsigned char *text
     return (size_t)(p - text);
 }
 
+/* convert_segmented for profiles whose segmentation is their first step's
+ * phrases (FJ_PROFILE_SEG_IS_STEP1) and which have two steps: one pass finds
+ * the segments and gives each unit's first-step result, collected per run;
+ * the second step then runs once per segment. Same output, half the work. */
+static size_t convert_seg_step1(const fj_converter *c, const unsigned char *text, size_t len,
+                                int final, fj_out *o, fj_work *w)
+{
+    const fj_matcher *m = &c->stages[0];
+    fj_out *run = &w->stage[0]; /* first-step output of the open run */
+    const unsigned char *p = text, *end = text + len, *run_start = NULL, *cut = NULL;
+    size_t cut_out = 0;
+    fj_match hit;
+    run->len = 0;
+    while (p < end) {
+        uint32_t cp;
+        size_t unit = 1, out_len = 1;
+        const char *out = (const char *)p;
+        char direct[3];
+        int barrier = 1; /* a byte that is not UTF-8 is in no key */
+        int n = fj_utf8_decode_fast(p, end, &cp);
+        if (n <= 0 && n == FJ_U8_INCOMPLETE && !final)
+            break;
+        if (n > 0) {
+            uint32_t entry = fj__lookup(m, cp);
+            int r = FJ_MATCH_NONE;
+            if (entry != 0 && entry != FJ_ENTRY_IDS && !(entry & FJ_ENTRY_DIRECT)) {
+                r = fj__match(m, entry, p, (size_t)n, cp, end, final, &hit);
+                if (r == FJ_MATCH_UNDECIDED)
+                    break;
+                if (r == FJ_MATCH_FOUND && hit.len > (size_t)n) {
+                    /* A phrase segment: its first-step result is the match. */
+                    if (run_start)
+                        chain_from(c, 1, (const unsigned char *)run->buf, run->len, o, w);
+                    run->len = 0;
+                    run_start = cut = NULL;
+                    chain_from(c, 1, (const unsigned char *)hit.value, hit.value_len, o, w);
+                    p += hit.len;
+                    continue;
+                }
+            }
+            unit = out_len = (size_t)n;
+            barrier = is_barrier(c, cp);
+            if (r == FJ_MATCH_FOUND) {
+                out = hit.value;
+                out_len = hit.value_len;
+            } else if (entry != FJ_ENTRY_IDS && (entry & FJ_ENTRY_DIRECT)) {
+                direct[0] = (char)entry;
+                direct[1] = (char)(entry >> 8);
+                direct[2] = (char)(entry >> 16);
+                out = direct;
+                out_len = 3;
+            } else if (fj_ids_arity(cp)) {
+                size_t ids;
+                int st = fj_ids_parse(p, end, &ids);
+                if (st == FJ_IDS_COMPLETE)
+                    unit = out_len = ids;
+                else if (st == FJ_IDS_INCOMPLETE && !final)
+                    break;
+            }
+        }
+        if (!run_start)
+            run_start = p;
+        fj__out_put(run, out, out_len);
+        p += unit;
+        if (barrier) {
+            cut = p;
+            cut_out = run->len;
+        } else if ((size_t)(p - (cut ? cut : run_start)) >= FJ_RUN_CAP) {
+            chain_from(c, 1, (const unsigned char *)run->buf, run->len, o, w);
+            run->len = 0;
+            run_start = cut = NULL;
+        }
+    }
+    if (run_start) {
+        if (final) {
+            chain_from(c, 1, (const unsigned char *)run->buf, run->len, o, w);
+        } else if (cut) {
+            chain_from(c, 1, (const unsigned char *)run->buf, cut_out, o, w);
+            p = cut;
+        } else {
+            p = run_start;
+        }
+    }
+    run->len = 0;
+    return (size_t)(p - text);
+}
+
 static size_t convert_compat(const fj_converter *c, const unsigned char *text, size_t len,
                              int final, fj_out *o, fj_work *w)
 {
+    if (c->has_segmentation && c->seg_is_step1 && c->stage_count == 2)
+        return convert_seg_step1(c, text, len, final, o, w);
     if (c->has_segmentation)
         return convert_segmented(c, text, len, final, o, w);
     if (c->stage_count == 1)

@@ -21,12 +21,21 @@ size_t fj__step_unit(const fj_matcher *m, const unsigned char *p, const unsigned
                      int final, fj_out *o)
 {
     uint32_t cp;
-    int n = fj_utf8_decode(p, end, &cp);
+    int n = fj_utf8_decode_fast(p, end, &cp);
     if (n <= 0) {
         if (n == FJ_U8_INCOMPLETE && !final)
             return 0;
         fj__out_put(o, (const char *)p, 1); /* not UTF-8: passes through */
         return 1;
+    }
+    if (m->rec && n == 3 && cp - FJ_REC_FIRST < FJ_REC_COUNT) {
+        /* A character that starts no phrase: its record holds the answer. */
+        uint32_t rec = m->rec[cp - FJ_REC_FIRST];
+        if (!((rec >> FJ_REC_PHRASE_BIT | rec >> FJ_REC_SPECIAL_BIT) & 1)) {
+            const char u[3] = {(char)rec, (char)(rec >> 8), (char)(rec >> 16)};
+            fj__out_put(o, u, 3);
+            return 3;
+        }
     }
     uint32_t entry = fj__lookup(m, cp);
     if (entry == 0) {
