@@ -29,11 +29,77 @@ static inline void fj__take_value(const fj_matcher *m, const fj_node_rec *n, siz
     out->value_len = n->value_len;
 }
 
+/* Continues a walk at node n, reached by the text [p, q): the longest key
+ * ending at n or below it. FJ_MATCH_NONE when none does; without `final`,
+ * FJ_MATCH_UNDECIDED when the text ran out while a longer key was possible.
+ * Deeper nodes have few children, searched by bisection. */
+static inline __attribute__((always_inline)) int fj__walk(const fj_matcher *m,
+                                                          const fj_node_rec *n,
+                                                          const unsigned char *p,
+                                                          const unsigned char *q,
+                                                          const unsigned char *end, int final,
+                                                          fj_match *out)
+{
+    int found = FJ_MATCH_NONE;
+    if (n->value_len != FJ_NO_VALUE) {
+        fj__take_value(m, n, (size_t)(q - p), out);
+        found = FJ_MATCH_FOUND;
+    }
+    while (n->child_count) {
+        uint32_t cp;
+        if (q >= end) {
+            if (!final)
+                return FJ_MATCH_UNDECIDED;
+            break;
+        }
+        int k = fj_utf8_decode_fast(q, end, &cp);
+        if (k <= 0) {
+            if (k == FJ_U8_INCOMPLETE && !final)
+                return FJ_MATCH_UNDECIDED;
+            break;
+        }
+        uint32_t lo = n->first_child, hi = lo + n->child_count, top = hi;
+        while (lo < hi) {
+            uint32_t mid = (lo + hi) >> 1;
+            if (m->edges[mid] < cp)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == top || m->edges[lo] != cp)
+            break;
+        n = &m->nodes[lo];
+        q += k;
+        if (n->value_len != FJ_NO_VALUE) {
+            fj__take_value(m, n, (size_t)(q - p), out);
+            found = FJ_MATCH_FOUND;
+        }
+    }
+    return found;
+}
+
+/* The longest key of two or more characters below first-character node id:
+ * the second character (cp, k bytes at q) is looked up in the edge table,
+ * then the walk goes on. */
+static inline __attribute__((always_inline)) int
+fj__match_below(const fj_matcher *m, uint32_t id, const unsigned char *p, const unsigned char *q,
+                uint32_t cp, int k, const unsigned char *end, int final, fj_match *out)
+{
+    uint64_t want = FJ_EDGE_SLOT(cp, id, 0), slot;
+    uint32_t i = fj_edge_hash(id, cp) & m->edge_hash_mask;
+    while ((slot = m->edge_hash[i]) != 0 && (slot & 0x3FFFFFFFFFFull) != want)
+        i = (i + 1) & m->edge_hash_mask;
+    if (!slot)
+        return FJ_MATCH_NONE;
+    return fj__walk(m, &m->nodes[FJ_EDGE_CHILD(slot)], p, q + k, end, final, out);
+}
+
 /* Finds the longest key starting at p, whose first character (first_len
  * bytes) has the node table entry `entry`; the character after it, when
- * there is one, was decoded by the caller into cp (k is the decode result). Without `final`, reaching `end`
- * while a longer key is still possible is FJ_MATCH_UNDECIDED. The node is
- * read only when a key can end there: the entry's flags say what it holds. */
+ * there is one, was decoded by the caller into cp (k is the decode result).
+ * Without `final`, reaching `end` while a longer key is still possible is
+ * FJ_MATCH_UNDECIDED. The node is read only when a key can end there: the
+ * entry's flags say what it holds. */
 static inline __attribute__((always_inline)) int
 fj__match_next(const fj_matcher *m, uint32_t entry, const unsigned char *p, size_t first_len,
                uint32_t cp1, uint32_t cp, int k, const unsigned char *end, int final,
@@ -56,49 +122,7 @@ fj__match_next(const fj_matcher *m, uint32_t entry, const unsigned char *p, size
         uint32_t h = fj_bigram_hash(m->salt, cp1, cp);
         if (!(m->bigrams[h >> 3] >> (h & 7) & 1))
             goto first_only;
-        uint64_t want = FJ_EDGE_SLOT(cp, id, 0), slot;
-        uint32_t i = fj_edge_hash(id, cp) & m->edge_hash_mask;
-        while ((slot = m->edge_hash[i]) != 0 && (slot & 0x3FFFFFFFFFFull) != want)
-            i = (i + 1) & m->edge_hash_mask;
-        if (!slot)
-            goto first_only;
-        const fj_node_rec *n = &m->nodes[FJ_EDGE_CHILD(slot)];
-        int found = FJ_MATCH_NONE;
-        q += k;
-        if (n->value_len != FJ_NO_VALUE) {
-            fj__take_value(m, n, (size_t)(q - p), out);
-            found = FJ_MATCH_FOUND;
-        }
-        /* Deeper nodes have few children: binary search. */
-        while (n->child_count) {
-            if (q >= end) {
-                if (!final)
-                    return FJ_MATCH_UNDECIDED;
-                break;
-            }
-            k = fj_utf8_decode_fast(q, end, &cp);
-            if (k <= 0) {
-                if (k == FJ_U8_INCOMPLETE && !final)
-                    return FJ_MATCH_UNDECIDED;
-                break;
-            }
-            uint32_t lo = n->first_child, hi = lo + n->child_count, top = hi;
-            while (lo < hi) {
-                uint32_t mid = (lo + hi) >> 1;
-                if (m->edges[mid] < cp)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            if (lo == top || m->edges[lo] != cp)
-                break;
-            n = &m->nodes[lo];
-            q += k;
-            if (n->value_len != FJ_NO_VALUE) {
-                fj__take_value(m, n, (size_t)(q - p), out);
-                found = FJ_MATCH_FOUND;
-            }
-        }
+        int found = fj__match_below(m, id, p, q, cp, k, end, final, out);
         if (found)
             return found;
     }

@@ -197,19 +197,13 @@ static const unsigned char *fast_loop(const fj_matcher *matcher, const unsigned 
             uint32_t h3 = fj_bigram_hash(m.salt, fj_pair_mix(cp, cp2), cp3);
             walk = cp3 && (m.trigrams[h3 >> 3] >> (h3 & 7) & 1);
         }
-        if (walk) {
-            fj_match hit;
-            if (fj__match_next(&m, entry, p, 3, cp, cp2, k, end, 1, &hit) == FJ_MATCH_FOUND) {
-                if (hit.value_len > FAST_ROOM - 4)
-                    goto careful;
-                memcpy(w, hit.value, hit.value_len);
-                w += hit.value_len;
-                p += hit.len;
-            } else {
-                memcpy(w, &bytes, 4);
-                w += 3;
-                p += 3;
-            }
+        fj_match hit;
+        if (walk && fj__match_below(&m, entry & FJ_ENTRY_NODE_MASK, p, p + 3, cp2, k, end, 1, &hit)) {
+            if (hit.value_len > FAST_ROOM - 4)
+                goto careful;
+            memcpy(w, hit.value, hit.value_len);
+            w += hit.value_len;
+            p += hit.len;
             continue;
         }
     }
