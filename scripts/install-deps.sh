@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what building and testing fanjian needs on Debian 12 (run as root).
+# Installs what building and testing fanjian needs on Debian 12.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 pkgs=(build-essential pkg-config libjansson-dev libcmocka-dev ca-certificates)
@@ -9,7 +9,12 @@ for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends "${missing[@]}"
+    as_root=()
+    if [ "$(id -u)" -ne 0 ]; then
+        command -v sudo >/dev/null || { echo "install-deps: run as root to install: ${missing[*]}" >&2; exit 1; }
+        as_root=(sudo)
+    fi
+    "${as_root[@]}" apt-get update -qq
+    "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 echo "install-deps: ready"
