@@ -26,25 +26,13 @@ static const fj_converter *conv_named(const char *name)
 static int group_setup(void **state)
 {
     (void)state;
-    fj_error err;
-    if (fj_dict_open(t_dict_path(), NULL, &g_dict, &err) != FJ_OK) {
-        fprintf(stderr, "cases: cannot open %s: %s\n", t_dict_path(), err.message);
-        return -1;
-    }
-    for (int i = 0; i < 16; i++)
-        if (fj_converter_open(g_dict, t_profiles[i], FJ_COMPAT, &g_conv[i], &err) != FJ_OK) {
-            fprintf(stderr, "cases: profile %s: %s\n", t_profiles[i], err.message);
-            return -1;
-        }
-    return 0;
+    return t_open_all("cases", &g_dict, g_conv);
 }
 
 static int group_teardown(void **state)
 {
     (void)state;
-    for (int i = 0; i < 16; i++)
-        fj_converter_close(g_conv[i]);
-    fj_dict_close(g_dict);
+    t_close_all(g_dict, g_conv);
     return 0;
 }
 

@@ -146,6 +146,32 @@ static inline uint64_t t_seed(void)
     return v && *v ? strtoull(v, NULL, 0) : 0x66616E6A69616E31ull;
 }
 
+/* ---- the dictionary and one converter per profile -------------------------------- */
+
+/* Opens the dictionary and every profile's converter; 0 on success. */
+static inline int t_open_all(const char *who, fj_dict **dict, fj_converter *conv[16])
+{
+    fj_error err;
+    memset(&err, 0, sizeof err);
+    if (fj_dict_open(t_dict_path(), NULL, dict, &err) != FJ_OK) {
+        fprintf(stderr, "%s: cannot open %s: %s\n", who, t_dict_path(), err.message);
+        return -1;
+    }
+    for (int i = 0; i < 16; i++)
+        if (fj_converter_open(*dict, t_profiles[i], FJ_COMPAT, &conv[i], &err) != FJ_OK) {
+            fprintf(stderr, "%s: profile %s: %s\n", who, t_profiles[i], err.message);
+            return -1;
+        }
+    return 0;
+}
+
+static inline void t_close_all(fj_dict *dict, fj_converter *conv[16])
+{
+    for (int i = 0; i < 16; i++)
+        fj_converter_close(conv[i]);
+    fj_dict_close(dict);
+}
+
 /* ---- reporting ------------------------------------------------------------------- */
 
 /* Prints bytes with non-printable and non-ASCII bytes as \xHH (at most max bytes). */

@@ -50,17 +50,8 @@ static const fj_converter *conv(const char *name)
 static int group_setup(void **state)
 {
     (void)state;
-    fj_error err;
-    memset(&err, 0, sizeof err);
-    if (fj_dict_open(t_dict_path(), NULL, &g_dict, &err) != FJ_OK) {
-        fprintf(stderr, "unit: cannot open %s: %s\n", t_dict_path(), err.message);
+    if (t_open_all("unit", &g_dict, g_conv) != 0)
         return -1;
-    }
-    for (int i = 0; i < 16; i++)
-        if (fj_converter_open(g_dict, t_profiles[i], FJ_COMPAT, &g_conv[i], &err) != FJ_OK) {
-            fprintf(stderr, "unit: profile %s: %s\n", t_profiles[i], err.message);
-            return -1;
-        }
     size_t n = 0;
     char *img = t_read_file(t_dict_path(), &n);
     if (!img)
@@ -79,9 +70,7 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
     (void)state;
-    for (int i = 0; i < 16; i++)
-        fj_converter_close(g_conv[i]);
-    fj_dict_close(g_dict);
+    t_close_all(g_dict, g_conv);
     free(g_img);
     free(g_compat);
     oc_data_free(g_data);
