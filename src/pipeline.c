@@ -10,11 +10,6 @@
 #include "internal.h"
 #include "match.h"
 
-static size_t step(const fj_matcher *m, const unsigned char *t, size_t n, int final, fj_out *o)
-{
-    return fj__step(m, t, n, final, o);
-}
-
 /* Conversion steps [first, stage_count) over one complete segment. */
 static void chain_from(const fj_converter *c, uint32_t first, const unsigned char *seg,
                        size_t len, fj_out *o, fj_work *w)
@@ -25,7 +20,7 @@ static void chain_from(const fj_converter *c, uint32_t first, const unsigned cha
         fj_out *dst = (k + 1 == c->stage_count) ? o : &w->stage[k & 1];
         if (dst != o)
             dst->len = 0;
-        step(&c->stages[k], cur, cur_len, 1, dst);
+        fj__step(&c->stages[k], cur, cur_len, 1, dst);
         cur = (const unsigned char *)dst->buf;
         cur_len = dst->len;
     }
@@ -230,7 +225,7 @@ static size_t convert_compat(const fj_converter *c, const unsigned char *text, s
     if (c->has_segmentation)
         return convert_segmented(c, text, len, final, o, w);
     if (c->stage_count == 1)
-        return step(&c->stages[0], text, len, final, o);
+        return fj__step(&c->stages[0], text, len, final, o);
     /* No segmentation but several steps: the whole text is one segment, so
      * nothing is decided before the end. (No OpenCC profile is built so.) */
     if (!final)
