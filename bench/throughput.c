@@ -43,13 +43,16 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* FJ_COMPAT unless --default is given first. */
+static unsigned mode_flags = FJ_COMPAT;
+
 static int open_both(const char *dict_path, const char *profile, fj_dict **dict,
                      fj_converter **conv)
 {
     fj_error err;
     if (fj_dict_open(dict_path, NULL, dict, &err) != FJ_OK)
         goto fail;
-    if (fj_converter_open(*dict, profile, FJ_COMPAT, conv, &err) != FJ_OK) {
+    if (fj_converter_open(*dict, profile, mode_flags, conv, &err) != FJ_OK) {
         fj_dict_close(*dict);
         goto fail;
     }
@@ -75,7 +78,7 @@ static int open_only(const char *dict_path, const char *profile, int runs)
             return 1;
         }
         double t1 = now();
-        if (fj_converter_open(dict, profile, FJ_COMPAT, &conv, &err) != FJ_OK) {
+        if (fj_converter_open(dict, profile, mode_flags, &conv, &err) != FJ_OK) {
             fprintf(stderr, "throughput: %s\n", err.message);
             return 1;
         }
@@ -106,6 +109,11 @@ static int write_file(const char *path, const char *data, size_t len)
 int main(int argc, char **argv)
 {
     int tsv = 0;
+    if (argc > 1 && strcmp(argv[1], "--default") == 0) {
+        mode_flags = FJ_DEFAULT; /* the context model instead of OpenCC's matching */
+        argv++;
+        argc--;
+    }
     if (argc > 1 && strcmp(argv[1], "--open-only") == 0) {
         int runs = argc == 5 ? atoi(argv[4]) : 0;
         if (runs < 1) {
@@ -120,8 +128,8 @@ int main(int argc, char **argv)
         argc--;
     }
     if (argc < 4 || argc > (tsv ? 6 : 5)) {
-        fprintf(stderr, "usage: throughput [--tsv] DICT PROFILE FILE [REPEATS]%s\n"
-                        "       throughput --open-only DICT PROFILE RUNS\n",
+        fprintf(stderr, "usage: throughput [--default] [--tsv] DICT PROFILE FILE [REPEATS]%s\n"
+                        "       throughput [--default] --open-only DICT PROFILE RUNS\n",
                 tsv ? " [OUT]" : "");
         return 2;
     }

@@ -30,7 +30,8 @@ static void usage(FILE *f)
             "                        s2t.json are accepted)\n"
             "  -i, --input FILE      input file (same as a FILE operand)\n"
             "  -o, --output FILE     output file (default: standard output)\n"
-            "      --compat          OpenCC 1.4.2-identical output (the only mode so far)\n"
+            "      --compat          OpenCC 1.4.2-identical output (maximum matching);\n"
+            "                        by default forms are chosen from context\n"
             "      --fsync           flush OUTPUT to disk before it replaces the old file\n"
             "      --dict IMAGE      dictionary image (default: $FANJIAN_DICT, then the\n"
             "                        image next to this program, then %s)\n"
@@ -105,6 +106,7 @@ int main(int argc, char **argv)
     const char **inputs = calloc((size_t)argc + 1, sizeof(char *));
     size_t ninputs = 0;
     int list = 0, sync_output = 0;
+    unsigned conv_flags = FJ_DEFAULT;
     if (!inputs)
         return 1;
     for (int i = 1; i < argc; i++) {
@@ -126,7 +128,7 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--fsync") == 0)
             sync_output = 1;
         else if (strcmp(a, "--compat") == 0)
-            ; /* the only mode so far */
+            conv_flags = FJ_COMPAT;
         else if (strcmp(a, "--list") == 0)
             list = 1;
         else if (strcmp(a, "--version") == 0) {
@@ -168,7 +170,7 @@ int main(int argc, char **argv)
         return 2;
     }
     fj_converter *conv = NULL;
-    if (fj_converter_open(dict, profile, FJ_COMPAT, &conv, &err) != FJ_OK) {
+    if (fj_converter_open(dict, profile, conv_flags, &conv, &err) != FJ_OK) {
         fprintf(stderr, "%s: %s\n", prog, err.message);
         fj_dict_close(dict);
         free(inputs);

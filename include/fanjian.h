@@ -113,8 +113,12 @@ const char *fj_dict_profile_name(const fj_dict *dict, size_t index);
 typedef struct fj_converter fj_converter;
 
 enum {
+    /* The default (flags 0): forms are chosen from context, by the cheapest
+     * segmentation into known words (see docs/DESIGN.md). Profiles without a
+     * script-conversion step (t2tw, t2jp, ...) convert as in FJ_COMPAT. */
+    FJ_DEFAULT = 0,
     /* Reproduce OpenCC 1.4.2's output byte for byte (maximum matching over
-     * its phrase tables). The only mode in this version. */
+     * its phrase tables). */
     FJ_COMPAT = 1u << 0
 };
 

@@ -121,6 +121,19 @@ fj_status fj_converter_open(const fj_dict *dict, const char *profile, unsigned f
         build_recs(&c->stages[k], c->recs[k]);
         c->stages[k].rec = c->recs[k];
     }
+    const fj_context_rec *cx = &img->contexts[rec - img->profiles];
+    if (!(flags & FJ_COMPAT) && cx->core_stage != FJ_NONE) {
+        c->engine = &fj__context_engine;
+        c->ctx_core_stage = cx->core_stage;
+        c->ctx_keep_folded = (cx->flags & FJ_CONTEXT_KEEP_FOLDED) != 0;
+        c->ctx_ambiguous = img->ambiguous + (size_t)cx->ambiguous * FJ_BARRIER_BYTES;
+        c->ctx_pairs = img->ambiguous_pairs + (size_t)cx->ambiguous * (FJ_BIGRAM_BITS / 8);
+        matcher_init(&c->ctx_words, img, cx->words);
+        if (cx->fold != FJ_NONE) {
+            c->ctx_has_fold = 1;
+            matcher_init(&c->ctx_fold, img, cx->fold);
+        }
+    }
     if (rec->segmentation != FJ_NONE) {
         c->has_segmentation = 1;
         c->seg_is_step1 = (rec->flags & FJ_PROFILE_SEG_IS_STEP1) != 0;

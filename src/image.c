@@ -167,6 +167,18 @@ fj_status fj__image_load(fj_image *img, const unsigned char *data, size_t size, 
     if (slots == 0 || (slots & (slots - 1)) || slots > (1u << 30))
         return bad(e, edge_hash_at, "edge table size");
     img->edge_hash_mask = (uint32_t)(slots - 1);
+    SECTION(FJ_SEC_CONTEXT, sizeof(fj_context_rec), "context models");
+    img->contexts = (const fj_context_rec *)s.p;
+    size_t contexts_at = (size_t)s.offset;
+    if (s.size / sizeof(fj_context_rec) != img->profile_count)
+        return bad(e, contexts_at, "context model count");
+    SECTION(FJ_SEC_AMBIG, FJ_BARRIER_BYTES, "context character sets");
+    img->ambiguous = s.p;
+    img->ambiguous_count = (uint32_t)(s.size / FJ_BARRIER_BYTES);
+    SECTION(FJ_SEC_AMBPAIRS, FJ_BIGRAM_BITS / 8, "context pair filters");
+    img->ambiguous_pairs = s.p;
+    if (s.size / (FJ_BIGRAM_BITS / 8) != img->ambiguous_count)
+        return bad(e, (size_t)s.offset, "context pair filter count");
 #undef SECTION
 
     /* Every offset the matcher follows is checked here, once. */
@@ -234,6 +246,12 @@ fj_status fj__image_load(fj_image *img, const unsigned char *data, size_t size, 
         for (uint32_t k = 0; k < p->stage_count; k++)
             if (p->stages[k] >= img->matcher_count)
                 return bad(e, at, "profile step");
+        const fj_context_rec *cx = &img->contexts[i];
+        if (cx->core_stage != FJ_NONE &&
+            (cx->core_stage >= p->stage_count || cx->words >= img->matcher_count ||
+             (cx->fold != FJ_NONE && cx->fold >= img->matcher_count) ||
+             cx->ambiguous >= img->ambiguous_count))
+            return bad(e, contexts_at + (size_t)i * sizeof *cx, "context model");
     }
     for (uint32_t i = 0; i < img->srcdict_count; i++) {
         const fj_srcdict_rec *d = &img->srcdicts[i];

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #define FJ_IMAGE_MAGIC "FJDICT\x1a\n"
-#define FJ_IMAGE_VERSION 1u
+#define FJ_IMAGE_VERSION 2u
 #define FJ_IMAGE_HEADER_SIZE 64u
 
 /* Section tags: four ASCII bytes read as a little-endian u32. */
@@ -27,6 +27,9 @@
 #define FJ_SEC_PAIRKEYS FJ_TAG('P', 'A', 'I', 'R') /* same shape: the two characters are a key */
 #define FJ_SEC_TRIGRAMS FJ_TAG('T', 'R', 'I', 'G') /* same shape: a key starts with these three */
 #define FJ_SEC_EDGEHASH FJ_TAG('E', 'D', 'G', 'H') /* u64 slots: second-character edges, see below */
+#define FJ_SEC_CONTEXT  FJ_TAG('C', 'T', 'X', 'T') /* fj_context_rec[], one per profile */
+#define FJ_SEC_AMBIG    FJ_TAG('A', 'M', 'B', 'G') /* FJ_BARRIER_BYTES bit sets, see fj_context_rec */
+#define FJ_SEC_AMBPAIRS FJ_TAG('A', 'M', 'B', 'P') /* FJ_BIGRAM_BITS bit sets, see fj_context_rec */
 
 #define FJ_L1_SIZE (0x110000u >> 8)
 #define FJ_BLOCK_SIZE 256u
@@ -95,6 +98,32 @@ typedef struct fj_profile_rec {
  * one-character matches, and a phrase segment's first-step result is the
  * match's value. (True of OpenCC's s2tw, s2twp, s2hk and s2hkp.) */
 #define FJ_PROFILE_SEG_IS_STEP1 1u
+
+/* The context model of a profile (default mode). The conversion step
+ * core_stage is replaced by a lattice over the matcher `words`, whose values
+ * are a cost character (U+E000 + cost) followed by the target form; with no
+ * target, each character takes its own one-character answer. With
+ * `fold`, input characters are first mapped to their reading through that
+ * matcher. core_stage == FJ_NONE: the profile has no context model. */
+typedef struct fj_context_rec {
+    uint32_t core_stage;
+    uint32_t fold;  /* matcher id or FJ_NONE */
+    uint32_t words; /* matcher id */
+    uint32_t flags; /* FJ_CONTEXT_* */
+    /* Index into AMBG: the BMP characters whose form may depend on context,
+     * and into AMBP: the adjacent reading pairs (fj_bigram_hash, salt 0)
+     * inside words that give such a character another form. A character
+     * needs the lattice only when it is in AMBG and a neighbour pair is in
+     * AMBP. */
+    uint32_t ambiguous;
+    uint32_t reserved;
+} fj_context_rec;
+
+/* A character whose reading differs from itself is already in the target
+ * script: it is kept as written. */
+#define FJ_CONTEXT_KEEP_FOLDED 1u
+#define FJ_CONTEXT_COST_BASE 0xE000u
+#define FJ_CONTEXT_COST_MAX 4095u
 
 /* The source dictionaries, kept so `fjdict --decompile` can give them back. */
 typedef struct fj_srcdict_rec {

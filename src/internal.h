@@ -35,6 +35,9 @@ typedef struct fj_image {
     const unsigned char *bigrams, *pairkeys, *trigrams;
     const uint64_t *edge_hash;
     uint32_t edge_hash_mask;
+    const fj_context_rec *contexts; /* one per profile */
+    const unsigned char *ambiguous, *ambiguous_pairs;
+    uint32_t ambiguous_count;
 } fj_image;
 
 /* Parses and validates an image in memory. */
@@ -108,6 +111,12 @@ struct fj_converter {
     unsigned char norm_lo[256], norm_hi[256]; /* per lead: range of second bytes */
     unsigned norm_lead_count;
     int norm_always; /* normalization has ASCII keys: never skip the pass */
+    /* Default mode (fj__context_engine): the step replaced by the lattice. */
+    uint32_t ctx_core_stage;
+    int ctx_has_fold, ctx_keep_folded;
+    fj_matcher ctx_fold, ctx_words;
+    const unsigned char *ctx_ambiguous; /* bit set: the BMP character's form depends on context */
+    const unsigned char *ctx_pairs;     /* see fj_context_rec */
 };
 
 /* Output: a buffer with a slow path for when it fills up. */
@@ -194,5 +203,6 @@ struct fj_engine {
 };
 
 extern const fj_engine fj__compat_engine;
+extern const fj_engine fj__context_engine;
 
 #endif

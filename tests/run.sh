@@ -121,8 +121,12 @@ else
 
     # -- the case files, through the CLI ------------------------------------------
     # Fields use the escapes \t \n \r \\ \xHH, which printf %b understands.
+    # A file whose first line is "# mode: default" holds default-mode cases;
+    # the others hold OpenCC-compatible ones.
     for f in "$FANJIAN_CASES"/*.tsv; do
         [ -e "$f" ] || { bad "CLI cases: no .tsv files in $FANJIAN_CASES"; break; }
+        mode=--compat
+        if [ "$(head -n 1 "$f")" = "# mode: default" ]; then mode=; fi
         lineno=0
         while IFS= read -r line || [ -n "$line" ]; do
             lineno=$((lineno + 1))
@@ -139,7 +143,7 @@ else
             name="CLI $(basename "$f"):$lineno $prof"
             printf '%b' "$input" >"$TMP/case.in"
             printf '%b' "$expected" >"$TMP/case.exp"
-            run "$FJ" -c "$prof" "$TMP/case.in" </dev/null
+            run "$FJ" $mode -c "$prof" "$TMP/case.in" </dev/null
             if [ "$rc" -ne 0 ]; then
                 bad "$name" "exit status $rc: $(err1)"
             elif ! cmp -s "$TMP/out" "$TMP/case.exp"; then
@@ -155,13 +159,13 @@ else
     if [ -r "$SHARED_COMPAT/input.txt" ]; then
         for p in $PROFILES; do
             rm -f "$TMP/compat.out"
-            run "$FJ" -c "$p" -i "$SHARED_COMPAT/input.txt" -o "$TMP/compat.out"
+            run "$FJ" --compat -c "$p" -i "$SHARED_COMPAT/input.txt" -o "$TMP/compat.out"
             if [ "$rc" -eq 0 ] && [ ! -s "$TMP/out" ] && cmp -s "$TMP/compat.out" "$SHARED_COMPAT/$p.txt"; then
                 ok "CLI compat $p (-i/-o)"
             else
                 bad "CLI compat $p (-i/-o)" "exit $rc; $(cmp "$TMP/compat.out" "$SHARED_COMPAT/$p.txt" 2>&1 | head -n 1)"
             fi
-            "$FJ" -c "$p" <"$SHARED_COMPAT/input.txt" >"$TMP/compat.out" 2>"$TMP/err"
+            "$FJ" --compat -c "$p" <"$SHARED_COMPAT/input.txt" >"$TMP/compat.out" 2>"$TMP/err"
             rc=$?
             if [ "$rc" -eq 0 ] && cmp -s "$TMP/compat.out" "$SHARED_COMPAT/$p.txt"; then
                 ok "CLI compat $p (stdin/stdout)"
@@ -178,10 +182,16 @@ else
 
     # -- options and behaviour ------------------------------------------------------
     printf '%s\n' '这是只有一个人的世界，头发干了，鼠标和打印机。' >"$TMP/good.txt"
-    printf '%s\n' '這是隻有一個人的世界，頭髮幹了，鼠標和打印機。' >"$TMP/good.s2t"
+    # OpenCC's maximum matching makes the classic mistakes (隻有, 幹了); the
+    # default mode does not.
+    printf '%s\n' '這是隻有一個人的世界，頭髮幹了，鼠標和打印機。' >"$TMP/good.compat"
+    printf '%s\n' '這是只有一個人的世界，頭髮乾了，鼠標和打印機。' >"$TMP/good.s2t"
+
+    run "$FJ" --compat -c s2t "$TMP/good.txt"
+    check "CLI --compat -c s2t FILE" cmp -s "$TMP/out" "$TMP/good.compat"
 
     run "$FJ" -c s2t "$TMP/good.txt"
-    check "CLI -c s2t FILE" cmp -s "$TMP/out" "$TMP/good.s2t"
+    check "CLI -c s2t FILE (default mode)" cmp -s "$TMP/out" "$TMP/good.s2t"
 
     run "$FJ" -c s2t.json "$TMP/good.txt"
     check "CLI -c s2t.json accepted" cmp -s "$TMP/out" "$TMP/good.s2t"
@@ -383,9 +393,11 @@ else
     # converts as a phrase (头|发 -> 頭髮, not 頭發).
     printf '%s' '我的头' >"$TMP/part1.txt"
     printf '%s\n' '发干了' >"$TMP/part2.txt"
-    run "$FJ" -c s2t "$TMP/part1.txt" "$TMP/part2.txt"
+    run "$FJ" --compat -c s2t "$TMP/part1.txt" "$TMP/part2.txt"
     check "CLI FILE FILE concatenates (phrase across files)" test "$(cat "$TMP/out")" = '我的頭髮幹了'
-    run "$FJ" -c s2t -i "$TMP/part1.txt" "$TMP/part2.txt"
+    run "$FJ" -c s2t "$TMP/part1.txt" "$TMP/part2.txt"
+    check "CLI FILE FILE concatenates (default mode)" test "$(cat "$TMP/out")" = '我的頭髮乾了'
+    run "$FJ" --compat -c s2t -i "$TMP/part1.txt" "$TMP/part2.txt"
     check "CLI -i FILE plus FILE concatenates" test "$(cat "$TMP/out")" = '我的頭髮幹了'
     run "$FJ" -c s2t "$TMP/good.txt" "$TMP/good.txt" "$TMP/good.txt"
     cat "$TMP/good.s2t" "$TMP/good.s2t" "$TMP/good.s2t" >"$TMP/three.exp"
@@ -398,9 +410,11 @@ else
     # Streaming through a pipe in small writes gives the same output.
     if [ -r "$SHARED_COMPAT/input.txt" ]; then
         head -c 40000 "$SHARED_COMPAT/input.txt" >"$TMP/part.txt"
-        "$FJ" -c s2twp "$TMP/part.txt" >"$TMP/whole.out" 2>/dev/null
-        dd if="$TMP/part.txt" bs=7 status=none | "$FJ" -c s2twp >"$TMP/piped.out" 2>/dev/null
-        check "CLI pipe input equals file input" cmp -s "$TMP/whole.out" "$TMP/piped.out"
+        for m in --compat ""; do
+            "$FJ" $m -c s2twp "$TMP/part.txt" >"$TMP/whole.out" 2>/dev/null
+            dd if="$TMP/part.txt" bs=7 status=none | "$FJ" $m -c s2twp >"$TMP/piped.out" 2>/dev/null
+            check "CLI pipe input equals file input ${m:-(default mode)}" cmp -s "$TMP/whole.out" "$TMP/piped.out"
+        done
     fi
 
     echo "== command-line tool: done in $(elapsed "$CLI_START") s"

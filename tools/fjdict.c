@@ -12,6 +12,7 @@
 #include "../src/image_format.h"
 #include "../src/internal.h"
 #include "../src/utf8.h"
+#include "model.h"
 #include "ocdata.h"
 
 /* ---- growable byte and record buffers ----------------------------------- */
@@ -121,6 +122,7 @@ typedef struct builder {
     size_t first_edge_count, first_edge_cap;
     oc_dict **matcher_dicts;
     size_t matcher_count;
+    int plain; /* build matchers without the filters and edge table (the context model's) */
 } builder;
 
 static uint32_t new_block(builder *b)
@@ -241,7 +243,7 @@ static void build_matcher(builder *b, oc_dict *d)
     }
     /* Pair keys and three-character prefixes, for the filters that spare the
      * matcher most trie walks. */
-    for (size_t i = 0; i < d->count; i++) {
+    for (size_t i = 0; i < d->count && !b->plain; i++) {
         const char *k = d->entries[i].key;
         size_t off = 0, l1n, l2n, l3n, klen = strlen(k);
         uint32_t c1 = char_at(k, 0, &l1n);
@@ -276,7 +278,7 @@ static void build_matcher(builder *b, oc_dict *d)
             if (fj_utf8_decode(v, v + 3, &vcp) == 3)
                 *slot = FJ_ENTRY_DIRECT | v[0] | (uint32_t)v[1] << 8 | (uint32_t)v[2] << 16;
         }
-        for (uint32_t c = 0; c < n->child_count; c++) {
+        for (uint32_t c = 0; c < n->child_count && !b->plain; c++) {
             uint32_t h = fj_bigram_hash((uint32_t)b->matcher_count, cp, b->edges[n->first_child + c]);
             b->bigrams[h >> 3] |= (unsigned char)(1u << (h & 7));
             b->first_edges = grow(b->first_edges, &b->first_edge_cap, b->first_edge_count + 1,
@@ -426,13 +428,50 @@ static int write_image(const char *path, section *secs, uint32_t nsec)
     return 0;
 }
 
-static int compile(const char *dir, const char *out)
+/* Does the expression use the dictionary `name`? */
+static int expr_uses(const oc_expr *e, const char *name)
+{
+    if (!e)
+        return 0;
+    if (e->kind == OC_LEAF)
+        return e->dict && strcmp(e->dict->name, name) == 0;
+    for (size_t i = 0; i < e->child_count; i++)
+        if (expr_uses(e->children[i], name))
+            return 1;
+    return 0;
+}
+
+static int compile(const char *dir, const char *out, const char *essay_path, const char *curated_dir)
 {
     char err[1024] = "";
     oc_data *data = oc_data_load(dir, err, sizeof err);
     if (!data) {
         fprintf(stderr, "fjdict: %s\n", err);
         return 1;
+    }
+    /* The context model's tables, when a word list is given. */
+    model_tables s2t_model = {0}, t2s_model = {0};
+    int have_model = 0;
+    if (essay_path) {
+        model_words *essay = model_words_load(essay_path, err, sizeof err);
+        char s2t_cur[4096], t2s_cur[4096];
+        snprintf(s2t_cur, sizeof s2t_cur, "%s/s2t.tsv", curated_dir ? curated_dir : ".");
+        snprintf(t2s_cur, sizeof t2s_cur, "%s/t2s.tsv", curated_dir ? curated_dir : ".");
+        if (!essay ||
+            model_build_s2t(data, essay, curated_dir ? s2t_cur : NULL, &s2t_model, err,
+                            sizeof err) != 0 ||
+            model_build_t2s(data, essay, curated_dir ? t2s_cur : NULL, &t2s_model, err,
+                            sizeof err) != 0) {
+            fprintf(stderr, "fjdict: %s\n", err);
+            model_words_free(essay);
+            return 1;
+        }
+        printf("fjdict: context model: %zu s2t words (%zu essay words used, %zu dropped), "
+               "%zu t2s words\n",
+               s2t_model.words->count, s2t_model.essay_used, s2t_model.essay_dropped,
+               t2s_model.words->count);
+        model_words_free(essay);
+        have_model = 1;
     }
     builder b;
     memset(&b, 0, sizeof b);
@@ -443,6 +482,8 @@ static int compile(const char *dir, const char *out)
     b.trigrams = calloc(FJ_BIGRAM_BITS / 8, 1);
 
     fj_profile_rec profiles[16];
+    fj_context_rec contexts[16];
+    uint32_t s2t_ids[2] = {FJ_NONE, FJ_NONE}, t2s_ids[2] = {FJ_NONE, FJ_NONE};
     unsigned char *barriers = malloc(16 * (size_t)FJ_BARRIER_BYTES);
     memset(profiles, 0, sizeof profiles);
     for (size_t i = 0; i < data->profile_count; i++) {
@@ -453,6 +494,11 @@ static int compile(const char *dir, const char *out)
         for (uint32_t cp = 0x2FF0; cp <= 0x2FFF; cp++)
             barrier[cp >> 3] &= (unsigned char)~(1u << (cp & 7));
         snprintf(r->name, sizeof r->name, "%s", p->name);
+        fj_context_rec *cx = &contexts[i];
+        cx->core_stage = cx->fold = cx->words = FJ_NONE;
+        cx->flags = 0;
+        cx->ambiguous = 0;
+        cx->reserved = 0;
         if (p->normalization_count > 1) {
             fprintf(stderr, "fjdict: %s: more than one normalization step\n", p->name);
             return 1;
@@ -471,6 +517,32 @@ static int compile(const char *dir, const char *out)
                 fprintf(stderr, "fjdict: %s: too many conversion steps\n", p->name);
                 return 1;
             }
+            if (have_model && cx->core_stage == FJ_NONE) {
+                if (expr_uses(p->chain[c], "STCharacters")) {
+                    if (s2t_ids[1] == FJ_NONE) {
+                        b.plain = 1;
+                        s2t_ids[0] = matcher_for(&b, s2t_model.fold);
+                        s2t_ids[1] = matcher_for(&b, s2t_model.words);
+                        b.plain = 0;
+                        s2t_model.fold = s2t_model.words = NULL; /* owned by the builder now */
+                    }
+                    cx->core_stage = r->stage_count;
+                    cx->fold = s2t_ids[0];
+                    cx->words = s2t_ids[1];
+                    cx->flags = FJ_CONTEXT_KEEP_FOLDED;
+                    cx->ambiguous = 0;
+                } else if (expr_uses(p->chain[c], "TSCharacters")) {
+                    if (t2s_ids[1] == FJ_NONE) {
+                        b.plain = 1;
+                        t2s_ids[1] = matcher_for(&b, t2s_model.words);
+                        b.plain = 0;
+                        t2s_model.words = NULL;
+                    }
+                    cx->core_stage = r->stage_count;
+                    cx->words = t2s_ids[1];
+                    cx->ambiguous = 1;
+                }
+            }
             r->stages[r->stage_count++] = m;
         }
         if (seg && r->stage_count && seg_is_step1(seg, b.matcher_dicts[r->stages[0]])) {
@@ -486,6 +558,11 @@ static int compile(const char *dir, const char *out)
         for (uint32_t s = 0; s < 2 + r->stage_count; s++)
             if (used[s] != FJ_NONE)
                 clear_key_chars(barrier, b.matcher_dicts[used[s]]);
+        /* No lattice word may cross a barrier either. */
+        if (cx->fold != FJ_NONE)
+            clear_key_chars(barrier, b.matcher_dicts[cx->fold]);
+        if (cx->words != FJ_NONE)
+            clear_key_chars(barrier, b.matcher_dicts[cx->words]);
         r->barrier = (uint32_t)i;
     }
 
@@ -538,6 +615,19 @@ static int compile(const char *dir, const char *out)
         }
     }
 
+    unsigned char *ambig = calloc(2, FJ_BARRIER_BYTES);
+    unsigned char *ambpairs = calloc(2, FJ_BIGRAM_BITS / 8);
+    if (have_model) {
+        memcpy(ambpairs, s2t_model.pairs, FJ_BIGRAM_BITS / 8);
+        memcpy(ambpairs + FJ_BIGRAM_BITS / 8, t2s_model.pairs, FJ_BIGRAM_BITS / 8);
+        memcpy(ambig, s2t_model.ambiguous, FJ_BARRIER_BYTES);
+        memcpy(ambig + FJ_BARRIER_BYTES, t2s_model.ambiguous, FJ_BARRIER_BYTES);
+        size_t na[2] = {0, 0};
+        for (size_t k = 0; k < 2 * (size_t)FJ_BARRIER_BYTES; k++)
+            na[k / FJ_BARRIER_BYTES] += (size_t)__builtin_popcount(ambig[k]);
+        printf("fjdict: context model: %zu s2t and %zu t2s characters depend on context\n",
+               na[0], na[1]);
+    }
     section secs[] = {
         {FJ_SEC_STRINGS, b.strings.bytes.p, b.strings.bytes.len},
         {FJ_SEC_NODES, b.nodes, b.node_count * sizeof(fj_node_rec)},
@@ -553,6 +643,9 @@ static int compile(const char *dir, const char *out)
         {FJ_SEC_PAIRKEYS, b.pairkeys, FJ_BIGRAM_BITS / 8},
         {FJ_SEC_TRIGRAMS, b.trigrams, FJ_BIGRAM_BITS / 8},
         {FJ_SEC_EDGEHASH, edge_hash, hslots * sizeof(uint64_t)},
+        {FJ_SEC_CONTEXT, contexts, data->profile_count * sizeof(fj_context_rec)},
+        {FJ_SEC_AMBIG, ambig, have_model ? 2 * (size_t)FJ_BARRIER_BYTES : 0},
+        {FJ_SEC_AMBPAIRS, ambpairs, have_model ? 2 * (size_t)FJ_BIGRAM_BITS / 8 : 0},
     };
     printf("fjdict: %zu source dictionaries, %zu profiles, %zu matchers, %zu nodes, %zu blocks\n",
            data->source_count, data->profile_count, b.matcher_count, b.node_count,
@@ -578,6 +671,10 @@ static int compile(const char *dir, const char *out)
     free(barriers);
     free(sd);
     free(se);
+    free(ambig);
+    free(ambpairs);
+    model_tables_free(&s2t_model);
+    model_tables_free(&t2s_model);
     oc_data_free(data);
     return rc;
 }
@@ -628,15 +725,30 @@ static int decompile(const char *image, const char *outdir)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: fjdict --compile OPENCC_DATA_DIR -o IMAGE\n"
+    fprintf(f, "usage: fjdict --compile OPENCC_DATA_DIR -o IMAGE [--essay FILE [--curated DIR]]\n"
                "       fjdict --decompile IMAGE OUTDIR\n"
-               "OPENCC_DATA_DIR holds OpenCC's dictionary/ and config/ directories.\n");
+               "OPENCC_DATA_DIR holds OpenCC's dictionary/ and config/ directories.\n"
+               "--essay: a word list with counts (rime-essay's essay.txt) for the context\n"
+               "model of the default mode; --curated: a directory with our own s2t.tsv and\n"
+               "t2s.tsv. Without --essay the image offers the compatible mode only.\n");
 }
 
 int main(int argc, char **argv)
 {
-    if (argc == 5 && strcmp(argv[1], "--compile") == 0 && strcmp(argv[3], "-o") == 0)
-        return compile(argv[2], argv[4]);
+    if (argc >= 5 && strcmp(argv[1], "--compile") == 0 && strcmp(argv[3], "-o") == 0) {
+        const char *essay = NULL, *curated = NULL;
+        int i = 5;
+        for (; i + 1 < argc; i += 2) {
+            if (strcmp(argv[i], "--essay") == 0)
+                essay = argv[i + 1];
+            else if (strcmp(argv[i], "--curated") == 0)
+                curated = argv[i + 1];
+            else
+                break;
+        }
+        if (i == argc && (!curated || essay))
+            return compile(argv[2], argv[4], essay, curated);
+    }
     if (argc == 4 && strcmp(argv[1], "--decompile") == 0)
         return decompile(argv[2], argv[3]);
     if (argc == 2 && strcmp(argv[1], "--help") == 0) {

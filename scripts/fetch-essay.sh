@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Fetches Debian's rime-essay package (a word list with counts, LGPL-3.0),
+# verifies it, caches it, and extracts essay.txt to DEST. The context model
+# of the default mode is built from it. Nothing fetched is committed.
+set -euo pipefail
+
+dest=${1:?usage: fetch-essay.sh DEST_FILE}
+package=rime-essay
+version=0.0~git20230204.e0519d0-1
+sha256=a88723154a076dd746de3e7c48738179cde9cf1b3480f12b6781c4e1afa9b015
+cache=${FANJIAN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fanjian}
+deb=$cache/${package}_${version}_all.deb
+
+verify() { [ -f "$1" ] && [ "$(sha256sum "$1" | cut -d' ' -f1)" = "$sha256" ]; }
+
+mkdir -p "$cache"
+if ! verify "$deb"; then
+    work=$(mktemp -d)
+    trap 'rm -rf "$work"' EXIT
+    # apt-get download needs no root; it may warn about its sandbox user.
+    (cd "$work" && apt-get download -q "$package=$version" 2>&1 | grep -v '^W: Download is performed unsandboxed' >&2 || true)
+    got=$(ls "$work"/${package}_*.deb 2>/dev/null | head -n 1 || true)
+    if [ -z "$got" ]; then
+        echo "fetch-essay: could not download $package=$version (apt-get update?)" >&2
+        exit 1
+    fi
+    if ! verify "$got"; then
+        echo "fetch-essay: $(basename "$got") does not match its pinned sha256" >&2
+        exit 1
+    fi
+    mv "$got" "$deb"
+fi
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+dpkg-deb -x "$deb" "$work"
+mkdir -p "$(dirname "$dest")"
+mv "$work/usr/share/rime-data/essay.txt" "$dest.tmp"
+mv "$dest.tmp" "$dest"
+echo "fetch-essay: $package $version: $(wc -l <"$dest") words in $dest (sha256 verified)"

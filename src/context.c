@@ -1,0 +1,349 @@
+/* The default mode: the profile's script-conversion step is replaced by a
+ * choice over a word lattice. For each run of text between barriers, every
+ * dictionary word that matches (in readings) is a candidate with a unigram
+ * cost; the cheapest segmentation wins (Viterbi) and each chosen word gives
+ * its characters' forms. The steps before and after it (variant tables,
+ * regional phrases) run as in the compatible mode. */
+#include <string.h>
+
+#include "internal.h"
+#include "match.h"
+
+/* The lattice sees this many characters on each side of one whose form
+ * depends on context: most words are shorter. */
+#define FJ_CTX_REACH 4
+/* Longest lattice run in characters; a longer run is cut there. */
+#define FJ_CTX_RUN_MAX 256
+/* Cost of a character no word covers: as for a word never seen. */
+#define FJ_CTX_UNKNOWN_COST 2000
+/* Chunks are cut after a barrier once this long, to keep buffers small. */
+#define FJ_CTX_CHUNK 16384u
+/* As in the compatible pipeline: a stretch this long with no barrier is cut. */
+#define FJ_CTX_RUN_CAP 2048u
+
+typedef struct ctx_char {
+    uint32_t cp, reading;
+    uint32_t off; /* byte offset in the chunk */
+    uint32_t len;
+} ctx_char;
+
+static inline int is_barrier(const fj_converter *c, uint32_t cp)
+{
+    return cp < 0x10000 && (c->barrier[cp >> 3] >> (cp & 7) & 1);
+}
+
+/* The reading of cp: what the fold table maps it to, else itself. */
+static inline uint32_t reading_of(const fj_converter *c, uint32_t cp)
+{
+    if (!c->ctx_has_fold)
+        return cp;
+    uint32_t e = fj__lookup(&c->ctx_fold, cp);
+    if (e == 0 || e == FJ_ENTRY_IDS)
+        return cp;
+    const unsigned char *v;
+    size_t vl;
+    if (e & FJ_ENTRY_DIRECT) {
+        unsigned char u[3] = {(unsigned char)e, (unsigned char)(e >> 8), (unsigned char)(e >> 16)};
+        uint32_t r;
+        return fj_utf8_decode(u, u + 3, &r) == 3 ? r : cp;
+    }
+    if (!(e & FJ_ENTRY_HAS_VALUE))
+        return cp;
+    const fj_node_rec *n = &c->ctx_fold.nodes[e & FJ_ENTRY_NODE_MASK];
+    v = n->value_len <= FJ_INLINE_VALUE_MAX ? (const unsigned char *)&n->value
+                                            : (const unsigned char *)c->ctx_fold.strings + n->value;
+    vl = n->value_len;
+    uint32_t r;
+    return fj_utf8_decode(v, v + vl, &r) == (int)vl ? r : cp;
+}
+
+/* A node's value as (cost, target); 0 when it is not a model value. A word
+ * without a target (target_len 0) takes each character's own answer. */
+static inline int word_value(const fj_matcher *m, const fj_node_rec *n, int32_t *cost,
+                             const unsigned char **target, uint32_t *target_len)
+{
+    if (n->value_len == FJ_NO_VALUE || n->value_len < 3)
+        return 0;
+    const unsigned char *v = n->value_len <= FJ_INLINE_VALUE_MAX
+                                 ? (const unsigned char *)&n->value
+                                 : (const unsigned char *)m->strings + n->value;
+    /* U+E000..U+EFFF: EE 80..BF 80..BF */
+    if (v[0] != 0xEE || (v[1] & 0xC0) != 0x80 || (v[2] & 0xC0) != 0x80)
+        return 0;
+    *cost = (int32_t)((v[1] & 0x3Fu) << 6 | (v[2] & 0x3Fu));
+    *target = v + 3;
+    *target_len = (uint32_t)n->value_len - 3;
+    return 1;
+}
+
+static inline void put_answer(fj_out *o, uint32_t a)
+{
+    const char b[3] = {(char)(a & 0xFF), (char)(a >> 8 & 0xFF), (char)(a >> 16 & 0xFF)};
+    fj__out_put(o, b, 3);
+}
+
+/* The one-character answer for cp (three UTF-8 bytes, first lowest), or 0
+ * when there is none to take without the lattice. */
+static inline uint32_t plain_answer(const fj_converter *c, uint32_t cp)
+{
+    if (cp < FJ_REC_FIRST || cp >= 0x10000)
+        return 0;
+    uint32_t r = c->stages[c->ctx_core_stage].rec[cp - FJ_REC_FIRST];
+    return (r >> FJ_REC_SPECIAL_BIT & 1) ? 0 : (r & 0xFFFFFFu);
+}
+
+/* Finds the best path over run[0..n) and writes it. */
+static void lattice(const fj_converter *c, const unsigned char *text, const ctx_char *run,
+                    uint32_t n, fj_out *o)
+{
+    const fj_matcher *m = &c->ctx_words;
+    int32_t best[FJ_CTX_RUN_MAX + 1];
+    uint16_t from[FJ_CTX_RUN_MAX + 1];
+    const unsigned char *target[FJ_CTX_RUN_MAX + 1];
+    uint32_t target_len[FJ_CTX_RUN_MAX + 1];
+    best[0] = 0;
+    for (uint32_t i = 1; i <= n; i++)
+        best[i] = INT32_MAX;
+    for (uint32_t i = 0; i < n; i++) {
+        int32_t base = best[i], cost;
+        const unsigned char *t;
+        uint32_t tl;
+        int single = 0;
+        uint32_t e = fj__lookup(m, run[i].reading);
+        if (e != 0 && e != FJ_ENTRY_IDS && !(e & FJ_ENTRY_DIRECT)) {
+            const fj_node_rec *node = &m->nodes[e & FJ_ENTRY_NODE_MASK];
+            uint32_t j = i + 1;
+            for (;;) {
+                if (word_value(m, node, &cost, &t, &tl)) {
+                    single |= j == i + 1;
+                    if (base + cost < best[j]) {
+                        best[j] = base + cost;
+                        from[j] = (uint16_t)i;
+                        target[j] = t;
+                        target_len[j] = tl;
+                    }
+                }
+                if (j >= n || node->child_count == 0)
+                    break;
+                uint32_t want = run[j].reading;
+                uint32_t lo = node->first_child, hi = lo + node->child_count, top = hi;
+                while (lo < hi) {
+                    uint32_t mid = (lo + hi) >> 1;
+                    if (m->edges[mid] < want)
+                        lo = mid + 1;
+                    else
+                        hi = mid;
+                }
+                if (lo == top || m->edges[lo] != want)
+                    break;
+                node = &m->nodes[lo];
+                j++;
+            }
+        }
+        if (!single && base + FJ_CTX_UNKNOWN_COST < best[i + 1]) {
+            best[i + 1] = base + FJ_CTX_UNKNOWN_COST;
+            from[i + 1] = (uint16_t)i;
+            target[i + 1] = NULL;
+            target_len[i + 1] = 0;
+        }
+    }
+    /* Walk back, then write the words in order. */
+    uint16_t start[FJ_CTX_RUN_MAX + 1];
+    uint32_t words = 0;
+    for (uint32_t j = n; j > 0; j = from[j])
+        start[words++] = (uint16_t)j;
+    while (words) {
+        uint32_t j = start[--words], i = from[j];
+        const unsigned char *t = target[j], *tend = t + target_len[j];
+        if (!t) {
+            fj__out_put(o, (const char *)text + run[i].off, run[i].len);
+            continue;
+        }
+        if (target_len[j] == 0) {
+            for (uint32_t k = i; k < j; k++) {
+                uint32_t a = plain_answer(c, run[k].cp);
+                if (!a || (c->ctx_keep_folded && run[k].cp != run[k].reading))
+                    fj__out_put(o, (const char *)text + run[k].off, run[k].len);
+                else
+                    put_answer(o, a);
+            }
+            continue;
+        }
+        /* Count the target's characters: a word of another length is written whole. */
+        uint32_t chars = 0;
+        for (const unsigned char *q = t; q < tend; q++)
+            chars += (*q & 0xC0) != 0x80;
+        if (chars != j - i) {
+            fj__out_put_run(o, (const char *)t, target_len[j]);
+            continue;
+        }
+        for (uint32_t k = i; k < j; k++) {
+            uint32_t cp;
+            int len = fj_utf8_decode(t, tend, &cp);
+            if (len <= 0)
+                len = 1; /* not UTF-8 (a damaged image): keep the input character */
+            if ((c->ctx_keep_folded && run[k].cp != run[k].reading) || (len == 1 && *t >= 0x80))
+                fj__out_put(o, (const char *)text + run[k].off, run[k].len);
+            else
+                fj__out_put(o, (const char *)t, (size_t)len);
+            t += len;
+        }
+    }
+}
+
+/* The one-character answer for cp when its form does not depend on context
+ * (three UTF-8 bytes, first lowest), or 0 when the lattice must decide. */
+static inline int pair_listed(const fj_converter *c, uint32_t r1, uint32_t r2)
+{
+    uint32_t h = fj_bigram_hash(0, r1, r2);
+    return c->ctx_pairs[h >> 3] >> (h & 7) & 1;
+}
+
+/* The script-conversion step over a complete chunk. A character goes through
+ * the lattice only when some word could give it another form than its own
+ * answer: it is marked ambiguous and a neighbouring pair occurs in such a
+ * word. The lattice then sees FJ_CTX_REACH characters on each side. */
+static void context_step(const fj_converter *c, const unsigned char *text, size_t len, fj_out *o)
+{
+    ctx_char run[FJ_CTX_RUN_MAX];
+    uint32_t answer[FJ_CTX_RUN_MAX];
+    unsigned char need[FJ_CTX_RUN_MAX];
+    const unsigned char *p = text, *end = text + len;
+    while (p < end) {
+        uint32_t n = 0, suspects = 0;
+        while (p < end && n < FJ_CTX_RUN_MAX) {
+            uint32_t cp;
+            int k = fj_utf8_decode_fast(p, end, &cp);
+            if (k <= 0 || is_barrier(c, cp))
+                break;
+            run[n].cp = cp;
+            run[n].reading = UINT32_MAX; /* not looked up yet */
+            run[n].off = (uint32_t)(p - text);
+            run[n].len = (uint32_t)k;
+            answer[n] = plain_answer(c, cp);
+            need[n] = !answer[n] ? 2 : (cp < 0x10000 && (c->ctx_ambiguous[cp >> 3] >> (cp & 7) & 1));
+            suspects |= need[n];
+            n++;
+            p += k;
+        }
+        if (n == 0) {
+            /* A barrier or a byte that is not UTF-8: no word contains it. */
+            uint32_t cp;
+            int k = fj_utf8_decode(p, end, &cp);
+            size_t unit = k > 0 ? (size_t)k : 1;
+            fj__out_put(o, (const char *)p, unit);
+            p += unit;
+            continue;
+        }
+        if (suspects) {
+            /* need: 2 the lattice must decide; 1 ambiguous, check its pairs. */
+            for (uint32_t i = 0; i < n; i++) {
+                if (need[i] != 1)
+                    continue;
+                uint32_t lo = i ? i - 1 : 0, hi = i + 1 < n ? i + 1 : i;
+                for (uint32_t k = lo; k <= hi; k++)
+                    if (run[k].reading == UINT32_MAX)
+                        run[k].reading = reading_of(c, run[k].cp);
+                need[i] = (i > 0 && pair_listed(c, run[i - 1].reading, run[i].reading)) ||
+                                  (i + 1 < n && pair_listed(c, run[i].reading, run[i + 1].reading))
+                              ? 2
+                              : 0;
+            }
+            /* Widen each undecided character into its window. */
+            uint32_t open_until = 0; /* need[k] = 3 marks window members */
+            for (uint32_t i = 0; i < n; i++) {
+                if (need[i] == 2) {
+                    uint32_t lo = i > FJ_CTX_REACH ? i - FJ_CTX_REACH : 0;
+                    for (uint32_t k = lo; k < i; k++)
+                        need[k] = 3;
+                    open_until = i + FJ_CTX_REACH + 1;
+                }
+                if (i < open_until)
+                    need[i] = 3;
+            }
+        }
+        uint32_t i = 0;
+        while (i < n) {
+            if (!suspects || need[i] != 3) {
+                put_answer(o, answer[i]);
+                i++;
+                continue;
+            }
+            uint32_t w = i;
+            while (w < n && need[w] == 3) {
+                if (run[w].reading == UINT32_MAX)
+                    run[w].reading = reading_of(c, run[w].cp);
+                w++;
+            }
+            lattice(c, text, run + i, w - i, o);
+            i = w;
+        }
+    }
+}
+
+/* All steps over one complete chunk. */
+static void context_chunk(const fj_converter *c, const unsigned char *text, size_t len, fj_out *o,
+                          fj_work *w)
+{
+    const unsigned char *cur = text;
+    size_t cur_len = len;
+    for (uint32_t k = 0; k < c->stage_count; k++) {
+        fj_out *dst = (k + 1 == c->stage_count) ? o : &w->stage[k & 1];
+        if (dst != o)
+            dst->len = 0;
+        if (k == c->ctx_core_stage)
+            context_step(c, cur, cur_len, dst);
+        else
+            fj__step(&c->stages[k], cur, cur_len, 1, dst);
+        cur = (const unsigned char *)dst->buf;
+        cur_len = dst->len;
+    }
+}
+
+/* Cuts the text after barriers (which no word or key crosses), so each chunk
+ * converts on its own and streaming gives the one-shot result. */
+static size_t convert_context(const fj_converter *c, const unsigned char *text, size_t len,
+                              int final, fj_out *o, fj_work *w)
+{
+    const unsigned char *p = text, *end = text + len, *start = text, *cut = NULL;
+    while (p < end) {
+        uint32_t cp;
+        size_t unit;
+        int barrier;
+        int n = fj_utf8_decode_fast(p, end, &cp);
+        if (n <= 0) {
+            if (n == FJ_U8_INCOMPLETE && !final)
+                break;
+            unit = 1;
+            barrier = 1;
+        } else {
+            unit = (size_t)n;
+            barrier = is_barrier(c, cp);
+        }
+        p += unit;
+        if (barrier) {
+            cut = p;
+            if ((size_t)(p - start) >= FJ_CTX_CHUNK) {
+                context_chunk(c, start, (size_t)(p - start), o, w);
+                start = p;
+                cut = NULL;
+            }
+        } else if ((size_t)(p - (cut ? cut : start)) >= FJ_CTX_RUN_CAP) {
+            context_chunk(c, start, (size_t)(p - start), o, w);
+            start = p;
+            cut = NULL;
+        }
+    }
+    if (final) {
+        if (p > start)
+            context_chunk(c, start, (size_t)(p - start), o, w);
+        return (size_t)(p - text);
+    }
+    if (cut) {
+        context_chunk(c, start, (size_t)(cut - start), o, w);
+        return (size_t)(cut - text);
+    }
+    return (size_t)(start - text);
+}
+
+const fj_engine fj__context_engine = {"context", convert_context};

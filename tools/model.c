@@ -1,0 +1,727 @@
+/* Builds the context model's tables (see model.h). Every candidate word gets
+ * one target form and a unigram cost; where a key has several targets, the
+ * most frequent wins, because only the best form of a key can be on the best
+ * path. */
+#include "model.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/image_format.h"
+#include "../src/utf8.h"
+
+/* OpenCC's phrases carry no counts: they count as a word seen this often. */
+#define PHRASE_COUNT 20.0
+/* A curated line without a count. */
+#define CURATED_COUNT 20000.0
+#define MAX_WORD_CHARS 6
+
+static void fail_oom(void)
+{
+    fprintf(stderr, "fjdict: out of memory\n");
+    exit(70);
+}
+
+static void *xrealloc_(void *p, size_t n)
+{
+    p = realloc(p, n ? n : 1);
+    if (!p)
+        fail_oom();
+    return p;
+}
+
+static char *xstrdup_(const char *s, size_t n)
+{
+    char *d = xrealloc_(NULL, n + 1);
+    memcpy(d, s, n);
+    d[n] = 0;
+    return d;
+}
+
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- code point strings ---------------------------------------------------- */
+
+typedef struct u32s {
+    uint32_t *cp;
+    size_t n;
+} u32s;
+
+/* Decodes UTF-8; 0 on invalid input. */
+static int decode_all(const char *s, size_t len, u32s *out)
+{
+    out->cp = xrealloc_(NULL, (len + 1) * sizeof(uint32_t));
+    out->n = 0;
+    const unsigned char *p = (const unsigned char *)s, *end = p + len;
+    while (p < end) {
+        int k = fj_utf8_decode(p, end, &out->cp[out->n]);
+        if (k <= 0) {
+            free(out->cp);
+            out->cp = NULL;
+            return 0;
+        }
+        out->n++;
+        p += k;
+    }
+    return 1;
+}
+
+static size_t encode_all(const uint32_t *cp, size_t n, char *out)
+{
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)fj_utf8_encode(cp[i], (unsigned char *)out + len);
+    out[len] = 0;
+    return len;
+}
+
+/* ---- word lists ---------------------------------------------------------------- */
+
+static void words_add(model_words *w, size_t *cap, const char *word, size_t n, double count)
+{
+    if (w->count == *cap) {
+        *cap = *cap ? *cap * 2 : 1024;
+        w->words = xrealloc_(w->words, *cap * sizeof(char *));
+        w->counts = xrealloc_(w->counts, *cap * sizeof(double));
+    }
+    w->words[w->count] = xstrdup_(word, n);
+    w->counts[w->count++] = count;
+    w->total += count;
+}
+
+static char *slurp(const char *path, size_t *len, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        seterr(err, errlen, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 1 << 20, got;
+    char *buf = xrealloc_(NULL, cap);
+    *len = 0;
+    while ((got = fread(buf + *len, 1, cap - *len, f)) > 0) {
+        *len += got;
+        if (*len == cap)
+            buf = xrealloc_(buf, cap *= 2);
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(buf);
+        seterr(err, errlen, "%s: read error", path);
+        return NULL;
+    }
+    return buf;
+}
+
+model_words *model_words_load(const char *path, char *err, size_t errlen)
+{
+    size_t len, cap = 0, lineno = 0;
+    char *buf = slurp(path, &len, err, errlen);
+    if (!buf)
+        return NULL;
+    model_words *w = xrealloc_(NULL, sizeof *w);
+    memset(w, 0, sizeof *w);
+    for (char *line = buf, *end = buf + len; line < end;) {
+        char *nl = memchr(line, '\n', (size_t)(end - line));
+        char *e = nl ? nl : end;
+        lineno++;
+        char *tab = memchr(line, '\t', (size_t)(e - line));
+        if (e > line && line[0] != '#') {
+            char *stop;
+            double c = tab ? strtod(tab + 1, &stop) : -1;
+            if (!tab || stop == tab + 1 || c < 0) {
+                seterr(err, errlen, "%s:%zu: expected WORD<TAB>COUNT", path, lineno);
+                free(buf);
+                model_words_free(w);
+                return NULL;
+            }
+            words_add(w, &cap, line, (size_t)(tab - line), c);
+        }
+        line = e + 1;
+    }
+    free(buf);
+    return w;
+}
+
+void model_words_free(model_words *w)
+{
+    if (!w)
+        return;
+    for (size_t i = 0; i < w->count; i++)
+        free(w->words[i]);
+    free(w->words);
+    free(w->counts);
+    free(w);
+}
+
+/* ---- candidate collection ------------------------------------------------------ */
+
+typedef struct cand {
+    char *key, *target;
+    double count;
+} cand;
+
+typedef struct cands {
+    cand *c;
+    size_t n, cap;
+} cands;
+
+static void cand_add(cands *cs, const char *key, const char *target, double count)
+{
+    if (cs->n == cs->cap) {
+        cs->cap = cs->cap ? cs->cap * 2 : 4096;
+        cs->c = xrealloc_(cs->c, cs->cap * sizeof(cand));
+    }
+    cs->c[cs->n++] = (cand){xstrdup_(key, strlen(key)), xstrdup_(target, strlen(target)), count};
+}
+
+static int cand_cmp(const void *a, const void *b)
+{
+    const cand *x = a, *y = b;
+    int r = strcmp(x->key, y->key);
+    return r ? r : strcmp(x->target, y->target);
+}
+
+static unsigned cost_of(double count, double total)
+{
+    double c = FJ_MODEL_SCALE * (log(total) - log(count + 0.5));
+    if (c < 0)
+        c = 0;
+    if (c > FJ_MODEL_COST_MAX)
+        c = FJ_MODEL_COST_MAX;
+    return (unsigned)lround(c);
+}
+
+/* Sums the counts of equal (key, target) pairs, keeps each key's most
+ * frequent target, and turns the result into a dictionary whose values are
+ * the cost character followed by the target. */
+static const oc_entry *char_entry(const oc_dict *d, uint32_t cp);
+static uint32_t first_cp(const char *s);
+
+/* Is target what the key's characters give one by one (chars' first
+ * values)? Such a word stores no target: the library writes each
+ * character's own answer. Only for three-byte characters, which the
+ * library's per-character table holds. */
+static int is_default_target(const char *key, const char *target, const oc_dict *chars)
+{
+    u32s k, t;
+    if (!decode_all(key, strlen(key), &k))
+        return 0;
+    if (!decode_all(target, strlen(target), &t)) {
+        free(k.cp);
+        return 0;
+    }
+    int same = k.n == t.n;
+    for (size_t i = 0; same && i < k.n; i++) {
+        uint32_t want = k.cp[i];
+        const oc_entry *e = char_entry(chars, want);
+        if (e) {
+            want = first_cp(e->values[0]);
+            if (strlen(e->values[0]) != (size_t)fj_utf8_encode(want, (unsigned char[5]){0}))
+                same = 0;
+        }
+        same = same && t.cp[i] == want && want >= 0x2000 && want < 0x10000 &&
+               k.cp[i] >= 0x2000 && k.cp[i] < 0x10000;
+    }
+    free(k.cp);
+    free(t.cp);
+    return same;
+}
+
+static oc_dict *cands_finish(cands *cs, const char *name, double total, const oc_dict *chars,
+                             char *err, size_t errlen)
+{
+    qsort(cs->c, cs->n, sizeof(cand), cand_cmp);
+    size_t out_cap = 1 << 20, out_len = 0;
+    char *text = xrealloc_(NULL, out_cap);
+    for (size_t i = 0; i < cs->n;) {
+        size_t j = i;
+        const char *best = NULL;
+        double best_count = -1;
+        while (j < cs->n && strcmp(cs->c[j].key, cs->c[i].key) == 0) {
+            size_t k = j;
+            double sum = 0;
+            while (k < cs->n && strcmp(cs->c[k].key, cs->c[j].key) == 0 &&
+                   strcmp(cs->c[k].target, cs->c[j].target) == 0)
+                sum += cs->c[k++].count;
+            if (sum > best_count) {
+                best_count = sum;
+                best = cs->c[j].target;
+            }
+            j = k;
+        }
+        size_t need = strlen(cs->c[i].key) + strlen(best) + 8;
+        while (out_len + need >= out_cap)
+            text = xrealloc_(text, out_cap *= 2);
+        unsigned char costc[4];
+        int cl = fj_utf8_encode(0xE000u + cost_of(best_count, total), costc);
+        if (is_default_target(cs->c[i].key, best, chars))
+            best = "";
+        out_len += (size_t)sprintf(text + out_len, "%s\t%.*s%s\n", cs->c[i].key, cl,
+                                   (const char *)costc, best);
+        i = j;
+    }
+    for (size_t i = 0; i < cs->n; i++) {
+        free(cs->c[i].key);
+        free(cs->c[i].target);
+    }
+    free(cs->c);
+    memset(cs, 0, sizeof *cs);
+    oc_dict *d = oc_dict_parse_buffer(name, text, out_len, err, errlen);
+    free(text);
+    return d;
+}
+
+/* ---- character tables ---------------------------------------------------------- */
+
+/* Values of a one-character key, or NULL. */
+static const oc_entry *char_entry(const oc_dict *d, uint32_t cp)
+{
+    unsigned char u[5];
+    int n = fj_utf8_encode(cp, u);
+    return oc_dict_find(d, (const char *)u, (size_t)n);
+}
+
+static uint32_t first_cp(const char *s)
+{
+    uint32_t cp = 0;
+    if (fj_utf8_decode((const unsigned char *)s, (const unsigned char *)s + strlen(s), &cp) <= 0)
+        return 0;
+    return cp;
+}
+
+static int entry_has(const oc_entry *e, uint32_t cp)
+{
+    for (size_t i = 0; e && i < e->value_count; i++)
+        if (first_cp(e->values[i]) == cp && strlen(e->values[i]) == (size_t)fj_utf8_encode(cp, (unsigned char[5]){0}))
+            return 1;
+    return 0;
+}
+
+/* The reading of a character in Simplified -> Traditional: itself when it is
+ * a Simplified character with Traditional forms; else the Simplified
+ * character it is a Traditional form of (乾 -> 干, 瞭 -> 了); else itself. */
+static uint32_t fold_cp(const oc_dict *stc, const oc_dict *tsc, uint32_t cp)
+{
+    if (char_entry(stc, cp))
+        return cp;
+    const oc_entry *t = char_entry(tsc, cp);
+    if (!t)
+        return cp;
+    for (size_t i = 0; i < t->value_count; i++) {
+        uint32_t s = first_cp(t->values[i]);
+        if (entry_has(char_entry(stc, s), cp))
+            return s;
+    }
+    return first_cp(t->values[0]);
+}
+
+/* Is cp one of the forms the reading r can take? */
+static int is_form_of(const oc_dict *stc, uint32_t r, uint32_t cp)
+{
+    const oc_entry *e = char_entry(stc, r);
+    return e ? entry_has(e, cp) : cp == r;
+}
+
+static const oc_dict *need_dict(const oc_data *data, const char *name, char *err, size_t errlen)
+{
+    const oc_dict *d = oc_data_dict(data, name);
+    if (!d)
+        seterr(err, errlen, "OpenCC data has no %s", name);
+    return d;
+}
+
+/* Curated lines "key<TAB>target[<TAB>count]"; each calls add(key, target, count). */
+static int load_curated(const char *path, cands *cs, void (*add)(cands *, const char *, const char *,
+                                                                 double, void *),
+                        void *ctx, char *err, size_t errlen)
+{
+    if (!path)
+        return 0;
+    size_t len, lineno = 0;
+    char *buf = slurp(path, &len, err, errlen);
+    if (!buf)
+        return -1;
+    for (char *line = buf, *end = buf + len; line < end;) {
+        char *nl = memchr(line, '\n', (size_t)(end - line));
+        char *e = nl ? nl : end;
+        *e = 0;
+        lineno++;
+        if (e > line && line[0] != '#') {
+            char *t1 = strchr(line, '\t');
+            char *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+            double count = CURATED_COUNT;
+            if (t2) {
+                *t2 = 0;
+                count = strtod(t2 + 1, NULL);
+            }
+            if (!t1 || count <= 0) {
+                seterr(err, errlen, "%s:%zu: expected KEY<TAB>TARGET[<TAB>COUNT]", path, lineno);
+                free(buf);
+                return -1;
+            }
+            *t1 = 0;
+            add(cs, line, t1 + 1, count, ctx);
+        }
+        line = e + 1;
+    }
+    free(buf);
+    return 0;
+}
+
+static void mark_ambiguous(model_tables *t, const oc_dict *chars);
+
+/* Does some character of u (by its reading) have several Traditional forms? */
+static int has_choice(const oc_dict *stc, const oc_dict *tsc, const u32s *u)
+{
+    for (size_t i = 0; i < u->n; i++) {
+        const oc_entry *e = char_entry(stc, fold_cp(stc, tsc, u->cp[i]));
+        if (e && e->value_count > 1)
+            return 1;
+    }
+    return 0;
+}
+
+/* ---- Simplified -> Traditional ------------------------------------------------ */
+
+typedef struct s2t_ctx {
+    const oc_dict *stc, *tsc;
+} s2t_ctx;
+
+/* Adds a (Traditional word, count) as a candidate under its reading, when
+ * every character is a form its reading can take. */
+static int s2t_add_word(cands *cs, const s2t_ctx *x, const char *key_text, const char *target,
+                        double count)
+{
+    u32s k, t;
+    if (!decode_all(key_text, strlen(key_text), &k))
+        return 0;
+    if (!decode_all(target, strlen(target), &t)) {
+        free(k.cp);
+        return 0;
+    }
+    int ok = k.n == t.n && k.n >= 1 && k.n <= MAX_WORD_CHARS;
+    for (size_t i = 0; ok && i < k.n; i++) {
+        k.cp[i] = fold_cp(x->stc, x->tsc, k.cp[i]);
+        ok = is_form_of(x->stc, k.cp[i], t.cp[i]);
+    }
+    if (ok) {
+        char *kb = xrealloc_(NULL, k.n * 4 + 1);
+        encode_all(k.cp, k.n, kb);
+        cand_add(cs, kb, target, count);
+        free(kb);
+    }
+    free(k.cp);
+    free(t.cp);
+    return ok;
+}
+
+static void s2t_curated(cands *cs, const char *key, const char *target, double count, void *ctx)
+{
+    if (!s2t_add_word(cs, ctx, key, target, count))
+        fprintf(stderr, "fjdict: curated s2t entry %s -> %s does not fit the tables; ignored\n",
+                key, target);
+}
+
+int model_build_s2t(const oc_data *data, const model_words *essay, const char *curated_path,
+                    model_tables *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    const oc_dict *stc = need_dict(data, "STCharacters", err, errlen);
+    const oc_dict *tsc = stc ? need_dict(data, "TSCharacters", err, errlen) : NULL;
+    const oc_dict *stp = tsc ? need_dict(data, "STPhrases", err, errlen) : NULL;
+    if (!stp)
+        return -1;
+    s2t_ctx x = {stc, tsc};
+    cands cs = {0};
+
+    /* Multi-character words from the essay; single characters are summed per
+     * reading below, since a lone character's form is OpenCC's default. */
+    double *single = NULL;
+    uint32_t *single_cp = NULL;
+    size_t nsingle = 0;
+    for (size_t i = 0; i < essay->count; i++) {
+        const char *w = essay->words[i];
+        u32s u;
+        if (!decode_all(w, strlen(w), &u))
+            continue;
+        if (u.n == 1) {
+            single = xrealloc_(single, (nsingle + 1) * sizeof(double));
+            single_cp = xrealloc_(single_cp, (nsingle + 1) * sizeof(uint32_t));
+            single[nsingle] = essay->counts[i];
+            single_cp[nsingle++] = u.cp[0];
+        } else if (essay->counts[i] <= 0 && !has_choice(stc, tsc, &u)) {
+            out->essay_dropped++; /* no count, and no form to vouch for */
+        } else if (s2t_add_word(&cs, &x, w, w, essay->counts[i])) {
+            out->essay_used++;
+        } else {
+            out->essay_dropped++;
+        }
+        free(u.cp);
+    }
+    /* OpenCC's phrases: correct conversions the essay may lack. */
+    for (size_t i = 0; i < stp->count; i++)
+        s2t_add_word(&cs, &x, stp->entries[i].key, stp->entries[i].values[0], PHRASE_COUNT);
+    if (load_curated(curated_path, &cs, s2t_curated, &x, err, errlen) != 0)
+        return -1;
+
+    /* Single characters: the reading's total frequency, OpenCC's first form.
+     * Readings without a table entry map to themselves. */
+    cands singles = {0};
+    for (size_t i = 0; i < nsingle; i++) {
+        uint32_t r = fold_cp(stc, tsc, single_cp[i]);
+        if (!is_form_of(stc, r, single_cp[i]))
+            continue;
+        char kb[8];
+        encode_all(&r, 1, kb);
+        const oc_entry *e = char_entry(stc, r);
+        cand_add(&singles, kb, e ? e->values[0] : kb, single[i]);
+    }
+    for (size_t i = 0; i < stc->count; i++)
+        cand_add(&singles, stc->entries[i].key, stc->entries[i].values[0], 0);
+    free(single);
+    free(single_cp);
+    /* All forms of one reading share its target, so the sums merge. */
+    for (size_t i = 0; i < singles.n; i++) {
+        cand *c = &singles.c[i];
+        cand_add(&cs, c->key, c->target, c->count);
+        free(c->key);
+        free(c->target);
+    }
+    free(singles.c);
+
+    out->words = cands_finish(&cs, "context-s2t", essay->total, stc, err, errlen);
+    if (!out->words)
+        return -1;
+
+    /* The fold table: every character whose reading differs from itself. */
+    size_t cap = 1 << 16, len = 0;
+    char *text = xrealloc_(NULL, cap);
+    for (size_t i = 0; i < tsc->count; i++) {
+        uint32_t cp = first_cp(tsc->entries[i].key);
+        if (strlen(tsc->entries[i].key) != (size_t)fj_utf8_encode(cp, (unsigned char[5]){0}))
+            continue;
+        uint32_t r = fold_cp(stc, tsc, cp);
+        if (r == cp)
+            continue;
+        if (len + 16 >= cap)
+            text = xrealloc_(text, cap *= 2);
+        char a[8], b[8];
+        encode_all(&cp, 1, a);
+        encode_all(&r, 1, b);
+        len += (size_t)sprintf(text + len, "%s\t%s\n", a, b);
+    }
+    out->fold = oc_dict_parse_buffer("context-s2t-fold", text, len, err, errlen);
+    free(text);
+    if (!out->fold)
+        return -1;
+    mark_ambiguous(out, stc);
+    return 0;
+}
+
+/* ---- Traditional -> Simplified ------------------------------------------------ */
+
+typedef struct t2s_ctx {
+    const oc_profile *t2s;
+    const oc_dict *twv; /* OpenCC-standard -> Taiwan variant forms */
+    const oc_dict *tsc;
+} t2s_ctx;
+
+static char *t2s_of(const t2s_ctx *x, const char *w, size_t *len)
+{
+    return oc_reference_convert(x->t2s, w, strlen(w), len, 1);
+}
+
+static size_t chars_in(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += ((unsigned char)*s & 0xC0) != 0x80;
+    return n;
+}
+
+/* The word as Taiwan writes it (着 -> 著, 裏 -> 裡), or NULL when the same. */
+static char *taiwan_form(const t2s_ctx *x, const char *w)
+{
+    u32s u;
+    if (!decode_all(w, strlen(w), &u))
+        return NULL;
+    int changed = 0;
+    for (size_t i = 0; i < u.n; i++) {
+        const oc_entry *e = char_entry(x->twv, u.cp[i]);
+        if (e) {
+            uint32_t v = first_cp(e->values[0]);
+            if (v && v != u.cp[i]) {
+                u.cp[i] = v;
+                changed = 1;
+            }
+        }
+    }
+    char *r = NULL;
+    if (changed) {
+        r = xrealloc_(NULL, u.n * 4 + 1);
+        encode_all(u.cp, u.n, r);
+    }
+    free(u.cp);
+    return r;
+}
+
+/* A Traditional word with its Simplified target: entered as written, in
+ * Taiwan's forms, and (for idempotence) as its own output when that output
+ * still holds characters t2s would otherwise change. */
+static void t2s_add(cands *cs, const t2s_ctx *x, const char *word, const char *target,
+                    double count)
+{
+    if (chars_in(word) != chars_in(target) || chars_in(word) > MAX_WORD_CHARS)
+        return;
+    cand_add(cs, word, target, count);
+    char *tw = taiwan_form(x, word);
+    if (tw) {
+        cand_add(cs, tw, target, count);
+        free(tw);
+    }
+    if (chars_in(word) > 1 && strcmp(word, target) != 0) {
+        u32s u;
+        if (decode_all(target, strlen(target), &u)) {
+            int kept = 0;
+            for (size_t i = 0; i < u.n; i++)
+                kept |= char_entry(x->tsc, u.cp[i]) != NULL;
+            if (kept)
+                cand_add(cs, target, target, count);
+            free(u.cp);
+        }
+    }
+}
+
+static void t2s_curated(cands *cs, const char *key, const char *target, double count, void *ctx)
+{
+    if (chars_in(key) != chars_in(target))
+        fprintf(stderr, "fjdict: curated t2s entry %s -> %s: lengths differ; ignored\n", key,
+                target);
+    else
+        t2s_add(cs, ctx, key, target, count);
+}
+
+/* Does some character of w have several Simplified forms? */
+static int t2s_has_choice(const oc_dict *tsc, const char *w)
+{
+    u32s u;
+    if (!decode_all(w, strlen(w), &u))
+        return 0;
+    int r = 0;
+    for (size_t i = 0; i < u.n && !r; i++) {
+        const oc_entry *e = char_entry(tsc, u.cp[i]);
+        r = e && e->value_count > 1;
+    }
+    free(u.cp);
+    return r;
+}
+
+int model_build_t2s(const oc_data *data, const model_words *essay, const char *curated_path,
+                    model_tables *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    const oc_dict *tsc = need_dict(data, "TSCharacters", err, errlen);
+    const oc_dict *tsp = tsc ? need_dict(data, "TSPhrases", err, errlen) : NULL;
+    const oc_dict *twv = tsp ? need_dict(data, "TWVariants", err, errlen) : NULL;
+    const oc_profile *t2s = twv ? oc_data_profile(data, "t2s") : NULL;
+    if (!twv)
+        return -1;
+    if (!t2s) {
+        seterr(err, errlen, "OpenCC data has no t2s profile");
+        return -1;
+    }
+    t2s_ctx x = {t2s, twv, tsc};
+    cands cs = {0};
+    for (size_t i = 0; i < essay->count; i++) {
+        size_t len;
+        const char *w = essay->words[i];
+        if (essay->counts[i] <= 0 && chars_in(w) > 1 && !t2s_has_choice(tsc, w)) {
+            out->essay_dropped++; /* no count, and no form to vouch for */
+            continue;
+        }
+        char *s = t2s_of(&x, w, &len);
+        if (chars_in(w) == chars_in(s)) {
+            t2s_add(&cs, &x, w, s, essay->counts[i]);
+            out->essay_used++;
+        } else {
+            out->essay_dropped++;
+        }
+        free(s);
+    }
+    for (size_t i = 0; i < tsp->count; i++)
+        t2s_add(&cs, &x, tsp->entries[i].key, tsp->entries[i].values[0], PHRASE_COUNT);
+    /* Every character t2s changes has a one-character candidate: its default. */
+    for (size_t i = 0; i < tsc->count; i++)
+        t2s_add(&cs, &x, tsc->entries[i].key, tsc->entries[i].values[0], 0);
+    if (load_curated(curated_path, &cs, t2s_curated, &x, err, errlen) != 0)
+        return -1;
+    out->words = cands_finish(&cs, "context-t2s", essay->total, tsc, err, errlen);
+    if (!out->words)
+        return -1;
+    mark_ambiguous(out, tsc);
+    return 0;
+}
+
+/* Marks the characters some word converts differently from `single` (the
+ * one-character answer: the first value of `chars`, else the character). */
+static void mark_ambiguous(model_tables *t, const oc_dict *chars)
+{
+    t->ambiguous = xrealloc_(NULL, 0x10000 / 8);
+    memset(t->ambiguous, 0, 0x10000 / 8);
+    t->pairs = xrealloc_(NULL, FJ_BIGRAM_BITS / 8);
+    memset(t->pairs, 0, FJ_BIGRAM_BITS / 8);
+    const oc_dict *d = t->words;
+    for (size_t i = 0; i < d->count; i++) {
+        u32s k, v;
+        const char *val = d->entries[i].values[0];
+        size_t vl = strlen(val);
+        if (vl <= 3 || !decode_all(d->entries[i].key, strlen(d->entries[i].key), &k))
+            continue; /* a default target: every character its own answer */
+        if (!decode_all(val + 3, vl - 3, &v)) {
+            free(k.cp);
+            continue;
+        }
+        for (size_t j = 0; j < k.n; j++) {
+            uint32_t cp = k.cp[j], want = cp;
+            const oc_entry *e = char_entry(chars, cp);
+            if (e)
+                want = first_cp(e->values[0]);
+            if (k.n == v.n && v.cp[j] == want)
+                continue;
+            if (cp < 0x10000)
+                t->ambiguous[cp >> 3] |= (unsigned char)(1u << (cp & 7));
+            /* The pairs that show this word may be present here. */
+            for (size_t side = 0; side < 2; side++) {
+                if ((side == 0 && j == 0) || (side == 1 && j + 1 >= k.n))
+                    continue;
+                uint32_t h = side == 0 ? fj_bigram_hash(0, k.cp[j - 1], cp)
+                                       : fj_bigram_hash(0, cp, k.cp[j + 1]);
+                t->pairs[h >> 3] |= (unsigned char)(1u << (h & 7));
+            }
+        }
+        free(k.cp);
+        free(v.cp);
+    }
+}
+
+void model_tables_free(model_tables *t)
+{
+    free(t->ambiguous);
+    free(t->pairs);
+    oc_dict_free(t->fold);
+    oc_dict_free(t->words);
+    memset(t, 0, sizeof *t);
+}

@@ -1,0 +1,48 @@
+/* The context model's tables, built from OpenCC's dictionaries, a word list
+ * with counts (rime-essay) and our own curated corrections. See
+ * docs/DESIGN.md, "Context mode". */
+#ifndef FJ_MODEL_H
+#define FJ_MODEL_H
+
+#include "ocdata.h"
+
+/* Word costs are stored as the first character of a model value:
+ * U+E000 + cost, cost = round(FJ_MODEL_SCALE * -ln P(word)). */
+#define FJ_MODEL_SCALE 100.0
+#define FJ_MODEL_COST_MAX 4095u
+
+typedef struct model_words {
+    char **words;
+    double *counts;
+    size_t count;
+    double total;
+} model_words;
+
+/* Reads "word<TAB>count" lines. NULL and err on failure. */
+model_words *model_words_load(const char *path, char *err, size_t errlen);
+void model_words_free(model_words *w);
+
+typedef struct model_tables {
+    oc_dict *fold;  /* single characters -> reading (Simplified direction only), or NULL */
+    oc_dict *words; /* reading sequence -> cost character + target */
+    /* BMP characters of the input whose form the lattice must choose: some
+     * word gives them a form other than the one-character default. */
+    unsigned char *ambiguous; /* 0x10000 / 8 bytes */
+    unsigned char *pairs;     /* FJ_BIGRAM_BITS / 8 bytes: see fj_context_rec */
+    size_t essay_used, essay_dropped;
+} model_tables;
+
+/* Simplified -> Traditional: keys are readings (each character folded to the
+ * Simplified character it can stand for), targets OpenCC-standard
+ * Traditional. */
+int model_build_s2t(const oc_data *data, const model_words *essay, const char *curated_path,
+                    model_tables *out, char *err, size_t errlen);
+
+/* Traditional -> Simplified: keys are Traditional words as written (also in
+ * Taiwan's variant forms), targets what OpenCC's t2s gives for the word. */
+int model_build_t2s(const oc_data *data, const model_words *essay, const char *curated_path,
+                    model_tables *out, char *err, size_t errlen);
+
+void model_tables_free(model_tables *t);
+
+#endif
