@@ -1,0 +1,624 @@
+#!/usr/bin/python3
+"""Accuracy of fanjian and OpenCC 1.1.6 on natively written text.
+
+usage: accuracy.py --fanjian BIN --set report|tune --plan PLAN --data DIR
+                   --out DIR --report FILE [--cmd TEXT]
+
+Run by bench/accuracy.sh (make accuracy), which fetches the packages and
+writes PLAN ("package TAB version TAB deb-path" lines). DIR of --data is
+OpenCC's data (build/opencc-data): its character tables define the ambiguous
+characters and the script check of the gold lines.
+
+Gold: lines of the packages in bench/accuracy-sets.txt (zh_TW files: Taiwan
+Traditional; zh_CN files: mainland Simplified), extracted with the benchmark
+corpus code (bench/corpus.py), filtered, deduplicated and sampled with fixed
+rules. Directions:
+  s2tw  gold: Taiwan text; input: fanjian --compat -c tw2s of the gold
+  s2t   the same input and gold (the gold is Taiwan-standard, s2t's output is
+        OpenCC-standard Traditional: the glyph folding absorbs most of that)
+  t2s   gold: mainland text; input: fanjian --compat -c s2t of the gold
+Each input is converted by fanjian's default mode, fanjian --compat and
+OpenCC 1.1.6, and scored with bench/fjscore.py. Writes under --out/SET/ the
+gold, inputs, outputs and, per direction, DIRECTION.diff.txt (the lines where
+fanjian's default mode differs from the gold); prints a Markdown report and
+saves it to --report.
+"""
+import argparse
+import concurrent.futures
+import hashlib
+import math
+import multiprocessing
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True  # no __pycache__ in bench/
+sys.path.insert(0, HERE)
+import corpus  # noqa: E402  (the benchmark corpus extraction)
+import fjscore  # noqa: E402
+
+SETS_FILE = os.path.join(HERE, 'accuracy-sets.txt')
+SETS = ('report', 'tune')
+# Sampling: at most about this many Han characters per package and locale
+# (every k-th line of the package's pool, k fixed by the pool's size).
+CAP_HAN = 100_000
+MIN_HAN = 4
+# Directions: name, gold locale, profile that makes the input from the gold.
+DIRECTIONS = (('s2tw', 'tw', 'tw2s'), ('t2s', 'cn', 's2t'), ('s2t', 'tw', 'tw2s'))
+SYSTEMS = (('default', 'fanjian default'), ('compat', 'fanjian `--compat`'),
+           ('opencc', 'OpenCC 1.1.6'))
+# Bump when the extraction below changes (with corpus.py it keys the cache).
+EXTRACT_VERSION = '1'
+
+TW_RE = re.compile(r'(?i)(?:^|[/_.-])zh[-_](?:hant[-_])?tw(?=$|[/_.@-])')
+CN_RE = re.compile(r'(?i)(?:^|[/_.-])zh[-_](?:hans(?:[-_]cn)?|cn)(?=$|[/_.@-])')
+OTHER_ZH_RE = re.compile(r'(?i)(?:^|[/_.-])zh[-_][a-z]+(?=$|[/_.@-])')
+
+
+# ---- sets and extraction ---------------------------------------------------
+
+class Entry:
+    def __init__(self, set_name, pkg, locales, untagged, lineno):
+        self.set, self.pkg, self.locales, self.untagged = set_name, pkg, locales, untagged
+        self.lineno = lineno
+        self.version = self.deb = None
+
+
+def read_sets(path):
+    entries, seen = [], {}
+    with open(path, encoding='utf-8') as f:
+        for n, line in enumerate(f, 1):
+            line = line.split('#', 1)[0].split()
+            if not line:
+                continue
+            if len(line) not in (3, 4) or line[0] not in SETS:
+                sys.exit(f'{path}:{n}: expected "set package locales [untagged]"')
+            locales = tuple(line[2].split(','))
+            untagged = line[3] if len(line) == 4 else None
+            if not set(locales) <= {'tw', 'cn'} or untagged not in (None, 'tw', 'cn'):
+                sys.exit(f'{path}:{n}: locales are tw and cn')
+            if line[1] in seen:
+                sys.exit(f'{path}:{n}: {line[1]} is listed twice (line {seen[line[1]]})')
+            seen[line[1]] = n
+            entries.append(Entry(line[0], line[1], locales, untagged, n))
+    return entries
+
+
+def locale_of(name, untagged):
+    if TW_RE.search(name):
+        return 'tw'
+    if CN_RE.search(name):
+        return 'cn'
+    if OTHER_ZH_RE.search(name) or corpus.TRAD_RE.search(name) or corpus.SIMP_RE.search(name):
+        return None  # zh_HK, zh_SG, zh-Hant, ...: neither gold
+    return untagged
+
+
+def extract(job):
+    """Lines of one .deb as {'tw': [...], 'cn': [...]}, in file order."""
+    deb, untagged = job
+    read_all = untagged is not None
+    files = {}
+    proc = subprocess.Popen(['dpkg-deb', '--fsys-tarfile', deb], stdout=subprocess.PIPE)
+    with tarfile.open(fileobj=proc.stdout, mode='r|') as tar:
+        for m in tar:
+            name = m.name[2:] if m.name.startswith('./') else m.name
+            if not m.isfile() or corpus.skipped(name):
+                continue
+            if read_all or corpus.ANY_ZH_RE.search(name) or name.lower().endswith(corpus.ARCHIVE_EXTS):
+                files[name] = tar.extractfile(m).read()
+    if proc.wait() != 0:
+        raise SystemExit(f'dpkg-deb failed on {deb}')
+    out, seen = {'tw': [], 'cn': []}, set()
+    for path in sorted(files):
+        for name, blob in corpus.members(path, files[path]):
+            loc = locale_of(name, untagged)
+            if loc is None:
+                continue
+            for line in corpus.text_of(name, blob):
+                # The same clean-up as corpus.package_lines.
+                line = line.replace('\u00a0', ' ').replace('\ufffd', '')
+                line = corpus.ANSI_RE.sub('', line)
+                line = corpus.KEY_RE.sub('', corpus.WS_RE.sub(' ', corpus.CTRL_RE.sub(' ', line)).strip())
+                if corpus.keep(line) and line not in seen:
+                    seen.add(line)
+                    out[loc].append(line)
+    return out
+
+
+def extract_cached(entries, cache_dir):
+    """Fills entry.lines, from cache_dir when the .deb and the code are unchanged."""
+    with open(os.path.join(HERE, 'corpus.py'), 'rb') as f:
+        code = hashlib.sha256(f.read() + EXTRACT_VERSION.encode()).hexdigest()[:12]
+    os.makedirs(cache_dir, exist_ok=True)
+    todo = []
+    for e in entries:
+        key = hashlib.sha256(f'{code} {e.untagged}'.encode()).hexdigest()[:12]
+        e.cache = os.path.join(cache_dir, f'{os.path.basename(e.deb)}.{key}.tsv')
+        if os.path.exists(e.cache):
+            e.lines = {'tw': [], 'cn': []}
+            with open(e.cache, encoding='utf-8') as f:
+                for line in f.read().splitlines():
+                    loc, _, text = line.partition('\t')
+                    e.lines[loc].append(text)
+        else:
+            todo.append(e)
+    if todo:
+        t0 = time.time()
+        # Biggest first: the two workers finish at about the same time.
+        todo.sort(key=lambda e: -os.path.getsize(e.deb))
+        with multiprocessing.Pool(min(2, os.cpu_count() or 1)) as pool:
+            for e, out in zip(todo, pool.imap(extract, [(e.deb, e.untagged) for e in todo])):
+                e.lines = out
+                tmp = e.cache + '.tmp'
+                with open(tmp, 'w', encoding='utf-8', newline='\n') as f:
+                    for loc in ('tw', 'cn'):
+                        f.writelines(f'{loc}\t{line}\n' for line in out[loc])
+                os.replace(tmp, e.cache)
+        log(f'extracted {len(todo)} packages in {time.time() - t0:.0f} s')
+    # Cache files of other versions or code are stale.
+    keep = {os.path.basename(e.cache) for e in entries}
+    for name in os.listdir(cache_dir):
+        if name.endswith('.tsv') and name not in keep:
+            os.remove(os.path.join(cache_dir, name))
+
+
+# ---- OpenCC's tables ---------------------------------------------------------
+
+def read_table(path):
+    table = {}
+    with open(path, encoding='utf-8') as f:
+        for line in f:
+            if line.startswith('#') or '\t' not in line:
+                continue
+            k, v = line.rstrip('\n').split('\t', 1)
+            table[k] = v.split()
+    return table
+
+
+class Tables:
+    def __init__(self, data_dir):
+        d = os.path.join(data_dir, 'dictionary')
+        self.paths = {n: os.path.join(d, n + '.txt') for n in ('STCharacters', 'TSCharacters', 'TWVariants')}
+        st = read_table(self.paths['STCharacters'])
+        ts = read_table(self.paths['TSCharacters'])
+        tw = read_table(self.paths['TWVariants'])
+        # Ambiguous: more than one candidate in the direction's character table.
+        self.amb = {'st': frozenset(k for k, v in st.items() if len(set(v)) > 1),
+                    'ts': frozenset(k for k, v in ts.items() if len(set(v)) > 1)}
+        folded = {c for p in fjscore.FOLD_PAIRS for c in p}
+        tw_forms = {c for v in tw.values() for c in v}
+        # Script check of gold lines. Taiwan gold must not contain a
+        # character that s2t always changes (Simplified-only: 发, 着, 内),
+        # unless it is Taiwan's own form (群, 秘, 床: TWVariants) or a folded
+        # glyph pair. Mainland gold must not contain a character that t2s
+        # always changes (Traditional-only: 發, 為, 裡).
+        self.not_tw = frozenset(k for k, v in st.items() if len(k) == 1 and k not in v) - tw_forms - folded
+        self.not_cn = frozenset(k for k, v in ts.items() if len(k) == 1 and k not in v)
+
+
+def amb_key(direction):
+    return 'ts' if direction == 't2s' else 'st'
+
+
+# ---- gold sets -----------------------------------------------------------------
+
+def han_count(line):
+    return len(corpus.HAN_RE.findall(line))
+
+
+def build_gold(entries, tables):
+    """gold[set][loc] = lines; stats rows per (set, loc, package)."""
+    gold = {s: {'tw': [], 'cn': []} for s in SETS}
+    stats = []
+    for loc in ('tw', 'cn'):
+        bad = tables.not_tw if loc == 'tw' else tables.not_cn
+        seen = set()
+        # tune first: a report line that is also in the tune set is dropped.
+        for s in ('tune', 'report'):
+            for e in entries:
+                if e.set != s or loc not in e.locales or e.deb is None:
+                    continue
+                raw = e.lines[loc]
+                pool, wrong_script = [], 0
+                for line in raw:
+                    if han_count(line) < MIN_HAN:
+                        continue
+                    if any(c in bad for c in line):
+                        wrong_script += 1
+                        continue
+                    if line in seen:
+                        continue
+                    seen.add(line)
+                    pool.append(line)
+                han = sum(han_count(x) for x in pool)
+                k = max(1, math.ceil(han / CAP_HAN))
+                sample = pool[::k]
+                gold[s][loc].extend(sample)
+                stats.append({'set': s, 'loc': loc, 'pkg': e.pkg, 'version': e.version,
+                              'extracted': len(raw), 'wrong_script': wrong_script,
+                              'pool': len(pool), 'k': k, 'lines': len(sample),
+                              'han': sum(han_count(x) for x in sample),
+                              'chars': sum(len(x) for x in sample)})
+    return gold, stats
+
+
+# ---- running the converters --------------------------------------------------------
+
+class Runner:
+    def __init__(self, fanjian, work):
+        self.fanjian = fanjian
+        # OpenCC looks for -c FILE in the current directory first: keep it empty.
+        self.empty = tempfile.mkdtemp(prefix='opencc-cwd.', dir=work)
+
+    def command(self, system, profile, inp, out):
+        if system == 'opencc':
+            return ['opencc', '-c', profile + '.json', '-i', inp, '-o', out]
+        mode = ['--compat'] if system == 'compat' else []
+        return [self.fanjian] + mode + ['-c', profile, '-i', inp, '-o', out]
+
+    def run(self, system, profile, inp, out):
+        cmd = self.command(system, profile, inp, out)
+        r = subprocess.run(cmd, cwd=self.empty, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise SystemExit(f'accuracy: failed (exit {r.returncode}): {" ".join(cmd)}\n{r.stderr}')
+        return out
+
+    def close(self):
+        shutil.rmtree(self.empty, ignore_errors=True)
+
+
+def read_lines(path):
+    with open(path, encoding='utf-8', errors='replace') as f:
+        return f.read().split('\n')
+
+
+def write_lines(path, lines):
+    with open(path, 'w', encoding='utf-8', newline='\n') as f:
+        f.writelines(x + '\n' for x in lines)
+
+
+def convert_lines(runner, system, profile, lines, work, tag):
+    inp = os.path.join(work, f'{tag}.in.tmp')
+    out = os.path.join(work, f'{tag}.out.tmp')
+    write_lines(inp, lines)
+    runner.run(system, profile, inp, out)
+    res = read_lines(out)[:-1]
+    os.remove(inp)
+    os.remove(out)
+    return res
+
+
+# ---- report helpers ---------------------------------------------------------------
+
+def log(msg):
+    print(f'accuracy: {msg}', file=sys.stderr, flush=True)
+
+
+def num(n):
+    return f'{n:,}'
+
+
+def git_desc():
+    try:
+        head = subprocess.run(['git', '-C', HERE, 'rev-parse', '--short', 'HEAD'], capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(['git', '-C', HERE, 'status', '--porcelain', '--untracked-files=no'],
+                               capture_output=True, text=True, check=True).stdout.split('\n')
+        dirty = [x[3:] for x in dirty if x.strip()]
+        return f'commit {head}' + (f' (uncommitted changes: {", ".join(dirty)})' if dirty else '')
+    except (OSError, subprocess.CalledProcessError):
+        return 'commit unknown'
+
+
+def diff_marks(g, h):
+    """'ours→gold' for each differing position of equal-length folded lines."""
+    return ' '.join(f'{y}→{x}' for x, y in zip(g, h) if x != y)
+
+
+def write_diff(path, direction, inp, gold, hyp):
+    n = 0
+    with open(path, 'w', encoding='utf-8', newline='\n') as f:
+        f.write(f'# {direction}: lines where fanjian (default mode) differs from the gold after folding.\n'
+                f'# in = input, gold = native text, ours = fanjian; "x→y": we wrote x, gold has y.\n\n')
+        for i, (a, g, h) in enumerate(zip(inp, gold, hyp), 1):
+            fg, fh = fjscore.fold(g), fjscore.fold(h)
+            if fg == fh:
+                continue
+            n += 1
+            e = fjscore.line_errors(fg, fh)
+            marks = diff_marks(fg, fh) if len(fg) == len(fh) else '(lengths differ)'
+            f.write(f'#{i}  {e} error{"s" if e != 1 else ""}: {marks}\n'
+                    f'in:   {a}\ngold: {g}\nours: {h}\n\n')
+    return n
+
+
+# ---- main -------------------------------------------------------------------
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--fanjian', required=True)
+    ap.add_argument('--set', choices=SETS, default='report')
+    ap.add_argument('--plan', required=True)
+    ap.add_argument('--data', required=True)
+    ap.add_argument('--out', required=True)
+    ap.add_argument('--report', required=True)
+    ap.add_argument('--cmd', default='make accuracy')
+    args = ap.parse_args()
+    t_start = time.time()
+    fanjian = os.path.abspath(args.fanjian)
+    out_root = os.path.abspath(args.out)
+    work = os.path.join(out_root, args.set)
+    os.makedirs(work, exist_ok=True)
+
+    entries = read_sets(SETS_FILE)
+    plan = {}
+    with open(args.plan, encoding='utf-8') as f:
+        for line in f.read().splitlines():
+            pkg, version, deb = line.split('\t')
+            plan[pkg] = (version, deb)
+    for e in entries:
+        if e.pkg in plan:
+            e.version, e.deb = plan[e.pkg]
+    absent = [e.pkg for e in entries if e.deb is None]
+    present = [e for e in entries if e.deb is not None]
+    extract_cached(present, os.path.join(out_root, 'extract'))
+    tables = Tables(args.data)
+    gold_all, stats = build_gold(present, tables)
+    gold = gold_all[args.set]
+    log(f'gold ({args.set}): {num(len(gold["tw"]))} Taiwan lines, {num(len(gold["cn"]))} mainland lines')
+
+    runner = Runner(fanjian, work)
+    paths = {}
+    for loc in ('tw', 'cn'):
+        paths['gold', loc] = os.path.join(work, f'gold-{loc}.txt')
+        write_lines(paths['gold', loc], gold[loc])
+    # Inputs: the gold converted the other way by fanjian --compat.
+    for d, loc, back in DIRECTIONS:
+        p = os.path.join(work, f'{d}.in.txt')
+        if d == 's2t':
+            shutil.copyfile(paths['in', 's2tw'], p)
+        else:
+            runner.run('compat', back, paths['gold', loc], p)
+        paths['in', d] = p
+
+    # Conversions (and the idempotence runs), two at a time.
+    jobs = []
+    for d, loc, _ in DIRECTIONS:
+        for s, _ in SYSTEMS:
+            paths[d, s] = os.path.join(work, f'{d}.{s}.txt')
+            jobs.append((s, d, paths['in', d], paths[d, s]))
+    t0 = time.time()
+    with concurrent.futures.ThreadPoolExecutor(2) as ex:
+        list(ex.map(lambda j: runner.run(*j), jobs))
+    idem_jobs = []
+    for s, _ in SYSTEMS:
+        for d in ('s2tw', 't2s'):
+            paths['twice', d, s] = os.path.join(work, f'{d}.{s}.twice.txt')
+            idem_jobs.append((s, d, paths[d, s], paths['twice', d, s]))
+        paths['goldconv', s] = os.path.join(work, f's2tw-of-gold.{s}.txt')
+        idem_jobs.append((s, 's2tw', paths['gold', 'tw'], paths['goldconv', s]))
+    with concurrent.futures.ThreadPoolExecutor(2) as ex:
+        list(ex.map(lambda j: runner.run(*j), idem_jobs))
+    t_conv = time.time() - t0
+
+    # Scores.
+    t0 = time.time()
+    lines = {k: read_lines(v) for k, v in paths.items()}
+    scores = {}
+    for d, loc, _ in DIRECTIONS:
+        g, inp = lines['gold', loc], lines['in', d]
+        for s, _ in SYSTEMS:
+            h = lines[d, s]
+            if len(h) != len(g):
+                raise SystemExit(f'accuracy: {paths[d, s]}: {len(h)} lines, gold has {len(g)}')
+            sc = fjscore.Score(tables.amb[amb_key(d)])
+            for a, x, y in zip(inp, g, h):
+                sc.add(x, y, a)
+            scores[d, s] = sc
+    idem = {}
+    for s, _ in SYSTEMS:
+        for d in ('s2tw', 't2s'):
+            idem[d, s] = sum(a != b for a, b in zip(lines[d, s], lines['twice', d, s]))
+        idem['gold', s] = sum(a != b for a, b in zip(lines['gold', 'tw'], lines['goldconv', s]))
+    same_as_compat = {d: sum(a != b for a, b in zip(lines[d, 'default'], lines[d, 'compat']))
+                      for d, _, _ in DIRECTIONS}
+    ndiff = {}
+    for d, loc, _ in DIRECTIONS:
+        ndiff[d] = write_diff(os.path.join(work, f'{d}.diff.txt'), d, lines['in', d][:-1],
+                              lines['gold', loc][:-1], lines[d, 'default'][:-1])
+    t_score = time.time() - t0
+
+    # Same figures from the reference scorer, when ../shared is there.
+    t0 = time.time()
+    consistency = check_reference(paths, scores, tables, work)
+    t_ref = time.time() - t0
+
+    # Converted-twin check of this set's Taiwan gold (see accuracy-sets.txt).
+    twin = twin_check([e for e in present if e.set == args.set], runner, work)
+    runner.close()
+
+    report = render(args, entries, absent, stats, gold, scores, idem, same_as_compat, ndiff,
+                    consistency, twin, tables, fanjian, work,
+                    {'conv': t_conv, 'score': t_score, 'ref': t_ref, 'total': time.time() - t_start})
+    tmp = args.report + '.tmp'
+    with open(tmp, 'w', encoding='utf-8') as f:
+        f.write(report)
+    os.replace(tmp, args.report)
+    sys.stdout.write(report)
+
+
+def check_reference(paths, scores, tables, work):
+    ref = os.path.normpath(os.path.join(HERE, '..', '..', 'shared', 'eval', 'zhscore.py'))
+    if not os.path.exists(ref):
+        return None
+    # The reference reads its ambiguous set from $FJEVAL/ambiguous.txt when
+    # that exists: give it each direction's set, so that both score the same
+    # thing and any difference is in the scoring code.
+    results = []
+    tmp = tempfile.mkdtemp(prefix='zhscore.', dir=work)
+    try:
+        jobs = []
+        for d, loc, _ in DIRECTIONS:
+            ev = os.path.join(tmp, d)
+            os.makedirs(ev)
+            with open(os.path.join(ev, 'ambiguous.txt'), 'w', encoding='utf-8') as f:
+                f.write(''.join(sorted(tables.amb[amb_key(d)])))
+            for s, _ in SYSTEMS:
+                jobs.append((d, s, ev, [sys.executable, ref, paths['gold', loc], paths[d, s], paths['in', d]]))
+
+        def run(job):
+            d, s, ev, cmd = job
+            r = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, FJEVAL=ev))
+            return d, s, r.stdout.strip() if r.returncode == 0 else f'(failed: {r.stderr.strip()[-200:]})'
+        with concurrent.futures.ThreadPoolExecutor(2) as ex:
+            for d, s, got in ex.map(run, jobs):
+                results.append((d, s, got, scores[d, s].summary(True)))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return ref, results
+
+
+def twin_check(entries, runner, work):
+    """Share of long zh_TW lines that s2tw/s2twp of the zh_CN twin reproduce."""
+    by_pkg = {e.pkg: e for e in entries}
+    rows = []
+    for e in entries:
+        if 'tw' not in e.locales:
+            continue
+        twin = by_pkg.get(e.pkg.replace('-zh-tw', '-zh-cn')) if e.pkg.endswith('-zh-tw') else e
+        if twin is None or not twin.lines['cn']:
+            continue
+        long_tw = {x for x in e.lines['tw'] if han_count(x) >= 15}
+        if not long_tw:
+            continue
+        hits = 0
+        for p in ('s2tw', 's2twp'):
+            conv = set(convert_lines(runner, 'compat', p, twin.lines['cn'], work, 'twin'))
+            hits = max(hits, len(conv & long_tw))
+        rows.append((e.pkg, len(long_tw), hits))
+    return rows
+
+
+def render(args, entries, absent, stats, gold, scores, idem, same_as_compat, ndiff,
+           consistency, twin, tables, fanjian, work, times):
+    s = args.set
+    o = []
+    w = o.append
+    w(f'# fanjian accuracy: `{args.cmd}`\n')
+    w(f'{time.strftime("%Y-%m-%d %H:%M %Z")}, {git_desc()}; set **{s}** '
+      f'({"held out" if s == "report" else "the tuning set"}); fanjian `{fanjian}`; '
+      f'OpenCC {opencc_version()} (Debian).\n')
+    total_default = {d: same_as_compat[d] for d in same_as_compat}
+    if not any(total_default.values()):
+        w('fanjian\'s default mode gives exactly the `--compat` output on every line of this set, '
+          'so those two columns are equal.\n')
+    else:
+        w('Lines where fanjian\'s default mode differs from `--compat`: ' +
+          ', '.join(f'{d} {num(n)}' for d, n in total_default.items()) + '.\n')
+
+    w('## Accuracy\n')
+    w('| direction | metric | fanjian default | fanjian `--compat` | OpenCC 1.1.6 | default ÷ OpenCC 1.1.6 |')
+    w('|---|---|---:|---:|---:|---:|')
+    for d, loc, _ in DIRECTIONS:
+        sc = [scores[d, x] for x, _ in SYSTEMS]
+        ratio = (f'{sc[0].errors / sc[2].errors:.2f}' if sc[2].errors else '—')
+        w(f'| {d} | errors per 10k chars | ' + ' | '.join(f'{x.per10k():.1f}' for x in sc) + f' | **{ratio}** |')
+        w(f'| {d} | ambiguous-char accuracy (n = {num(sc[0].amb_n)}) | ' +
+          ' | '.join(f'{x.amb_pct():.2f} %' for x in sc) + ' | |')
+        w(f'| {d} | exact lines | ' + ' | '.join(f'{x.exact_pct():.2f} %' for x in sc) + ' | |')
+        w(f'| {d} | errors (chars) | ' + ' | '.join(num(x.errors) for x in sc) + ' | |')
+    w('')
+    sz = {loc: (len(gold[loc]), sum(han_count(x) for x in gold[loc]), sum(len(x) for x in gold[loc]))
+          for loc in ('tw', 'cn')}
+    w(f'Gold: s2tw and s2t: {num(sz["tw"][0])} lines of Taiwan text ({num(sz["tw"][1])} Han characters, '
+      f'{num(sz["tw"][2])} characters); t2s: {num(sz["cn"][0])} lines of mainland text '
+      f'({num(sz["cn"][1])} Han, {num(sz["cn"][2])} characters). Inputs: `fanjian --compat -c tw2s` '
+      f'(s2tw, s2t) and `-c s2t` (t2s) of the gold.\n')
+    w('- errors: character errors after folding glyph pairs that standards disagree on '
+      '(爲/為, 裏/裡, 着/著, 臺/台, 羣/群, 衆/眾, ...); Hamming distance per line, '
+      'Levenshtein where lengths differ. Per 10,000 characters of gold (all characters).')
+    w('- ambiguous: input characters with more than one candidate in OpenCC 1.4.2\'s '
+      '`STCharacters` (s2tw, s2t) or `TSCharacters` (t2s): '
+      f'{num(len(tables.amb["st"]))} and {num(len(tables.amb["ts"]))} characters.')
+    w('- exact lines: lines with no error after folding.')
+    w('- s2t\'s gold is Taiwan-standard text while s2t writes OpenCC-standard Traditional: '
+      'the folding absorbs most of that difference, not all (覈/核, 洩/泄: see the diff file).')
+    w('- commands: `fanjian -c P -i IN -o OUT`, `fanjian --compat -c P ...`, '
+      '`opencc -c P.json -i IN -o OUT` (run from an empty directory).\n')
+
+    w('## Idempotence (lines changed)\n')
+    n_tw, n_cn = len(gold['tw']), len(gold['cn'])
+    w('| check | lines | fanjian default | fanjian `--compat` | OpenCC 1.1.6 |')
+    w('|---|---:|---:|---:|---:|')
+    w(f'| s2tw(s2tw(x)) ≠ s2tw(x), x = s2tw input | {num(n_tw)} | ' +
+      ' | '.join(num(idem['s2tw', x]) for x, _ in SYSTEMS) + ' |')
+    w(f'| t2s(t2s(x)) ≠ t2s(x), x = t2s input | {num(n_cn)} | ' +
+      ' | '.join(num(idem['t2s', x]) for x, _ in SYSTEMS) + ' |')
+    w(f'| s2tw(gold) ≠ gold, Taiwan gold | {num(n_tw)} | ' +
+      ' | '.join(num(idem['gold', x]) for x, _ in SYSTEMS) + ' |')
+    w('\nCompared without folding: any change counts.\n')
+
+    w('## Scorer check\n')
+    if consistency is None:
+        w('`../shared/eval/zhscore.py` is not there: not checked.\n')
+    else:
+        ref, res = consistency
+        same = sum(a == b for _, _, a, b in res)
+        w(f'`bench/fjscore.py` against the reference `{ref}` on the same gold, output and input '
+          f'files (with the reference given the same ambiguous set through `$FJEVAL`): '
+          f'**{same} of {len(res)} identical**.\n')
+        for d, x, a, b in res:
+            if a != b:
+                w(f'- {d} {x}: reference `{a}`, ours `{b}`')
+        if same != len(res):
+            w('')
+
+    w(f'## Gold set: {s}\n')
+    w('Per package and locale: lines extracted, lines dropped by the script check, the pool after '
+      f'the filters and deduplication, every k-th line of the pool taken (k chosen so that a package '
+      f'gives at most about {num(CAP_HAN)} Han characters), and what was taken.\n')
+    w('| locale | package | version | extracted | wrong script | pool | k | lines | Han chars |')
+    w('|---|---|---|---:|---:|---:|---:|---:|---:|')
+    for r in stats:
+        if r['set'] == s:
+            w(f'| {r["loc"]} | {r["pkg"]} | {r["version"]} | {num(r["extracted"])} | {num(r["wrong_script"])} | '
+              f'{num(r["pool"])} | {r["k"]} | {num(r["lines"])} | {num(r["han"])} |')
+    w('')
+    if twin:
+        bad = [r for r in twin if r[2] > 0.02 * r[1]]
+        w('Machine-conversion check of the Taiwan gold: long lines (>= 15 Han characters) of each '
+          'package\'s zh_TW text that `fanjian --compat -c s2tw` or `-c s2twp` of its zh_CN twin '
+          'reproduces exactly: ' + ', '.join(f'{p} {100.0 * h / n:.1f} %' for p, n, h in twin) +
+          ('. **Over 2 %: ' + ', '.join(p for p, _, _ in bad) + ' (likely converted, see '
+           'accuracy-sets.txt).**' if bad else '. All at most 2 %.') + '\n')
+    other = [e for e in entries if e.set != s]
+    w(f'The other set ({"tune" if s == "report" else "report"}) has ' +
+      ', '.join(e.pkg for e in other) + '.' +
+      (f' Not in the archive, skipped: {", ".join(absent)}.' if absent else '') + '\n')
+    w('## Files\n')
+    rel = os.path.relpath(work)
+    w(f'`{rel}/`: `gold-tw.txt`, `gold-cn.txt`, `DIR.in.txt`, `DIR.SYSTEM.txt`, and '
+      f'`DIR.diff.txt` (input / gold / ours for each line where fanjian\'s default mode is wrong: '
+      + ', '.join(f'{d} {num(n)}' for d, n in ndiff.items()) + ' lines).\n')
+    w(f'Run time {times["total"]:.0f} s (conversions {times["conv"]:.1f} s, scoring {times["score"]:.1f} s, '
+      f'reference scorer {times["ref"]:.1f} s).')
+    return '\n'.join(o) + '\n'
+
+
+def opencc_version():
+    try:
+        return subprocess.run(['dpkg-query', '-W', '-f', '${Version}', 'opencc'], capture_output=True,
+                              text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return 'unknown version'
+
+
+if __name__ == '__main__':
+    main()
