@@ -35,6 +35,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 dpkg-deb -x "$deb" "$work"
 mkdir -p "$(dirname "$dest")"
-mv "$work/usr/share/rime-data/essay.txt" "$dest.tmp"
-mv "$dest.tmp" "$dest"
+# Dated now, not as packaged, so make sees it as newer than this script.
+touch "$work/usr/share/rime-data/essay.txt"
+mv "$work/usr/share/rime-data/essay.txt" "$dest.tmp.$$"
+mv "$dest.tmp.$$" "$dest"
 echo "fetch-essay: $package $version: $(wc -l <"$dest") words in $dest (sha256 verified)"

@@ -88,8 +88,22 @@ static inline uint32_t plain_answer(const fj_converter *c, uint32_t cp)
 {
     if (cp < FJ_REC_FIRST || cp >= 0x10000)
         return 0;
-    uint32_t r = c->stages[c->ctx_core_stage].rec[cp - FJ_REC_FIRST];
-    return (r >> FJ_REC_SPECIAL_BIT & 1) ? 0 : (r & 0xFFFFFFu);
+    uint32_t r = c->ctx_table[cp - FJ_REC_FIRST];
+    return (r >> FJ_CTX_SPECIAL_BIT & 1) ? 0 : (r & 0xFFFFFFu);
+}
+
+/* Writes one character the lattice chose (or kept), through the later
+ * steps when they are folded in. */
+static inline void emit_char(const fj_converter *c, fj_out *o, const unsigned char *p, size_t len)
+{
+    if (c->ctx_fused && len == 3) {
+        uint32_t cp = (p[0] & 0x0Fu) << 12 | (p[1] & 0x3Fu) << 6 | (p[2] & 0x3Fu);
+        if (cp >= FJ_REC_FIRST) {
+            put_answer(o, c->ctx_post[cp - FJ_REC_FIRST]);
+            return;
+        }
+    }
+    fj__out_put(o, (const char *)p, len);
 }
 
 /* Finds the best path over run[0..n) and writes it. */
@@ -156,14 +170,14 @@ static void lattice(const fj_converter *c, const unsigned char *text, const ctx_
         uint32_t j = start[--words], i = from[j];
         const unsigned char *t = target[j], *tend = t + target_len[j];
         if (!t) {
-            fj__out_put(o, (const char *)text + run[i].off, run[i].len);
+            emit_char(c, o, text + run[i].off, run[i].len);
             continue;
         }
         if (target_len[j] == 0) {
             for (uint32_t k = i; k < j; k++) {
                 uint32_t a = plain_answer(c, run[k].cp);
                 if (!a || (c->ctx_keep_folded && run[k].cp != run[k].reading))
-                    fj__out_put(o, (const char *)text + run[k].off, run[k].len);
+                    emit_char(c, o, text + run[k].off, run[k].len);
                 else
                     put_answer(o, a);
             }
@@ -174,7 +188,13 @@ static void lattice(const fj_converter *c, const unsigned char *text, const ctx_
         for (const unsigned char *q = t; q < tend; q++)
             chars += (*q & 0xC0) != 0x80;
         if (chars != j - i) {
-            fj__out_put_run(o, (const char *)t, target_len[j]);
+            for (const unsigned char *q = t; q < tend;) {
+                uint32_t cp;
+                int len = fj_utf8_decode(q, tend, &cp);
+                size_t step = len > 0 ? (size_t)len : 1;
+                emit_char(c, o, q, step);
+                q += step;
+            }
             continue;
         }
         for (uint32_t k = i; k < j; k++) {
@@ -183,9 +203,9 @@ static void lattice(const fj_converter *c, const unsigned char *text, const ctx_
             if (len <= 0)
                 len = 1; /* not UTF-8 (a damaged image): keep the input character */
             if ((c->ctx_keep_folded && run[k].cp != run[k].reading) || (len == 1 && *t >= 0x80))
-                fj__out_put(o, (const char *)text + run[k].off, run[k].len);
+                emit_char(c, o, text + run[k].off, run[k].len);
             else
-                fj__out_put(o, (const char *)t, (size_t)len);
+                emit_char(c, o, t, (size_t)len);
             t += len;
         }
     }
@@ -212,16 +232,22 @@ static void context_step(const fj_converter *c, const unsigned char *text, size_
     while (p < end) {
         uint32_t n = 0, suspects = 0;
         while (p < end && n < FJ_CTX_RUN_MAX) {
-            uint32_t cp;
+            uint32_t cp, e;
             int k = fj_utf8_decode_fast(p, end, &cp);
-            if (k <= 0 || is_barrier(c, cp))
+            if (k <= 0)
+                break;
+            if (cp >= FJ_REC_FIRST && cp < 0x10000)
+                e = c->ctx_table[cp - FJ_REC_FIRST];
+            else
+                e = 1u << FJ_CTX_SPECIAL_BIT | (uint32_t)is_barrier(c, cp) << FJ_CTX_BARRIER_BIT;
+            if (e >> FJ_CTX_BARRIER_BIT & 1)
                 break;
             run[n].cp = cp;
             run[n].reading = UINT32_MAX; /* not looked up yet */
             run[n].off = (uint32_t)(p - text);
             run[n].len = (uint32_t)k;
-            answer[n] = plain_answer(c, cp);
-            need[n] = !answer[n] ? 2 : (cp < 0x10000 && (c->ctx_ambiguous[cp >> 3] >> (cp & 7) & 1));
+            answer[n] = e & 0xFFFFFFu;
+            need[n] = (e >> FJ_CTX_SPECIAL_BIT & 1) ? 2 : (e >> FJ_CTX_AMBIGUOUS_BIT & 1);
             suspects |= need[n];
             n++;
             p += k;
@@ -231,7 +257,10 @@ static void context_step(const fj_converter *c, const unsigned char *text, size_
             uint32_t cp;
             int k = fj_utf8_decode(p, end, &cp);
             size_t unit = k > 0 ? (size_t)k : 1;
-            fj__out_put(o, (const char *)p, unit);
+            if (k > 0)
+                emit_char(c, o, p, unit);
+            else
+                fj__out_put(o, (const char *)p, unit);
             p += unit;
             continue;
         }
@@ -287,8 +316,9 @@ static void context_chunk(const fj_converter *c, const unsigned char *text, size
 {
     const unsigned char *cur = text;
     size_t cur_len = len;
-    for (uint32_t k = 0; k < c->stage_count; k++) {
-        fj_out *dst = (k + 1 == c->stage_count) ? o : &w->stage[k & 1];
+    uint32_t last = c->ctx_fused ? c->ctx_core_stage + 1 : c->stage_count;
+    for (uint32_t k = 0; k < last; k++) {
+        fj_out *dst = (k + 1 == last) ? o : &w->stage[k & 1];
         if (dst != o)
             dst->len = 0;
         if (k == c->ctx_core_stage)

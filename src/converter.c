@@ -61,6 +61,97 @@ static void build_recs(const fj_matcher *m, uint32_t *rec)
     }
 }
 
+static uint32_t own_bytes(uint32_t cp)
+{
+    unsigned char u[4];
+    fj_utf8_encode(cp, u);
+    return u[0] | (uint32_t)u[1] << 8 | (uint32_t)u[2] << 16;
+}
+
+/* A three-byte answer's code point; 0 when it is not one. */
+static uint32_t answer_cp(uint32_t a)
+{
+    const unsigned char u[3] = {(unsigned char)a, (unsigned char)(a >> 8), (unsigned char)(a >> 16)};
+    uint32_t cp;
+    return fj_utf8_decode(u, u + 3, &cp) == 3 ? cp : 0;
+}
+
+/* The steps after the replaced one, for one character: its answer, or
+ * FJ_NONE when they do more than map it to one three-byte character. */
+static uint32_t post_answer(const fj_converter *c, uint32_t cp)
+{
+    uint32_t a = own_bytes(cp);
+    for (uint32_t k = c->ctx_core_stage + 1; k < c->stage_count; k++) {
+        if (cp < FJ_REC_FIRST || cp >= 0x10000)
+            return FJ_NONE;
+        uint32_t r = c->stages[k].rec[cp - FJ_REC_FIRST];
+        if (r >> FJ_REC_SPECIAL_BIT & 1) {
+            if (fj_ids_arity(cp))
+                continue; /* an IDS operator alone stays itself */
+            return FJ_NONE;
+        }
+        a = r & 0xFFFFFFu;
+        cp = answer_cp(a);
+        if (!cp)
+            return FJ_NONE;
+    }
+    return a;
+}
+
+/* The default mode's per-character tables (see fj_converter.ctx_table). */
+static fj_status build_context_tables(fj_converter *c, const fj_image *img,
+                                      const fj_context_rec *cx)
+{
+    const fj_allocator *a = c->allocator.alloc ? &c->allocator : NULL;
+    c->engine = &fj__context_engine;
+    c->ctx_core_stage = cx->core_stage;
+    c->ctx_keep_folded = (cx->flags & FJ_CONTEXT_KEEP_FOLDED) != 0;
+    c->ctx_ambiguous = img->ambiguous + (size_t)cx->ambiguous * FJ_BARRIER_BYTES;
+    c->ctx_pairs = img->ambiguous_pairs + (size_t)cx->ambiguous * (FJ_BIGRAM_BITS / 8);
+    matcher_init(&c->ctx_words, img, cx->words);
+    if (cx->fold != FJ_NONE) {
+        c->ctx_has_fold = 1;
+        matcher_init(&c->ctx_fold, img, cx->fold);
+    }
+    c->ctx_table = fj__alloc(a, FJ_REC_COUNT * sizeof(uint32_t));
+    c->ctx_post = fj__alloc(a, FJ_REC_COUNT * sizeof(uint32_t));
+    if (!c->ctx_table || !c->ctx_post)
+        return FJ_ERR_NOMEM;
+    /* The later steps fold in when they only map characters one to one. */
+    c->ctx_fused = 1;
+    for (uint32_t k = cx->core_stage + 1; k < c->stage_count; k++)
+        if (c->stages[k].max_key_chars > 1)
+            c->ctx_fused = 0;
+    for (uint32_t i = 0; i < FJ_REC_COUNT && c->ctx_fused; i++) {
+        uint32_t cp = FJ_REC_FIRST + i;
+        c->ctx_post[i] = (cp >= 0xD800 && cp <= 0xDFFF) ? own_bytes(0xFFFD) : post_answer(c, cp);
+        if (c->ctx_post[i] == FJ_NONE)
+            c->ctx_fused = 0;
+    }
+    const uint32_t *core = c->stages[cx->core_stage].rec;
+    for (uint32_t i = 0; i < FJ_REC_COUNT; i++) {
+        uint32_t cp = FJ_REC_FIRST + i, r = core[i], e;
+        if (r >> FJ_REC_SPECIAL_BIT & 1) {
+            e = 1u << FJ_CTX_SPECIAL_BIT;
+        } else {
+            e = r & 0xFFFFFFu;
+            if (c->ctx_fused) {
+                uint32_t mid = answer_cp(e);
+                if (mid >= FJ_REC_FIRST && mid < 0x10000)
+                    e = c->ctx_post[mid - FJ_REC_FIRST];
+                else
+                    e = 1u << FJ_CTX_SPECIAL_BIT;
+            }
+        }
+        if (c->ctx_ambiguous[cp >> 3] >> (cp & 7) & 1)
+            e |= 1u << FJ_CTX_AMBIGUOUS_BIT;
+        if (c->barrier[cp >> 3] >> (cp & 7) & 1)
+            e |= 1u << FJ_CTX_BARRIER_BIT;
+        c->ctx_table[i] = e;
+    }
+    return FJ_OK;
+}
+
 /* "s2twp", "s2twp.json" and "/usr/share/opencc/s2twp.json" all name s2twp. */
 static void profile_key(const char *name, char *key, size_t size)
 {
@@ -122,17 +213,11 @@ fj_status fj_converter_open(const fj_dict *dict, const char *profile, unsigned f
         c->stages[k].rec = c->recs[k];
     }
     const fj_context_rec *cx = &img->contexts[rec - img->profiles];
-    if (!(flags & FJ_COMPAT) && cx->core_stage != FJ_NONE) {
-        c->engine = &fj__context_engine;
-        c->ctx_core_stage = cx->core_stage;
-        c->ctx_keep_folded = (cx->flags & FJ_CONTEXT_KEEP_FOLDED) != 0;
-        c->ctx_ambiguous = img->ambiguous + (size_t)cx->ambiguous * FJ_BARRIER_BYTES;
-        c->ctx_pairs = img->ambiguous_pairs + (size_t)cx->ambiguous * (FJ_BIGRAM_BITS / 8);
-        matcher_init(&c->ctx_words, img, cx->words);
-        if (cx->fold != FJ_NONE) {
-            c->ctx_has_fold = 1;
-            matcher_init(&c->ctx_fold, img, cx->fold);
-        }
+    if (!(flags & FJ_COMPAT) && cx->core_stage != FJ_NONE &&
+        build_context_tables(c, img, cx) != FJ_OK) {
+        fj_converter_close(c);
+        fj__set_error(error, FJ_ERR_NOMEM, 0, "out of memory");
+        return FJ_ERR_NOMEM;
     }
     if (rec->segmentation != FJ_NONE) {
         c->has_segmentation = 1;
@@ -187,6 +272,8 @@ void fj_converter_close(fj_converter *c)
     fj_allocator a = c->allocator;
     for (uint32_t k = 0; k < FJ_MAX_STAGES; k++)
         fj__free(a.alloc ? &a : NULL, c->recs[k], FJ_REC_COUNT * sizeof(uint32_t));
+    fj__free(a.alloc ? &a : NULL, c->ctx_table, FJ_REC_COUNT * sizeof(uint32_t));
+    fj__free(a.alloc ? &a : NULL, c->ctx_post, FJ_REC_COUNT * sizeof(uint32_t));
     fj__free(a.alloc ? &a : NULL, c, sizeof *c);
 }
 

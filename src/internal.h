@@ -82,7 +82,10 @@ typedef struct fj_matcher {
 #define FJ_REC_COUNT (0x10000u - FJ_REC_FIRST)
 #define FJ_REC_PHRASE_BIT 24  /* a longer key starts with this character */
 #define FJ_REC_SPECIAL_BIT 25 /* the answer is not three bytes, or an IDS: slow path */
-#define FJ_REC_NO_CP 0xFFFFFFFFu /* "the next character is not simple": forces the slow path */
+#define FJ_REC_NO_CP 0xFFFFFFFFu
+#define FJ_CTX_AMBIGUOUS_BIT 24 /* the character's form may depend on context */
+#define FJ_CTX_SPECIAL_BIT 25   /* no three-byte answer: the lattice decides */
+#define FJ_CTX_BARRIER_BIT 26   /* in no key or word */ /* "the next character is not simple": forces the slow path */
 
 struct fj_dict {
     fj_image image;
@@ -117,6 +120,12 @@ struct fj_converter {
     fj_matcher ctx_fold, ctx_words;
     const unsigned char *ctx_ambiguous; /* bit set: the BMP character's form depends on context */
     const unsigned char *ctx_pairs;     /* see fj_context_rec */
+    /* Per three-byte code point in [FJ_REC_FIRST, 0x10000): the character's
+     * own answer through the replaced step and, when ctx_fused, the steps
+     * after it (3 UTF-8 bytes, first lowest) with FJ_CTX_* flags; and the
+     * steps after it alone (ctx_post). Owned. */
+    uint32_t *ctx_table, *ctx_post;
+    int ctx_fused; /* the steps after the replaced one map single characters: folded in */
 };
 
 /* Output: a buffer with a slow path for when it fills up. */
