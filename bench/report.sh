@@ -36,6 +36,7 @@ OPEN_RUNS=${OPEN_RUNS:-20}
 BIG_BYTES=${BIG_BYTES:-1073741824}
 BIG_RUNS=${BIG_RUNS:-3}
 PROFILES=${PROFILES:-s2t t2s s2twp}
+DEFAULT_PROFILES=${DEFAULT_PROFILES:-s2t s2tw t2s}
 PIN_CPU=${PIN_CPU-0}
 export OPEN_RUNS PROFILES PIN_CPU
 progress() { echo "bench: $*" >&2; }
@@ -123,7 +124,7 @@ for p in $PROFILES; do
     progress "library: $p, warm-up + $LIB_RUNS passes"
     line=$("${pin[@]}" "$tp" --tsv "$dict" "$p" "$in" "$LIB_RUNS" "$work/lib.out")
     # The library must convert exactly like the CLI, or its speed means nothing.
-    "${pin[@]}" "$fanjian" -c "$p" -i "$in" -o "$work/cli.out"
+    "${pin[@]}" "$fanjian" --compat -c "$p" -i "$in" -o "$work/cli.out"
     same=$(cmp -s "$work/lib.out" "$work/cli.out" && echo yes || echo "**no**")
     rm -f "$work/lib.out" "$work/cli.out"
     read -r _ bytes _ best med _ <<<"$line"
@@ -133,6 +134,29 @@ for p in $PROFILES; do
         printf "| %s | %s, %.1f MB | %.1f (%.1f) | %.1f | %.1f | %.1fx | %s |\n",
             p, src, b / 1e6, lib, b / 1e6 / best, fc, oc, lib / oc, same }' >&3
     echo "$p $(awk -v b="$bytes" -v m="$med" 'BEGIN {printf "%.3f", b / 1e6 / m}')" >>"$work/lib.txt"
+done
+r ""
+
+# ---- 2b. default mode (context model), library --------------------------------
+r "## 2b. Default mode (context model), library in memory"
+r ""
+r "\`throughput --default --tsv DICT PROFILE INPUT $LIB_RUNS\`: as table 2, with the converter opened in the default mode (forms chosen from context). Same input, same method; the compatible figure is table 2's."
+r ""
+r "| profile | input | default mode MB/s, median (best) | compatible mode MB/s (table 2) | library output = CLI output |"
+r "|---|---|---:|---:|---|"
+for p in $DEFAULT_PROFILES; do
+    in=$(input_of "$p")
+    progress "library, default mode: $p, warm-up + $LIB_RUNS passes"
+    line=$("${pin[@]}" "$tp" --default --tsv "$dict" "$p" "$in" "$LIB_RUNS" "$work/lib.out")
+    "${pin[@]}" "$fanjian" -c "$p" -i "$in" -o "$work/cli.out"
+    same=$(cmp -s "$work/lib.out" "$work/cli.out" && echo yes || echo "**no**")
+    rm -f "$work/lib.out" "$work/cli.out"
+    read -r _ bytes _ best med _ <<<"$line"
+    compat=$(awk -v p="$p" '$1 == p {print $2}' "$work/lib.txt")
+    awk -v p="$p" -v src="$([ "$in" = "$corpus" ] && echo corpus || echo Traditional part)" -v b="$bytes" \
+        -v best="$best" -v med="$med" -v compat="${compat:-—}" -v same="$same" 'BEGIN {
+        printf "| %s | %s, %.1f MB | %.1f (%.1f) | %s | %s |\n",
+            p, src, b / 1e6, b / 1e6 / med, b / 1e6 / best, compat, same }' >&3
 done
 r ""
 

@@ -113,7 +113,7 @@ echo "- corpus: $(describe "$corpus")"
 echo "- runs: fanjian median of $FANJIAN_RUNS, OpenCC median of $OPENCC_RUNS; MB/s = input bytes / 1e6 / wall seconds"
 echo "- commands:"
 for p in $PROFILES; do
-    echo "  - \`${pin[*]:+${pin[*]} }$fanjian -c $p -i $(input_of "$p") -o OUT\`"
+    echo "  - \`${pin[*]:+${pin[*]} }$fanjian --compat -c $p -i $(input_of "$p") -o OUT\`"
     echo "  - \`${pin[*]:+${pin[*]} }opencc -c $p.json -i $(input_of "$p") -o OUT\`"
 done
 echo
@@ -124,7 +124,7 @@ for p in $PROFILES; do
     bytes=$(stat -c %s "$in")
     echo "run.sh: $p: fanjian x$FANJIAN_RUNS, OpenCC x$OPENCC_RUNS" >&2
     for ((i = 0; i < FANJIAN_RUNS; i++)); do
-        timed "$work/f-$p" "${pin[@]}" "$fanjian" -c "$p" -i "$in" -o "$work/f-$p.out"
+        timed "$work/f-$p" "${pin[@]}" "$fanjian" --compat -c "$p" -i "$in" -o "$work/f-$p.out"
     done
     for ((i = 0; i < OPENCC_RUNS; i++)); do
         timed "$work/o-$p" "${pin[@]}" opencc -c "$p.json" -i "$in" -o "$work/o-$p.out"
@@ -163,7 +163,7 @@ echo
 printf '%s\n' '简体中文转换为繁体中文的启动时间测试。' >"$work/one.txt"
 echo "run.sh: open time, $OPEN_RUNS whole-process runs of each tool" >&2
 for ((i = 0; i < OPEN_RUNS; i++)); do
-    timed "$work/open-f" "${pin[@]}" "$fanjian" -c s2t -i "$work/one.txt" -o "$work/one-f.out"
+    timed "$work/open-f" "${pin[@]}" "$fanjian" --compat -c s2t -i "$work/one.txt" -o "$work/one-f.out"
     timed "$work/open-o" "${pin[@]}" opencc -c s2t.json -i "$work/one.txt" -o "$work/one-o.out"
 done
 awk -v f="$(median_s "$work/open-f.times")" -v o="$(median_s "$work/open-o.times")" -v n="$OPEN_RUNS" 'BEGIN {
