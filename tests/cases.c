@@ -3,7 +3,11 @@
  *   - OpenCC 1.4.2's output on ../shared/opencc/compat/input.txt, 16 profiles,
  *     one-shot and streamed in 64 KiB pieces
  *   - our case files, tests/cases/ *.tsv: profile<TAB>input<TAB>expected,
- *     '#' comments, escapes \t \n \r \\ \xHH
+ *     '#' comments, escapes \t \n \r \\ \xHH; converted with FJ_COMPAT,
+ *     or with FJ_DEFAULT when the file's first line is exactly "# mode: default"
+ *     (as tests/run.sh does for the CLI)
+ *   - the development cases ../shared/cases/s2tw.tsv and t2s.tsv (same
+ *     columns), in the default mode (FJ_DEFAULT), one cmocka test per line
  * The shared material is optional: its tests skip with a message when it is
  * absent. Environment: FANJIAN_DICT, FANJIAN_SHARED, FANJIAN_CASES (the
  * directory of the .tsv files). */
@@ -13,34 +17,39 @@
 #include <jansson.h>
 
 static fj_dict *g_dict;
-static fj_converter *g_conv[16];
+static fj_converter *g_conv[16]; /* FJ_COMPAT */
+static fj_converter *g_def[16];  /* FJ_DEFAULT */
 
-static const fj_converter *conv_named(const char *name)
+/* The converter for `name` in the mode `flags` (FJ_COMPAT or FJ_DEFAULT). */
+static const fj_converter *conv_named(const char *name, unsigned flags)
 {
     for (int i = 0; i < 16; i++)
         if (strcmp(t_profiles[i], name) == 0)
-            return g_conv[i];
+            return flags & FJ_COMPAT ? g_conv[i] : g_def[i];
     return NULL;
 }
 
 static int group_setup(void **state)
 {
     (void)state;
-    return t_open_all("cases", &g_dict, g_conv);
+    if (t_open_all("cases", &g_dict, g_conv) != 0)
+        return -1;
+    return t_open_profiles("cases", g_dict, FJ_DEFAULT, g_def);
 }
 
 static int group_teardown(void **state)
 {
     (void)state;
+    t_close_profiles(g_def);
     t_close_all(g_dict, g_conv);
     return 0;
 }
 
 /* Converts one-shot and streamed byte by byte; both must give `exp`. */
-static int check_case(const char *profile, const char *in, size_t in_len, const char *exp,
-                      size_t exp_len, const char *what)
+static int check_case(const char *profile, unsigned flags, const char *in, size_t in_len,
+                      const char *exp, size_t exp_len, const char *what)
 {
-    const fj_converter *c = conv_named(profile);
+    const fj_converter *c = conv_named(profile, flags);
     if (!c) {
         print_message("  %s: unknown profile %s\n", what, profile);
         return 0;
@@ -89,7 +98,8 @@ static void test_json_case(void **state)
             fail_msg("%s: expected output for %s is not a string", jc->id, profile);
         char what[128];
         snprintf(what, sizeof what, "%s %s", jc->id, profile);
-        if (!check_case(profile, jc->input, strlen(jc->input), exp, strlen(exp), what))
+        if (!check_case(profile, FJ_COMPAT, jc->input, strlen(jc->input), exp, strlen(exp),
+                        what))
             failures++;
         checked++;
     }
@@ -156,7 +166,7 @@ static void test_compat(void **state)
         print_message("SKIP: %s not readable (no ../shared): compat test skipped\n", path);
         skip();
     }
-    const fj_converter *c = conv_named(cc->profile);
+    const fj_converter *c = conv_named(cc->profile, FJ_COMPAT);
     assert_non_null(c);
     char *got = NULL;
     size_t glen = 0;
@@ -185,6 +195,7 @@ static void test_compat(void **state)
 
 typedef struct tsv_case {
     char *file; /* base name */
+    unsigned flags; /* FJ_COMPAT, or FJ_DEFAULT for a "# mode: default" file */
     size_t line;
     char *profile;
     char *input, *expected;
@@ -193,7 +204,8 @@ typedef struct tsv_case {
 
 typedef struct tsv_file {
     char *name;
-    char *errors; /* parse errors, NULL when none */
+    unsigned flags; /* the mode its cases are converted in */
+    char *errors;   /* parse errors, NULL when none */
     size_t cases;
 } tsv_file;
 
@@ -246,6 +258,10 @@ bad:
     return NULL;
 }
 
+/* The first line that marks a default-mode case file (see tests/run.sh). */
+static const char mode_default_line[] = "# mode: default";
+
+/* Parsed cases: our case files, then the development cases from ../shared. */
 static tsv_case *g_tsv;
 static size_t g_tsv_count, g_tsv_cap;
 static tsv_file *g_files;
@@ -268,6 +284,10 @@ static void parse_tsv(tsv_file *f, const char *path)
         add_error(f, 0, "cannot read the file");
         return;
     }
+    size_t ml = sizeof mode_default_line - 1;
+    if (len >= ml && memcmp(text, mode_default_line, ml) == 0 &&
+        (len == ml || text[ml] == '\n'))
+        f->flags = FJ_DEFAULT;
     size_t line = 0;
     for (char *p = text, *end = text + len; p < end;) {
         char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -283,6 +303,7 @@ static void parse_tsv(tsv_file *f, const char *path)
                 tsv_case c;
                 memset(&c, 0, sizeof c);
                 c.file = f->name;
+                c.flags = f->flags;
                 c.line = line;
                 size_t plen;
                 c.profile = unescape(p, (size_t)(t1 - p), &plen);
@@ -337,6 +358,7 @@ static void load_tsv_files(const char *dir)
     /* Cases point at their file's name: parse after g_files is complete. */
     for (size_t i = 0; i < n; i++) {
         g_files[i].name = names[i];
+        g_files[i].flags = FJ_COMPAT;
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         parse_tsv(&g_files[i], path);
@@ -360,7 +382,33 @@ static void test_tsv_case(void **state)
     const tsv_case *c = *state;
     char what[256];
     snprintf(what, sizeof what, "%s:%zu %s", c->file, c->line, c->profile);
-    if (!check_case(c->profile, c->input, c->input_len, c->expected, c->expected_len, what))
+    if (!check_case(c->profile, c->flags, c->input, c->input_len, c->expected, c->expected_len,
+                    what))
+        fail_msg("%s: wrong output%s", what, c->flags & FJ_COMPAT ? "" : " (default mode)");
+}
+
+/* ---- development cases, default mode ----------------------------------------- */
+
+/* ../shared/cases/<name>: parsed like our case files, converted with FJ_DEFAULT. */
+static const char *const dev_case_files[] = {"s2tw.tsv", "t2s.tsv"};
+#define N_DEV_FILES (sizeof dev_case_files / sizeof dev_case_files[0])
+static tsv_file g_dev_files[N_DEV_FILES];
+
+static void test_dev_missing(void **state)
+{
+    print_message("SKIP: %s not found (%s absent): default-mode development cases skipped\n",
+                  (const char *)*state, t_shared_dir());
+    skip();
+}
+
+static void test_dev_case(void **state)
+{
+    const tsv_case *c = *state;
+    char what[256];
+    snprintf(what, sizeof what, "shared/cases/%s:%zu %s (default mode)", c->file, c->line,
+             c->profile);
+    if (!check_case(c->profile, FJ_DEFAULT, c->input, c->input_len, c->expected, c->expected_len,
+                    what))
         fail_msg("%s: wrong output", what);
 }
 
@@ -453,6 +501,21 @@ int main(void)
                      test_compat, cc);
         }
 
+    /* The development cases, in the default mode. */
+    for (size_t i = 0; i < N_DEV_FILES; i++) {
+        snprintf(path, sizeof path, "%s/cases/%s", t_shared_dir(), dev_case_files[i]);
+        g_dev_files[i].name = keepf("%s", dev_case_files[i]);
+        g_dev_files[i].flags = FJ_DEFAULT;
+        if (!t_exists(path)) {
+            add_test(&t, keepf("dev %s", dev_case_files[i]), test_dev_missing,
+                     keepf("%s", path));
+            continue;
+        }
+        parse_tsv(&g_dev_files[i], path);
+        add_test(&t, keepf("dev %s (file)", dev_case_files[i]), test_tsv_file, &g_dev_files[i]);
+    }
+    size_t dev_cases = g_tsv_count;
+
     /* Our case files. */
     const char *dir = t_env("FANJIAN_CASES", "tests/cases");
     load_tsv_files(dir);
@@ -460,8 +523,13 @@ int main(void)
         add_test(&t, keepf("tsv files"), test_no_tsv_files, (void *)(uintptr_t)dir);
     for (size_t i = 0; i < g_file_count; i++)
         add_test(&t, keepf("%s (file)", g_files[i].name), test_tsv_file, &g_files[i]);
-    for (size_t i = 0; i < g_tsv_count; i++)
-        add_test(&t, keepf("%s:%zu %s", g_tsv[i].file, g_tsv[i].line, g_tsv[i].profile),
+    /* Cases are added once parsing is done: g_tsv may move while it grows. */
+    for (size_t i = 0; i < dev_cases; i++)
+        add_test(&t, keepf("dev %s:%zu %s", g_tsv[i].file, g_tsv[i].line, g_tsv[i].profile),
+                 test_dev_case, &g_tsv[i]);
+    for (size_t i = dev_cases; i < g_tsv_count; i++)
+        add_test(&t, keepf("%s:%zu %s%s", g_tsv[i].file, g_tsv[i].line, g_tsv[i].profile,
+                           g_tsv[i].flags & FJ_COMPAT ? "" : " (default mode)"),
                  test_tsv_case, &g_tsv[i]);
 
     int rc = _cmocka_run_group_tests("cases", t.v, t.n, group_setup, group_teardown);
@@ -477,6 +545,8 @@ int main(void)
         free(g_files[i].errors);
     }
     free(g_files);
+    for (size_t i = 0; i < N_DEV_FILES; i++)
+        free(g_dev_files[i].errors);
     for (size_t i = 0; i < g_name_count; i++)
         free(g_names[i]);
     free(g_names);

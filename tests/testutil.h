@@ -148,7 +148,33 @@ static inline uint64_t t_seed(void)
 
 /* ---- the dictionary and one converter per profile -------------------------------- */
 
-/* Opens the dictionary and every profile's converter; 0 on success. */
+/* Opens every profile's converter on `dict` with `flags` (FJ_COMPAT or
+ * FJ_DEFAULT); 0 on success. */
+static inline int t_open_profiles(const char *who, const fj_dict *dict, unsigned flags,
+                                  fj_converter *conv[16])
+{
+    fj_error err;
+    memset(&err, 0, sizeof err);
+    for (int i = 0; i < 16; i++)
+        conv[i] = NULL;
+    for (int i = 0; i < 16; i++)
+        if (fj_converter_open(dict, t_profiles[i], flags, &conv[i], &err) != FJ_OK) {
+            fprintf(stderr, "%s: profile %s (%s mode): %s\n", who, t_profiles[i],
+                    flags & FJ_COMPAT ? "compat" : "default", err.message);
+            return -1;
+        }
+    return 0;
+}
+
+static inline void t_close_profiles(fj_converter *conv[16])
+{
+    for (int i = 0; i < 16; i++) {
+        fj_converter_close(conv[i]);
+        conv[i] = NULL;
+    }
+}
+
+/* Opens the dictionary and every profile's converter (FJ_COMPAT); 0 on success. */
 static inline int t_open_all(const char *who, fj_dict **dict, fj_converter *conv[16])
 {
     fj_error err;
@@ -157,19 +183,96 @@ static inline int t_open_all(const char *who, fj_dict **dict, fj_converter *conv
         fprintf(stderr, "%s: cannot open %s: %s\n", who, t_dict_path(), err.message);
         return -1;
     }
-    for (int i = 0; i < 16; i++)
-        if (fj_converter_open(*dict, t_profiles[i], FJ_COMPAT, &conv[i], &err) != FJ_OK) {
-            fprintf(stderr, "%s: profile %s: %s\n", who, t_profiles[i], err.message);
-            return -1;
-        }
-    return 0;
+    return t_open_profiles(who, *dict, FJ_COMPAT, conv);
 }
 
 static inline void t_close_all(fj_dict *dict, fj_converter *conv[16])
 {
-    for (int i = 0; i < 16; i++)
-        fj_converter_close(conv[i]);
+    t_close_profiles(conv);
     fj_dict_close(dict);
+}
+
+/* ---- UTF-8 and Han text ------------------------------------------------------ */
+
+/* The length of the well-formed UTF-8 sequence at s[0..n) (no overlongs, no
+ * surrogates, nothing above U+10FFFF), with its code point in *cp; 0 when
+ * the byte at s does not begin one. */
+static inline size_t t_utf8_char(const char *s, size_t n, uint32_t *cp)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    if (n == 0)
+        return 0;
+    if (u[0] < 0x80) {
+        *cp = u[0];
+        return 1;
+    }
+    size_t len;
+    uint32_t c, min;
+    if (u[0] >= 0xC2 && u[0] <= 0xDF) {
+        len = 2;
+        c = u[0] & 0x1Fu;
+        min = 0x80;
+    } else if (u[0] >= 0xE0 && u[0] <= 0xEF) {
+        len = 3;
+        c = u[0] & 0x0Fu;
+        min = 0x800;
+    } else if (u[0] >= 0xF0 && u[0] <= 0xF4) {
+        len = 4;
+        c = u[0] & 0x07u;
+        min = 0x10000;
+    } else {
+        return 0;
+    }
+    if (n < len)
+        return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((u[i] & 0xC0) != 0x80)
+            return 0;
+        c = c << 6 | (u[i] & 0x3Fu);
+    }
+    if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
+        return 0;
+    *cp = c;
+    return len;
+}
+
+/* 1 when all of s[0..n) is well-formed UTF-8. */
+static inline int t_utf8_valid(const char *s, size_t n)
+{
+    uint32_t cp;
+    for (size_t i = 0; i < n;) {
+        size_t k = t_utf8_char(s + i, n - i, &cp);
+        if (!k)
+            return 0;
+        i += k;
+    }
+    return 1;
+}
+
+/* Han for the pass-through checks: CJK Unified Ideographs and Extension A,
+ * the compatibility ideographs, and everything from U+20000 up. */
+static inline int t_is_han(uint32_t cp)
+{
+    return (cp >= 0x3400 && cp <= 0x9FFF) || (cp >= 0xF900 && cp <= 0xFAFF) || cp >= 0x20000;
+}
+
+/* Appends to `out` every byte of s[0..n) that is not part of a well-formed
+ * Han character (other characters, and bytes that are not UTF-8, stay). */
+static inline void t_strip_han(const char *s, size_t n, tbuf *out)
+{
+    tb_add(out, "", 0);
+    uint32_t cp;
+    for (size_t i = 0; i < n;) {
+        size_t k = t_utf8_char(s + i, n - i, &cp);
+        if (k && t_is_han(cp)) {
+            i += k;
+            continue;
+        }
+        if (!k)
+            k = 1;
+        tb_add(out, s + i, k);
+        i += k;
+    }
 }
 
 /* ---- reporting ------------------------------------------------------------------- */

@@ -24,7 +24,8 @@ extern char **environ;
 /* ---- fixtures ------------------------------------------------------------------ */
 
 static fj_dict *g_dict;
-static fj_converter *g_conv[16];
+static fj_converter *g_conv[16]; /* FJ_COMPAT (OpenCC 1.4.2's output) */
+static fj_converter *g_def[16];  /* FJ_DEFAULT (forms chosen from context) */
 static unsigned char *g_img; /* the image file, in an 8-byte aligned buffer */
 static size_t g_img_size;
 static oc_data *g_data; /* loaded on first use */
@@ -47,10 +48,20 @@ static const fj_converter *conv(const char *name)
     return g_conv[i];
 }
 
+/* The default-mode converter for a profile. */
+static const fj_converter *conv_def(const char *name)
+{
+    int i = profile_index(name);
+    assert_true(i >= 0);
+    assert_non_null(g_def[i]);
+    return g_def[i];
+}
+
 static int group_setup(void **state)
 {
     (void)state;
-    if (t_open_all("unit", &g_dict, g_conv) != 0)
+    if (t_open_all("unit", &g_dict, g_conv) != 0 ||
+        t_open_profiles("unit", g_dict, FJ_DEFAULT, g_def) != 0)
         return -1;
     size_t n = 0;
     char *img = t_read_file(t_dict_path(), &n);
@@ -70,6 +81,7 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
     (void)state;
+    t_close_profiles(g_def);
     t_close_all(g_dict, g_conv);
     free(g_img);
     free(g_compat);
@@ -1255,25 +1267,28 @@ static void check_buffer_sizes(const fj_converter *c, const char *in, size_t len
     fj_free(c, exp);
 }
 
+/* Short inputs for the buffer-size checks. */
+static const char *const buffer_samples[] = {
+    "",
+    "a",
+    "hello, world\n",
+    "这是只有一个人的世界，头发干了，我们去打印机那里取文件。",
+    "鼠标",
+    /* output ending in a character converted on its own */
+    "我们",
+    "這",
+    "頭髮乾燥了們",
+    "\xE4\xB8",
+    "\xEF\xA4\x80\xF0\xAF\xA0\x80 \xE2\xBF\xB0\xE8\xA8\x80\xE5\x85\x91",
+};
+#define N_BUFFER_SAMPLES (sizeof buffer_samples / sizeof buffer_samples[0])
+
 static void test_convert_buffer_sizes(void **state)
 {
     (void)state;
-    const char *samples[] = {
-        "",
-        "a",
-        "hello, world\n",
-        "这是只有一个人的世界，头发干了，我们去打印机那里取文件。",
-        "鼠标",
-        /* output ending in a character converted on its own */
-        "我们",
-        "這",
-        "頭髮乾燥了們",
-        "\xE4\xB8",
-        "\xEF\xA4\x80\xF0\xAF\xA0\x80 \xE2\xBF\xB0\xE8\xA8\x80\xE5\x85\x91",
-    };
     for (int p = 0; p < 16; p++)
-        for (size_t i = 0; i < sizeof samples / sizeof samples[0]; i++)
-            check_buffer_sizes(g_conv[p], samples[i], strlen(samples[i]));
+        for (size_t i = 0; i < N_BUFFER_SAMPLES; i++)
+            check_buffer_sizes(g_conv[p], buffer_samples[i], strlen(buffer_samples[i]));
     /* Large text: the output spills past internal buffers. */
     tbuf big = {0};
     if (g_compat) {
@@ -1290,10 +1305,9 @@ static void test_convert_buffer_sizes(void **state)
     tb_free(&big);
 }
 
-static void test_convert_alloc_equals_convert(void **state)
+/* fj_convert into a buffer of exactly the fj_convert_alloc size gives its bytes. */
+static void alloc_equals_convert(fj_converter *const convs[16], uint64_t rng)
 {
-    (void)state;
-    uint64_t rng = t_seed() ^ 0x616C6C6F63ull;
     size_t nd;
     const oc_dict *const *d = all_dicts(&nd);
     for (int p = 0; p < 16; p++) {
@@ -1302,18 +1316,24 @@ static void test_convert_alloc_equals_convert(void **state)
             gen_text(&in, &rng, 1 + t_below(&rng, k < 6 ? 400 : 100000), d, nd, 10, 3);
             char *a = NULL;
             size_t a_len = 0;
-            assert_int_equal(fj_convert_alloc(g_conv[p], in.p, in.len, &a, &a_len), FJ_OK);
+            assert_int_equal(fj_convert_alloc(convs[p], in.p, in.len, &a, &a_len), FJ_OK);
             assert_non_null(a);
             assert_int_equal(a[a_len], 0); /* NUL-terminated */
             char *b = malloc(a_len + 1);
             size_t b_len = 0;
-            assert_int_equal(fj_convert(g_conv[p], in.p, in.len, b, a_len + 1, &b_len), FJ_OK);
+            assert_int_equal(fj_convert(convs[p], in.p, in.len, b, a_len + 1, &b_len), FJ_OK);
             assert_true(t_same(t_profiles[p], b, b_len, a, a_len));
             free(b);
-            fj_free(g_conv[p], a);
+            fj_free(convs[p], a);
             tb_free(&in);
         }
     }
+}
+
+static void test_convert_alloc_equals_convert(void **state)
+{
+    (void)state;
+    alloc_equals_convert(g_conv, t_seed() ^ 0x616C6C6F63ull);
 }
 
 /* A tracking allocator: checks the size contract and can fail on purpose. */
@@ -1854,9 +1874,10 @@ static void check_split(const fj_converter *c, const char *a, size_t alen, const
     tb_free(&exp);
 }
 
-static void test_invalid_bytes_in_place(void **state)
+/* Each invalid sequence, between texts, alone and at either end, is copied in
+ * place and splits the text around it, for every profile in `convs`. */
+static void invalid_bytes_in_place(fj_converter *const convs[16], uint64_t rng)
 {
-    (void)state;
     const char *fixed[][2] = {
         {"头发干燥，", "，鼠标和打印机"},
         {"这是只有一个人的世界", "头发干了"},
@@ -1865,11 +1886,10 @@ static void test_invalid_bytes_in_place(void **state)
         {"", ""},
         {"abc", "def"},
     };
-    uint64_t rng = t_seed() ^ 0x626164ull;
     size_t nd;
     const oc_dict *const *d = all_dicts(&nd);
     for (int p = 0; p < 16; p++) {
-        const fj_converter *c = g_conv[p];
+        const fj_converter *c = convs[p];
         for (size_t k = 0; k < N_BAD; k++) {
             char what[64];
             snprintf(what, sizeof what, "invalid sequence %zu", k);
@@ -1896,11 +1916,18 @@ static void test_invalid_bytes_in_place(void **state)
     }
 }
 
-static void test_nul_bom_crlf_astral(void **state)
+static void test_invalid_bytes_in_place(void **state)
 {
     (void)state;
+    invalid_bytes_in_place(g_conv, t_seed() ^ 0x626164ull);
+}
+
+/* NUL, BOM, CRLF, a missing final newline and astral characters, for every
+ * profile in `convs`. */
+static void nul_bom_crlf_astral(fj_converter *const convs[16])
+{
     for (int p = 0; p < 16; p++) {
-        const fj_converter *c = g_conv[p];
+        const fj_converter *c = convs[p];
         /* NUL is a byte like any other: kept in place, and no phrase crosses it. */
         check_split(c, "头发干燥", 12, "\0", 1, "鼠标和打印机", 18, "NUL");
         check_split(c, "头", 3, "\0\0\0", 3, "发", 3, "NUL inside a phrase");
@@ -1937,9 +1964,16 @@ static void test_nul_bom_crlf_astral(void **state)
     }
     /* U+F900 (豈) normalizes to U+8C48, which s2t keeps. */
     size_t n;
-    char *o = t_conv(conv("s2t"), "\xEF\xA4\x80", 3, &n);
+    const fj_converter *s2t = convs[profile_index("s2t")];
+    char *o = t_conv(s2t, "\xEF\xA4\x80", 3, &n);
     assert_true(t_same("U+F900 in s2t", "\xE8\xB1\x88", 3, o, n));
-    fj_free(conv("s2t"), o);
+    fj_free(s2t, o);
+}
+
+static void test_nul_bom_crlf_astral(void **state)
+{
+    (void)state;
+    nul_bom_crlf_astral(g_conv);
 }
 
 static void test_ascii_identity(void **state)
@@ -2302,6 +2336,512 @@ static void test_decompile_roundtrip(void **state)
     print_message("17 dictionaries, %zu entries identical after the round trip\n", entries);
 }
 
+/* ---- 8. The default mode (FJ_DEFAULT) ------------------------------------------------ */
+
+/* Profiles with a vocabulary step (Taiwan and Hong Kong phrases). They rewrite
+ * whole words, and a few of those words hold Latin letters (U盘 -> 隨身碟), so
+ * non-Han text inside such a word may change and the character count may too. */
+static int has_vocabulary(const char *profile)
+{
+    static const char *const vocab[] = {"s2twp", "tw2sp", "s2hkp", "hk2sp"};
+    for (size_t i = 0; i < sizeof vocab / sizeof vocab[0]; i++)
+        if (strcmp(profile, vocab[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* Well-formed Han characters in s[0..n) (t_is_han). */
+static size_t count_han(const char *s, size_t n)
+{
+    size_t count = 0;
+    uint32_t cp;
+    for (size_t i = 0; i < n;) {
+        size_t k = t_utf8_char(s + i, n - i, &cp);
+        if (k && t_is_han(cp))
+            count++;
+        i += k ? k : 1;
+    }
+    return count;
+}
+
+/* Byte offset of character k of s[0..n) (n when it has fewer). */
+static size_t char_offset(const char *s, size_t n, size_t k)
+{
+    size_t i = 0;
+    while (i < n && k > 0) {
+        i++;
+        while (i < n && ((unsigned char)s[i] & 0xC0) == 0x80)
+            i++;
+        k--;
+    }
+    return i;
+}
+
+/* Prints characters [from, to) of s[0..n), marking what is left out. */
+static void print_chars(const char *label, const char *s, size_t n, size_t from, size_t to)
+{
+    size_t a = char_offset(s, n, from), b = char_offset(s, n, to);
+    fprintf(stdout, "    %-7s %s", label, a > 0 ? "..." : "");
+    t_print_text(stdout, s + a, b - a, 600);
+    fputs(b < n ? "...\n" : "\n", stdout);
+}
+
+/* The lines of a text, or the fields of case files, as (pointer, length). */
+typedef struct text_lines {
+    tok *v;
+    size_t n, cap;
+    char **files; /* buffers the lines point into */
+    size_t nfiles;
+} text_lines;
+
+static void lines_add(text_lines *l, const char *s, size_t n)
+{
+    if (n == 0)
+        return;
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 1024;
+        l->v = realloc(l->v, l->cap * sizeof *l->v);
+        assert_non_null(l->v);
+    }
+    l->v[l->n].s = s;
+    l->v[l->n++].n = n;
+}
+
+/* Each non-empty line of text[0..len), without its line end. */
+static void lines_split(text_lines *l, const char *text, size_t len)
+{
+    for (size_t i = 0; i < len;) {
+        const char *nl = memchr(text + i, '\n', len - i);
+        size_t e = nl ? (size_t)(nl - text) : len;
+        size_t k = e;
+        if (k > i && text[k - 1] == '\r')
+            k--;
+        lines_add(l, text + i, k - i);
+        i = e + 1;
+    }
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The text fields of ../shared/cases/ *.tsv (every field after the first of
+ * each line that is not a '#' comment). Returns the number of files read. */
+static size_t lines_add_shared_cases(text_lines *l)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/cases", t_shared_dir());
+    DIR *dh = opendir(dir);
+    if (!dh)
+        return 0;
+    char **names = NULL;
+    size_t nn = 0;
+    struct dirent *de;
+    while ((de = readdir(dh)) != NULL) {
+        size_t k = strlen(de->d_name);
+        if (k > 4 && strcmp(de->d_name + k - 4, ".tsv") == 0) {
+            names = realloc(names, (nn + 1) * sizeof *names);
+            assert_non_null(names);
+            names[nn++] = strdup(de->d_name);
+        }
+    }
+    closedir(dh);
+    if (nn)
+        qsort(names, nn, sizeof *names, str_cmp);
+    size_t read = 0;
+    for (size_t f = 0; f < nn; f++) {
+        char path[8192];
+        snprintf(path, sizeof path, "%s/%s", dir, names[f]);
+        free(names[f]);
+        size_t len;
+        char *text = t_read_file(path, &len);
+        if (!text)
+            continue;
+        l->files = realloc(l->files, (l->nfiles + 1) * sizeof *l->files);
+        assert_non_null(l->files);
+        l->files[l->nfiles++] = text;
+        read++;
+        text_lines rows = {0};
+        lines_split(&rows, text, len);
+        for (size_t r = 0; r < rows.n; r++) {
+            const char *p = rows.v[r].s, *end = p + rows.v[r].n;
+            if (*p == '#')
+                continue;
+            const char *tab = memchr(p, '\t', (size_t)(end - p));
+            while (tab) {
+                const char *field = tab + 1;
+                tab = memchr(field, '\t', (size_t)(end - field));
+                lines_add(l, field, (size_t)((tab ? tab : end) - field));
+            }
+        }
+        free(rows.v);
+    }
+    free(names);
+    return read;
+}
+
+static void lines_free(text_lines *l)
+{
+    for (size_t i = 0; i < l->nfiles; i++)
+        free(l->files[i]);
+    free(l->files);
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+/* Prints one idempotence violation: the characters around the first
+ * difference between the first and the second conversion. */
+static void report_not_idempotent(const char *profile, const char *x, size_t xn, const char *once,
+                                  size_t on, const char *twice, size_t tn)
+{
+    size_t d = 0;
+    while (d < on && d < tn && once[d] == twice[d])
+        d++;
+    while (d > 0 && d < on && ((unsigned char)once[d] & 0xC0) == 0x80)
+        d--;
+    size_t k = 0;
+    for (size_t i = 0; i < d; i++)
+        k += ((unsigned char)once[i] & 0xC0) != 0x80;
+    size_t from = k > 16 ? k - 16 : 0, to = k + 16;
+    fprintf(stdout, "  %s: %s(%s(x)) != %s(x), first at character %zu\n", profile, profile,
+            profile, profile, k);
+    print_chars("input:", x, xn, from, to);
+    print_chars("once:", once, on, from, to);
+    print_chars("twice:", twice, tn, from, to);
+    fflush(stdout);
+}
+
+/* On real text, converting twice gives what converting once gives. */
+static void test_default_idempotent(void **state)
+{
+    (void)state;
+    static const char *const profiles[] = {"s2tw", "t2s", "s2t", "s2hk"};
+    const size_t max_examples = 10;
+    text_lines l = {0};
+    if (g_compat)
+        lines_split(&l, g_compat, g_compat_len);
+    size_t compat_lines = l.n;
+    size_t case_files = lines_add_shared_cases(&l);
+    if (l.n == 0) {
+        lines_free(&l);
+        print_message("SKIP: neither %s/opencc/compat/input.txt nor %s/cases/*.tsv found "
+                      "(no ../shared): idempotence test skipped\n",
+                      t_shared_dir(), t_shared_dir());
+        skip();
+    }
+    /* The Traditional lines: those t2s changes. */
+    const fj_converter *t2s = conv_def("t2s");
+    unsigned char *trad = calloc(l.n, 1);
+    assert_non_null(trad);
+    size_t ntrad = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        size_t n;
+        char *o = t_conv(t2s, l.v[i].s, l.v[i].n, &n);
+        trad[i] = n != l.v[i].n || memcmp(o, l.v[i].s, n) != 0;
+        ntrad += trad[i];
+        fj_free(t2s, o);
+    }
+    size_t total = 0;
+    for (size_t pi = 0; pi < sizeof profiles / sizeof profiles[0]; pi++) {
+        const fj_converter *c = conv_def(profiles[pi]);
+        size_t bad = 0, bad_trad = 0;
+        for (size_t i = 0; i < l.n; i++) {
+            size_t on, tn;
+            char *once = t_conv(c, l.v[i].s, l.v[i].n, &on);
+            char *twice = t_conv(c, once, on, &tn);
+            if (on != tn || memcmp(once, twice, on) != 0) {
+                if (bad++ < max_examples)
+                    report_not_idempotent(profiles[pi], l.v[i].s, l.v[i].n, once, on, twice, tn);
+                bad_trad += trad[i];
+            }
+            fj_free(c, once);
+            fj_free(c, twice);
+        }
+        print_message("%s: %zu of %zu lines not idempotent (%zu of them among the %zu "
+                      "Traditional lines)%s\n",
+                      profiles[pi], bad, l.n, bad_trad, ntrad,
+                      bad > max_examples ? "; first examples above" : "");
+        total += bad;
+    }
+    print_message("%zu lines: %zu from compat/input.txt, %zu from %zu case files\n", l.n,
+                  compat_lines, l.n - compat_lines, case_files);
+    free(trad);
+    lines_free(&l);
+    if (total)
+        fail_msg("%zu conversions are not idempotent in the default mode", total);
+}
+
+/* Streaming gives fj_convert's output however the input is split. */
+static void test_default_stream_equals_oneshot(void **state)
+{
+    (void)state;
+    static const char *const profiles[] = {"s2t", "s2tw", "s2twp", "t2s", "tw2s", "hk2s", "s2hk"};
+    const int quick = t_quick();
+    uint64_t rng = t_seed() ^ 0x64656673747265ull;
+    size_t nd;
+    const oc_dict *const *d = all_dicts(&nd);
+    tbuf text = {0};
+    if (g_compat)
+        tb_add(&text, g_compat, g_compat_len);
+    else
+        gen_text(&text, &rng, 160000, d, nd, 10, 1);
+    /* A shorter piece, ending at a line end, for 1-byte feeds. */
+    size_t short_len = quick ? 6000 : 24000;
+    if (short_len >= text.len) {
+        short_len = text.len;
+    } else {
+        while (short_len > 0 && text.p[short_len - 1] != '\n')
+            short_len--;
+        if (short_len == 0)
+            short_len = quick ? 6000 : 24000;
+    }
+    size_t runs = 0;
+    for (size_t pi = 0; pi < sizeof profiles / sizeof profiles[0]; pi++) {
+        const fj_converter *c = conv_def(profiles[pi]);
+        char what[160];
+        size_t exp_len;
+        char *exp = t_conv(c, text.p, text.len, &exp_len);
+        for (int it = 0; it < (quick ? 2 : 4); it++) {
+            int mode = it == 3 ? 2 : 3;
+            snprintf(what, sizeof what, "%s (default mode), %s, %s pieces", profiles[pi],
+                     g_compat ? "compat input" : "generated text",
+                     mode == 3 ? "random mixed" : "random small");
+            stream_compare(c, text.p, text.len, exp, exp_len, &rng, mode, what);
+            runs++;
+        }
+        fj_free(c, exp);
+        exp = t_conv(c, text.p, short_len, &exp_len);
+        snprintf(what, sizeof what, "%s (default mode), first %zu bytes, 1-byte pieces",
+                 profiles[pi], short_len);
+        stream_compare(c, text.p, short_len, exp, exp_len, &rng, 0, what);
+        runs++;
+        fj_free(c, exp);
+        /* Generated text with special and invalid content. */
+        int gens = quick ? 8 : 40;
+        for (int g = 0; g < gens; g++) {
+            tbuf in = {0};
+            size_t target = g % 8 == 7 ? 5000 + t_below(&rng, 15000) : 1 + t_below(&rng, 600);
+            gen_text(&in, &rng, target, d, nd, 25, 8);
+            exp = t_conv(c, in.p, in.len, &exp_len);
+            for (int mode = 0; mode < 4; mode += 3) {
+                snprintf(what, sizeof what, "%s (default mode), generated text %d (%zu bytes), "
+                         "mode %d", profiles[pi], g, in.len, mode);
+                stream_compare(c, in.p, in.len, exp, exp_len, &rng, mode, what);
+                runs++;
+            }
+            fj_free(c, exp);
+            tb_free(&in);
+        }
+    }
+    tb_free(&text);
+    print_message("%zu default-mode streamed conversions compared%s\n", runs,
+                  g_compat ? "" : " (no compat input: generated text only)");
+}
+
+static void test_default_invalid_bytes_in_place(void **state)
+{
+    (void)state;
+    invalid_bytes_in_place(g_def, t_seed() ^ 0x646566626164ull);
+}
+
+static void test_default_nul_bom_crlf_astral(void **state)
+{
+    (void)state;
+    nul_bom_crlf_astral(g_def);
+}
+
+/* Simplified characters with several Traditional forms: runs of them keep
+ * the lattice busy. */
+static const char han_alphabet[] = "发干里后只台面系";
+#define HAN_ALPHABET_CHARS ((sizeof han_alphabet - 1) / 3)
+
+static void add_han_run(tbuf *b, uint64_t *rng, size_t chars)
+{
+    for (size_t i = 0; i < chars; i++)
+        tb_add(b, han_alphabet + 3 * t_below(rng, HAN_ALPHABET_CHARS), 3);
+}
+
+/* ASCII without punctuation, to put inside Han text. */
+static const char *const ascii_words[] = {"a", "B", "U", "T", "K", "PN", "SQL", "x86", "2024",
+                                          "0", "OK", "Zhang", "the", "QQ"};
+#define N_ASCII_WORDS (sizeof ascii_words / sizeof ascii_words[0])
+
+/* About `target` bytes of Han runs mixed with ASCII, specials and invalid bytes. */
+static void gen_mixed(tbuf *b, uint64_t *rng, size_t target)
+{
+    size_t start = b->len;
+    while (b->len - start < target) {
+        size_t r = t_below(rng, 100);
+        if (r < 45) {
+            add_han_run(b, rng, 1 + t_below(rng, 12));
+        } else if (r < 65) {
+            tb_adds(b, ascii_words[t_below(rng, N_ASCII_WORDS)]);
+        } else if (r < 82) {
+            const tok *t = &specials[t_below(rng, N_SPECIAL)];
+            tb_add(b, t->s, t->n);
+        } else {
+            const tok *t = &bad_seqs[t_below(rng, N_BAD)];
+            tb_add(b, t->s, t->n);
+        }
+    }
+}
+
+/* In the default mode only Han text changes: with every Han character taken
+ * out, input and output are the same bytes (so every other byte, valid or
+ * not, is kept, in order); valid UTF-8 stays valid; and a profile without a
+ * vocabulary step keeps the number of Han characters. 1 when all hold. */
+static int check_non_han(const fj_converter *c, const char *in, size_t len, const char *what)
+{
+    const char *profile = fj_converter_profile(c);
+    size_t n;
+    char *out = t_conv(c, in, len, &n);
+    tbuf a = {0}, b = {0};
+    t_strip_han(in, len, &a);
+    t_strip_han(out, n, &b);
+    char label[256];
+    snprintf(label, sizeof label, "%s (default mode), %s: the bytes that are not Han", profile,
+             what);
+    int ok = t_same(label, a.p, a.len, b.p, b.len);
+    if (ok && t_utf8_valid(in, len) && !t_utf8_valid(out, n)) {
+        print_message("  %s (default mode), %s: valid UTF-8 in, invalid UTF-8 out\n", profile,
+                      what);
+        ok = 0;
+    }
+    if (ok && !has_vocabulary(profile) && count_han(in, len) != count_han(out, n)) {
+        print_message("  %s (default mode), %s: %zu Han characters in, %zu out\n", profile, what,
+                      count_han(in, len), count_han(out, n));
+        ok = 0;
+    }
+    if (!ok) {
+        fputs("    input:  ", stdout);
+        t_print_escaped(stdout, in, len, 300);
+        fputs("\n    output: ", stdout);
+        t_print_escaped(stdout, out, n, 300);
+        fputs("\n", stdout);
+        fflush(stdout);
+    }
+    fj_free(c, out);
+    tb_free(&a);
+    tb_free(&b);
+    return ok;
+}
+
+static void test_default_non_han_unchanged(void **state)
+{
+    (void)state;
+    const int quick = t_quick();
+    uint64_t rng = t_seed() ^ 0x6E6F6E68616Eull;
+    size_t nd;
+    const oc_dict *const *d = all_dicts(&nd);
+    size_t checked = 0, failures = 0;
+    char what[128];
+#define CHECK_NON_HAN(c, in, len)                                                                 \
+    do {                                                                                           \
+        checked++;                                                                                 \
+        if (!check_non_han((c), (in), (len), what) && ++failures >= 10)                            \
+            fail_msg("%zu inputs changed outside Han text (stopped there)", failures);             \
+    } while (0)
+
+    /* The pieces one by one, between Han runs that depend on context. */
+    for (int p = 0; p < 16; p++) {
+        for (size_t k = 0; k < N_BAD + N_SPECIAL; k++) {
+            const tok *t = k < N_BAD ? &bad_seqs[k] : &specials[k - N_BAD];
+            tbuf in = {0};
+            tb_adds(&in, "头发干了只有");
+            tb_add(&in, t->s, t->n);
+            tb_adds(&in, "干了一只系");
+            tb_add(&in, t->s, t->n);
+            snprintf(what, sizeof what, "%s %zu between Han", k < N_BAD ? "invalid sequence"
+                                                                       : "special",
+                     k < N_BAD ? k : k - N_BAD);
+            CHECK_NON_HAN(g_def[p], in.p, in.len);
+            tb_free(&in);
+        }
+    }
+    /* Han runs mixed with ASCII, specials (NUL, BOM, CRLF, astral, IDS, ...)
+     * and invalid sequences: every profile. */
+    int mixed = quick ? 40 : 200;
+    for (int p = 0; p < 16; p++)
+        for (int g = 0; g < mixed; g++) {
+            tbuf in = {0};
+            gen_mixed(&in, &rng, g % 10 == 9 ? 4000 : 1 + t_below(&rng, 300));
+            snprintf(what, sizeof what, "mixed text %d (%zu bytes)", g, in.len);
+            CHECK_NON_HAN(g_def[p], in.p, in.len);
+            tb_free(&in);
+        }
+    /* Dictionary text and the real text: profiles without a vocabulary step
+     * (those may rewrite Latin letters inside a word). */
+    for (int p = 0; p < 16; p++) {
+        if (has_vocabulary(t_profiles[p]))
+            continue;
+        for (int g = 0; g < (quick ? 10 : 60); g++) {
+            tbuf in = {0};
+            gen_text(&in, &rng, 1 + t_below(&rng, 2000), d, nd, 25, 8);
+            snprintf(what, sizeof what, "generated text %d (%zu bytes)", g, in.len);
+            CHECK_NON_HAN(g_def[p], in.p, in.len);
+            tb_free(&in);
+        }
+        if (g_compat) {
+            snprintf(what, sizeof what, "compat input.txt");
+            CHECK_NON_HAN(g_def[p], g_compat, g_compat_len);
+        }
+    }
+    /* 100 KB lines with no barrier: Han only, and Han with ASCII inside;
+     * one-shot and streamed. */
+    tbuf lines[2] = {{0}, {0}};
+    const size_t line_size = 100 * 1024;
+    while (lines[0].len < line_size)
+        add_han_run(&lines[0], &rng, 64);
+    while (lines[1].len < line_size) {
+        add_han_run(&lines[1], &rng, 1 + t_below(&rng, 40));
+        tb_adds(&lines[1], ascii_words[t_below(&rng, N_ASCII_WORDS)]);
+    }
+    const char *line_names[2] = {"100 KB of Han without a barrier",
+                                 "100 KB of Han and ASCII without a barrier"};
+    for (int p = 0; p < 16; p++)
+        for (int k = 0; k < 2; k++) {
+            snprintf(what, sizeof what, "%s", line_names[k]);
+            CHECK_NON_HAN(g_def[p], lines[k].p, lines[k].len);
+            size_t exp_len;
+            char *exp = t_conv(g_def[p], lines[k].p, lines[k].len, &exp_len);
+            snprintf(what, sizeof what, "%s (default mode), %s, streamed", t_profiles[p],
+                     line_names[k]);
+            stream_compare(g_def[p], lines[k].p, lines[k].len, exp, exp_len, &rng, 3, what);
+            fj_free(g_def[p], exp);
+        }
+    tb_free(&lines[0]);
+    tb_free(&lines[1]);
+#undef CHECK_NON_HAN
+    print_message("%zu default-mode conversions checked outside Han text\n", checked);
+    if (failures)
+        fail_msg("%zu inputs changed outside Han text", failures);
+}
+
+/* fj_convert with the caller's buffer: the size reported, exact and short
+ * buffers, and the same bytes as fj_convert_alloc. */
+static void test_default_buffer_sizes(void **state)
+{
+    (void)state;
+    for (int p = 0; p < 16; p++)
+        for (size_t i = 0; i < N_BUFFER_SAMPLES; i++)
+            check_buffer_sizes(g_def[p], buffer_samples[i], strlen(buffer_samples[i]));
+    tbuf big = {0};
+    if (g_compat) {
+        tb_add(&big, g_compat, g_compat_len);
+    } else {
+        uint64_t rng = t_seed() ^ 0x646566626967ull;
+        size_t nd;
+        const oc_dict *const *d = all_dicts(&nd);
+        gen_text(&big, &rng, 200000, d, nd, 5, 1);
+    }
+    const char *big_profiles[] = {"s2t", "s2tw", "s2twp", "s2hk", "t2s", "tw2sp", "hk2s"};
+    for (size_t i = 0; i < sizeof big_profiles / sizeof big_profiles[0]; i++)
+        check_buffer_sizes(conv_def(big_profiles[i]), big.p, big.len);
+    tb_free(&big);
+    alloc_equals_convert(g_def, t_seed() ^ 0x646566616C6Cull);
+}
+
 /* ---- main ------------------------------------------------------------------------- */
 
 int main(void)
@@ -2334,6 +2874,12 @@ int main(void)
         cmocka_unit_test(test_huge_han_line),
         cmocka_unit_test(test_differential_reference),
         cmocka_unit_test(test_decompile_roundtrip),
+        cmocka_unit_test(test_default_idempotent),
+        cmocka_unit_test(test_default_stream_equals_oneshot),
+        cmocka_unit_test(test_default_invalid_bytes_in_place),
+        cmocka_unit_test(test_default_nul_bom_crlf_astral),
+        cmocka_unit_test(test_default_non_han_unchanged),
+        cmocka_unit_test(test_default_buffer_sizes),
     };
     /* FANJIAN_TEST_FILTER=test_stream* runs a subset. */
     if (getenv("FANJIAN_TEST_FILTER"))
