@@ -240,7 +240,7 @@ static void context_step(const fj_converter *c, const unsigned char *text, size_
                 e = c->ctx_table[cp - FJ_REC_FIRST];
             else
                 e = 1u << FJ_CTX_SPECIAL_BIT | (uint32_t)is_barrier(c, cp) << FJ_CTX_BARRIER_BIT;
-            if (e >> FJ_CTX_BARRIER_BIT & 1)
+            if ((e >> FJ_CTX_BARRIER_BIT & 1) || fj_ids_arity(cp))
                 break;
             run[n].cp = cp;
             run[n].reading = UINT32_MAX; /* not looked up yet */
@@ -253,10 +253,20 @@ static void context_step(const fj_converter *c, const unsigned char *text, size_
             p += k;
         }
         if (n == 0) {
-            /* A barrier or a byte that is not UTF-8: no word contains it. */
+            /* A barrier, a byte that is not UTF-8, or an ideographic
+             * description sequence (which passes through whole, as in the
+             * compatible pipeline): no word contains it. */
             uint32_t cp;
             int k = fj_utf8_decode(p, end, &cp);
             size_t unit = k > 0 ? (size_t)k : 1;
+            if (k > 0 && fj_ids_arity(cp)) {
+                size_t ids;
+                if (fj_ids_parse(p, end, &ids) == FJ_IDS_COMPLETE)
+                    unit = ids;
+                fj__out_put(o, (const char *)p, unit);
+                p += unit;
+                continue;
+            }
             if (k > 0)
                 emit_char(c, o, p, unit);
             else
@@ -349,6 +359,17 @@ static size_t convert_context(const fj_converter *c, const unsigned char *text, 
         } else {
             unit = (size_t)n;
             barrier = is_barrier(c, cp);
+            if (fj_ids_arity(cp)) {
+                /* An ideographic description sequence is one unit, as in
+                 * the compatible pipeline: never cut inside it. */
+                size_t ids;
+                int st = fj_ids_parse(p, end, &ids);
+                if (st == FJ_IDS_COMPLETE)
+                    unit = ids;
+                else if (st == FJ_IDS_INCOMPLETE && !final)
+                    break;
+                barrier = 0;
+            }
         }
         p += unit;
         if (barrier) {
