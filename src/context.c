@@ -219,31 +219,64 @@ static inline int pair_listed(const fj_converter *c, uint32_t r1, uint32_t r2)
     return c->ctx_pairs[h >> 3] >> (h & 7) & 1;
 }
 
-/* The script-conversion step over a complete chunk. A character goes through
+/* Runs the steps after the replaced one over one run's result. */
+static void post_steps(const fj_converter *c, fj_work *w, fj_out *o)
+{
+    const unsigned char *cur = (const unsigned char *)w->ctx[0].buf;
+    size_t cur_len = w->ctx[0].len;
+    for (uint32_t k = c->ctx_core_stage + 1; k < c->stage_count; k++) {
+        fj_out *dst = (k + 1 == c->stage_count) ? o : &w->ctx[1 + (k & 1)];
+        if (dst != o)
+            dst->len = 0;
+        fj__step(&c->stages[k], cur, cur_len, 1, dst);
+        cur = (const unsigned char *)dst->buf;
+        cur_len = dst->len;
+    }
+}
+
+/* Is the character at p (decoded as cp, k bytes) part of a run? Runs are
+ * what the lattice and the later steps see; between them are barriers,
+ * bytes that are not UTF-8 and ideographic description sequences, which no
+ * word or key contains. e receives the character's table entry. */
+static inline int in_run(const fj_converter *c, uint32_t cp, int k, uint32_t *e)
+{
+    if (k <= 0)
+        return 0;
+    if (cp >= FJ_REC_FIRST && cp < 0x10000)
+        *e = c->ctx_table[cp - FJ_REC_FIRST];
+    else
+        *e = 1u << FJ_CTX_SPECIAL_BIT | (uint32_t)is_barrier(c, cp) << FJ_CTX_BARRIER_BIT;
+    return !(*e >> FJ_CTX_BARRIER_BIT & 1) && !fj_ids_arity(cp);
+}
+
+/* The script-conversion step, and the steps after it, over complete text.
+ * The text is cut into runs at barriers and every FJ_CTX_RUN_MAX characters
+ * (points that depend on the text alone). In a run, a character goes through
  * the lattice only when some word could give it another form than its own
  * answer: it is marked ambiguous and a neighbouring pair occurs in such a
  * word. The lattice then sees FJ_CTX_REACH characters on each side. */
-static void context_step(const fj_converter *c, const unsigned char *text, size_t len, fj_out *o)
+static void context_step(const fj_converter *c, const unsigned char *text, size_t len, fj_out *o,
+                         fj_work *w)
 {
     ctx_char run[FJ_CTX_RUN_MAX];
     uint32_t answer[FJ_CTX_RUN_MAX];
     unsigned char need[FJ_CTX_RUN_MAX];
     const unsigned char *p = text, *end = text + len;
+    int direct = c->ctx_fused || c->ctx_core_stage + 1 == c->stage_count;
+    fj_out *ro = direct ? o : &w->ctx[0]; /* where a run's result goes */
     while (p < end) {
         uint32_t n = 0, suspects = 0;
         while (p < end && n < FJ_CTX_RUN_MAX) {
-            uint32_t cp, e;
+            uint32_t cp = 0, e = 0;
             int k = fj_utf8_decode_fast(p, end, &cp);
-            if (k <= 0)
-                break;
-            if (cp >= FJ_REC_FIRST && cp < 0x10000)
-                e = c->ctx_table[cp - FJ_REC_FIRST];
-            else
-                e = 1u << FJ_CTX_SPECIAL_BIT | (uint32_t)is_barrier(c, cp) << FJ_CTX_BARRIER_BIT;
-            if ((e >> FJ_CTX_BARRIER_BIT & 1) || fj_ids_arity(cp))
+            if (!in_run(c, cp, k, &e))
                 break;
             run[n].cp = cp;
-            run[n].reading = UINT32_MAX; /* not looked up yet */
+            /* A character without a fold entry reads as itself; the others
+             * are looked up when needed. */
+            run[n].reading = (e >> FJ_CTX_FOLDED_BIT & 1) || !(cp >= FJ_REC_FIRST && cp < 0x10000)
+                                 ? UINT32_MAX
+                                 : cp;
             run[n].off = (uint32_t)(p - text);
             run[n].len = (uint32_t)k;
             answer[n] = e & 0xFFFFFFu;
@@ -253,9 +286,10 @@ static void context_step(const fj_converter *c, const unsigned char *text, size_
             p += k;
         }
         if (n == 0) {
-            /* A barrier, a byte that is not UTF-8, or an ideographic
-             * description sequence (which passes through whole, as in the
-             * compatible pipeline): no word contains it. */
+            /* Between runs: the same in every step, except that a later
+             * step folded into the table may map a barrier character. An
+             * ideographic description sequence passes through whole, as in
+             * the compatible pipeline. */
             uint32_t cp;
             int k = fj_utf8_decode(p, end, &cp);
             size_t unit = k > 0 ? (size_t)k : 1;
@@ -264,16 +298,16 @@ static void context_step(const fj_converter *c, const unsigned char *text, size_
                 if (fj_ids_parse(p, end, &ids) == FJ_IDS_COMPLETE)
                     unit = ids;
                 fj__out_put(o, (const char *)p, unit);
-                p += unit;
-                continue;
-            }
-            if (k > 0)
+            } else if (k > 0) {
                 emit_char(c, o, p, unit);
-            else
+            } else {
                 fj__out_put(o, (const char *)p, unit);
+            }
             p += unit;
             continue;
         }
+        if (!direct)
+            ro->len = 0;
         if (suspects) {
             /* need: 2 the lattice must decide; 1 ambiguous, check its pairs. */
             for (uint32_t i = 0; i < n; i++) {
@@ -304,47 +338,86 @@ static void context_step(const fj_converter *c, const unsigned char *text, size_
         uint32_t i = 0;
         while (i < n) {
             if (!suspects || need[i] != 3) {
-                put_answer(o, answer[i]);
+                put_answer(ro, answer[i]);
                 i++;
                 continue;
             }
-            uint32_t w = i;
-            while (w < n && need[w] == 3) {
-                if (run[w].reading == UINT32_MAX)
-                    run[w].reading = reading_of(c, run[w].cp);
-                w++;
+            uint32_t j = i;
+            while (j < n && need[j] == 3) {
+                if (run[j].reading == UINT32_MAX)
+                    run[j].reading = reading_of(c, run[j].cp);
+                j++;
             }
-            lattice(c, text, run + i, w - i, o);
-            i = w;
+            lattice(c, text, run + i, j - i, ro);
+            i = j;
         }
+        if (!direct)
+            post_steps(c, w, o);
     }
 }
 
-/* All steps over one complete chunk. */
+/* The end of the last complete run or unit in text[0..len): where converting
+ * can stop without more input. Mirrors context_step's cuts. */
+static size_t last_boundary(const fj_converter *c, const unsigned char *text, size_t len)
+{
+    const unsigned char *p = text, *end = text + len, *cut = text;
+    uint32_t n = 0;
+    while (p < end) {
+        uint32_t cp = 0, e;
+        int k = fj_utf8_decode_fast(p, end, &cp);
+        if (k == FJ_U8_INCOMPLETE)
+            break;
+        if (in_run(c, cp, k, &e)) {
+            p += k;
+            if (++n == FJ_CTX_RUN_MAX) {
+                cut = p;
+                n = 0;
+            }
+            continue;
+        }
+        size_t unit = k > 0 ? (size_t)k : 1;
+        if (k > 0 && fj_ids_arity(cp)) {
+            size_t ids;
+            int st = fj_ids_parse(p, end, &ids);
+            if (st == FJ_IDS_INCOMPLETE)
+                break;
+            if (st == FJ_IDS_COMPLETE)
+                unit = ids;
+        }
+        p += unit;
+        cut = p;
+        n = 0;
+    }
+    return (size_t)(cut - text);
+}
+
+/* Profiles with steps before the replaced one: those run over chunks cut
+ * after barriers, then the context step over each chunk. */
 static void context_chunk(const fj_converter *c, const unsigned char *text, size_t len, fj_out *o,
                           fj_work *w)
 {
     const unsigned char *cur = text;
     size_t cur_len = len;
-    uint32_t last = c->ctx_fused ? c->ctx_core_stage + 1 : c->stage_count;
-    for (uint32_t k = 0; k < last; k++) {
-        fj_out *dst = (k + 1 == last) ? o : &w->stage[k & 1];
-        if (dst != o)
-            dst->len = 0;
-        if (k == c->ctx_core_stage)
-            context_step(c, cur, cur_len, dst);
-        else
-            fj__step(&c->stages[k], cur, cur_len, 1, dst);
+    for (uint32_t k = 0; k < c->ctx_core_stage; k++) {
+        fj_out *dst = &w->stage[k & 1];
+        dst->len = 0;
+        fj__step(&c->stages[k], cur, cur_len, 1, dst);
         cur = (const unsigned char *)dst->buf;
         cur_len = dst->len;
     }
+    context_step(c, cur, cur_len, o, w);
 }
 
-/* Cuts the text after barriers (which no word or key crosses), so each chunk
- * converts on its own and streaming gives the one-shot result. */
 static size_t convert_context(const fj_converter *c, const unsigned char *text, size_t len,
                               int final, fj_out *o, fj_work *w)
 {
+    if (c->ctx_core_stage == 0) {
+        /* The runs depend on the text alone, so any run boundary is a safe
+         * place to stop: streamed output equals one-shot output. */
+        size_t cut = final ? len : last_boundary(c, text, len);
+        context_step(c, text, cut, o, w);
+        return cut;
+    }
     const unsigned char *p = text, *end = text + len, *start = text, *cut = NULL;
     while (p < end) {
         uint32_t cp;

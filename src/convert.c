@@ -22,7 +22,7 @@ static fj_status run(const fj_converter *c, const char *input, size_t len, fj_ou
     fj_status st = w.norm.status;
     if (st == FJ_OK) {
         c->engine->convert(c, text, len, 1, o, &w);
-        st = w.stage[0].status != FJ_OK ? w.stage[0].status : w.stage[1].status;
+        st = fj__work_status(&w);
     }
     fj__work_release(&w);
     return st != FJ_OK ? st : o->status;

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "match.h"
 #include "utf8.h"
 
 static void matcher_init(fj_matcher *m, const fj_image *img, uint32_t id)
@@ -147,6 +148,8 @@ static fj_status build_context_tables(fj_converter *c, const fj_image *img,
             e |= 1u << FJ_CTX_AMBIGUOUS_BIT;
         if (c->barrier[cp >> 3] >> (cp & 7) & 1)
             e |= 1u << FJ_CTX_BARRIER_BIT;
+        if (c->ctx_has_fold && fj__lookup(&c->ctx_fold, cp) != 0)
+            e |= 1u << FJ_CTX_FOLDED_BIT;
         c->ctx_table[i] = e;
     }
     return FJ_OK;

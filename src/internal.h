@@ -85,7 +85,8 @@ typedef struct fj_matcher {
 #define FJ_REC_NO_CP 0xFFFFFFFFu
 #define FJ_CTX_AMBIGUOUS_BIT 24 /* the character's form may depend on context */
 #define FJ_CTX_SPECIAL_BIT 25   /* no three-byte answer: the lattice decides */
-#define FJ_CTX_BARRIER_BIT 26   /* in no key or word */ /* "the next character is not simple": forces the slow path */
+#define FJ_CTX_BARRIER_BIT 26   /* in no key or word */
+#define FJ_CTX_FOLDED_BIT 27    /* the fold table gives it another reading */ /* "the next character is not simple": forces the slow path */
 
 struct fj_dict {
     fj_image image;
@@ -180,7 +181,11 @@ int fj__out_make_room(fj_out *o, size_t need);
 typedef struct fj_work {
     fj_out norm;     /* normalized text */
     fj_out stage[2]; /* intermediate results of multi-step chains */
+    fj_out ctx[3];   /* default mode: one run's result, then the steps after it */
 } fj_work;
+
+/* The first failure among the work buffers, or FJ_OK. */
+fj_status fj__work_status(const fj_work *w);
 
 void fj__work_init(fj_work *w, const fj_allocator *a);
 void fj__work_release(fj_work *w);

@@ -138,6 +138,17 @@ void fj__work_init(fj_work *w, const fj_allocator *a)
     fj__out_init_growable(&w->norm, a);
     fj__out_init_growable(&w->stage[0], a);
     fj__out_init_growable(&w->stage[1], a);
+    for (int i = 0; i < 3; i++)
+        fj__out_init_growable(&w->ctx[i], a);
+}
+
+fj_status fj__work_status(const fj_work *w)
+{
+    const fj_out *all[] = {&w->norm, &w->stage[0], &w->stage[1], &w->ctx[0], &w->ctx[1], &w->ctx[2]};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (all[i]->status != FJ_OK)
+            return all[i]->status;
+    return FJ_OK;
 }
 
 void fj__work_release(fj_work *w)
@@ -145,4 +156,6 @@ void fj__work_release(fj_work *w)
     fj__out_release(&w->norm);
     fj__out_release(&w->stage[0]);
     fj__out_release(&w->stage[1]);
+    for (int i = 0; i < 3; i++)
+        fj__out_release(&w->ctx[i]);
 }

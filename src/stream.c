@@ -43,8 +43,9 @@ fj_status fj_stream_new(const fj_converter *conv, fj_write_fn write, void *write
 
 static fj_status worst(fj_stream *s)
 {
-    fj_out *all[] = {&s->work.norm, &s->work.stage[0], &s->work.stage[1], &s->pending, &s->joined,
-                     &s->out};
+    if (fj__work_status(&s->work) != FJ_OK)
+        return fj__work_status(&s->work);
+    fj_out *all[] = {&s->pending, &s->joined, &s->out};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         if (all[i]->status != FJ_OK)
             return all[i]->status;
