@@ -82,33 +82,49 @@ static inline void put_answer(fj_out *o, uint32_t a)
     fj__out_put(o, b, 3);
 }
 
+/* Where a run's result goes: with `fuse`, the answers already include the
+ * later steps folded into ctx_table; `unsafe` records that a character was
+ * written that may start a longer key of a partly folded step. */
+typedef struct ctx_emit {
+    fj_out *o;
+    int fuse, unsafe;
+} ctx_emit;
+
 /* The one-character answer for cp (three UTF-8 bytes, first lowest), or 0
  * when there is none to take without the lattice. */
-static inline uint32_t plain_answer(const fj_converter *c, uint32_t cp)
+static inline uint32_t own_answer(const fj_converter *c, ctx_emit *em, uint32_t cp)
 {
     if (cp < FJ_REC_FIRST || cp >= 0x10000)
         return 0;
+    if (!em->fuse) {
+        uint32_t r = c->stages[c->ctx_core_stage].rec[cp - FJ_REC_FIRST];
+        return (r >> FJ_REC_SPECIAL_BIT & 1) ? 0 : (r & 0xFFFFFFu);
+    }
     uint32_t r = c->ctx_table[cp - FJ_REC_FIRST];
+    em->unsafe |= (int)(r >> FJ_CTX_UNSAFE_BIT & 1);
     return (r >> FJ_CTX_SPECIAL_BIT & 1) ? 0 : (r & 0xFFFFFFu);
 }
 
 /* Writes one character the lattice chose (or kept), through the later
  * steps when they are folded in. */
-static inline void emit_char(const fj_converter *c, fj_out *o, const unsigned char *p, size_t len)
+static inline void emit_char(const fj_converter *c, ctx_emit *em, const unsigned char *p,
+                             size_t len)
 {
-    if (c->ctx_fused && len == 3) {
+    if (em->fuse && len == 3) {
         uint32_t cp = (p[0] & 0x0Fu) << 12 | (p[1] & 0x3Fu) << 6 | (p[2] & 0x3Fu);
         if (cp >= FJ_REC_FIRST) {
-            put_answer(o, c->ctx_post[cp - FJ_REC_FIRST]);
+            if (c->ctx_fused == 2)
+                em->unsafe |= c->ctx_unsafe[cp >> 3] >> (cp & 7) & 1;
+            put_answer(em->o, c->ctx_post[cp - FJ_REC_FIRST]);
             return;
         }
     }
-    fj__out_put(o, (const char *)p, len);
+    fj__out_put(em->o, (const char *)p, len);
 }
 
 /* Finds the best path over run[0..n) and writes it. */
 static void lattice(const fj_converter *c, const unsigned char *text, const ctx_char *run,
-                    uint32_t n, fj_out *o)
+                    uint32_t n, ctx_emit *em)
 {
     const fj_matcher *m = &c->ctx_words;
     int32_t best[FJ_CTX_RUN_MAX + 1];
@@ -170,16 +186,18 @@ static void lattice(const fj_converter *c, const unsigned char *text, const ctx_
         uint32_t j = start[--words], i = from[j];
         const unsigned char *t = target[j], *tend = t + target_len[j];
         if (!t) {
-            emit_char(c, o, text + run[i].off, run[i].len);
+            emit_char(c, em, text + run[i].off, run[i].len);
             continue;
         }
         if (target_len[j] == 0) {
             for (uint32_t k = i; k < j; k++) {
-                uint32_t a = plain_answer(c, run[k].cp);
-                if (!a || (c->ctx_keep_folded && run[k].cp != run[k].reading))
-                    emit_char(c, o, text + run[k].off, run[k].len);
+                uint32_t a = 0;
+                if (!(c->ctx_keep_folded && run[k].cp != run[k].reading))
+                    a = own_answer(c, em, run[k].cp);
+                if (a)
+                    put_answer(em->o, a);
                 else
-                    put_answer(o, a);
+                    emit_char(c, em, text + run[k].off, run[k].len);
             }
             continue;
         }
@@ -192,7 +210,7 @@ static void lattice(const fj_converter *c, const unsigned char *text, const ctx_
                 uint32_t cp;
                 int len = fj_utf8_decode(q, tend, &cp);
                 size_t step = len > 0 ? (size_t)len : 1;
-                emit_char(c, o, q, step);
+                emit_char(c, em, q, step);
                 q += step;
             }
             continue;
@@ -203,9 +221,9 @@ static void lattice(const fj_converter *c, const unsigned char *text, const ctx_
             if (len <= 0)
                 len = 1; /* not UTF-8 (a damaged image): keep the input character */
             if ((c->ctx_keep_folded && run[k].cp != run[k].reading) || (len == 1 && *t >= 0x80))
-                emit_char(c, o, text + run[k].off, run[k].len);
+                emit_char(c, em, text + run[k].off, run[k].len);
             else
-                emit_char(c, o, t, (size_t)len);
+                emit_char(c, em, t, (size_t)len);
             t += len;
         }
     }
@@ -231,6 +249,36 @@ static void post_steps(const fj_converter *c, fj_work *w, fj_out *o)
         fj__step(&c->stages[k], cur, cur_len, 1, dst);
         cur = (const unsigned char *)dst->buf;
         cur_len = dst->len;
+    }
+}
+
+/* Writes a run: each character's answer, or the lattice's choice in the
+ * windows marked 3 in need. Without em->fuse the answers are looked up
+ * again, without the later steps. */
+static inline __attribute__((always_inline)) void
+write_run(const fj_converter *c, const unsigned char *text, ctx_char *run, const uint32_t *answer,
+          const unsigned char *need, uint32_t n, uint32_t suspects, ctx_emit *em, int fuse)
+{
+    uint32_t i = 0;
+    while (i < n) {
+        if (!suspects || need[i] != 3) {
+            uint32_t a = answer[i];
+            if (fuse)
+                em->unsafe |= (int)(a >> FJ_CTX_UNSAFE_BIT & 1);
+            else
+                a = own_answer(c, em, run[i].cp);
+            put_answer(em->o, a);
+            i++;
+            continue;
+        }
+        uint32_t j = i;
+        while (j < n && need[j] == 3) {
+            if (run[j].reading == UINT32_MAX)
+                run[j].reading = reading_of(c, run[j].cp);
+            j++;
+        }
+        lattice(c, text, run + i, j - i, em);
+        i = j;
     }
 }
 
@@ -262,8 +310,9 @@ static void context_step(const fj_converter *c, const unsigned char *text, size_
     uint32_t answer[FJ_CTX_RUN_MAX];
     unsigned char need[FJ_CTX_RUN_MAX];
     const unsigned char *p = text, *end = text + len;
-    int direct = c->ctx_fused || c->ctx_core_stage + 1 == c->stage_count;
+    int direct = c->ctx_fused == 1 || c->ctx_core_stage + 1 == c->stage_count;
     fj_out *ro = direct ? o : &w->ctx[0]; /* where a run's result goes */
+    ctx_emit between = {o, c->ctx_fused != 0, 0};
     while (p < end) {
         uint32_t n = 0, suspects = 0;
         while (p < end && n < FJ_CTX_RUN_MAX) {
@@ -279,7 +328,7 @@ static void context_step(const fj_converter *c, const unsigned char *text, size_
                                  : cp;
             run[n].off = (uint32_t)(p - text);
             run[n].len = (uint32_t)k;
-            answer[n] = e & 0xFFFFFFu;
+            answer[n] = e & (0xFFFFFFu | 1u << FJ_CTX_UNSAFE_BIT);
             need[n] = (e >> FJ_CTX_SPECIAL_BIT & 1) ? 2 : (e >> FJ_CTX_AMBIGUOUS_BIT & 1);
             suspects |= need[n];
             n++;
@@ -299,7 +348,7 @@ static void context_step(const fj_converter *c, const unsigned char *text, size_
                     unit = ids;
                 fj__out_put(o, (const char *)p, unit);
             } else if (k > 0) {
-                emit_char(c, o, p, unit);
+                emit_char(c, &between, p, unit);
             } else {
                 fj__out_put(o, (const char *)p, unit);
             }
@@ -335,24 +384,22 @@ static void context_step(const fj_converter *c, const unsigned char *text, size_
                     need[i] = 3;
             }
         }
-        uint32_t i = 0;
-        while (i < n) {
-            if (!suspects || need[i] != 3) {
-                put_answer(ro, answer[i]);
-                i++;
-                continue;
-            }
-            uint32_t j = i;
-            while (j < n && need[j] == 3) {
-                if (run[j].reading == UINT32_MAX)
-                    run[j].reading = reading_of(c, run[j].cp);
-                j++;
-            }
-            lattice(c, text, run + i, j - i, ro);
-            i = j;
+        ctx_emit em = {ro, c->ctx_fused != 0, 0};
+        if (em.fuse)
+            write_run(c, text, run, answer, need, n, suspects, &em, 1);
+        if (em.unsafe || !em.fuse) {
+            /* Without folding; for a partly folded step that may match
+             * here, the run is redone and that step runs over it. */
+            ro->len = 0;
+            em.fuse = 0;
+            write_run(c, text, run, answer, need, n, suspects, &em, 0);
         }
-        if (!direct)
-            post_steps(c, w, o);
+        if (!direct) {
+            if (em.fuse)
+                fj__out_put_run(o, ro->buf, ro->len);
+            else
+                post_steps(c, w, o);
+        }
     }
 }
 

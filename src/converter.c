@@ -64,17 +64,19 @@ static void build_recs(const fj_matcher *m, uint32_t *rec)
 
 static uint32_t own_bytes(uint32_t cp)
 {
-    unsigned char u[4];
+    unsigned char u[4] = {0, 0, 0, 0};
     fj_utf8_encode(cp, u);
     return u[0] | (uint32_t)u[1] << 8 | (uint32_t)u[2] << 16;
 }
 
 /* A three-byte answer's code point; 0 when it is not one. */
-static uint32_t answer_cp(uint32_t a)
+static inline uint32_t answer_cp(uint32_t a)
 {
-    const unsigned char u[3] = {(unsigned char)a, (unsigned char)(a >> 8), (unsigned char)(a >> 16)};
-    uint32_t cp;
-    return fj_utf8_decode(u, u + 3, &cp) == 3 ? cp : 0;
+    uint32_t b0 = a & 0xFF, b1 = a >> 8 & 0xFF, b2 = a >> 16 & 0xFF;
+    if ((b0 & 0xF0) != 0xE0 || (b1 & 0xC0) != 0x80 || (b2 & 0xC0) != 0x80)
+        return 0;
+    uint32_t cp = (b0 & 0x0Fu) << 12 | (b1 & 0x3Fu) << 6 | (b2 & 0x3Fu);
+    return cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF) ? 0 : cp;
 }
 
 /* The steps after the replaced one, for one character: its answer, or
@@ -99,6 +101,81 @@ static uint32_t post_answer(const fj_converter *c, uint32_t cp)
     return a;
 }
 
+/* Marks in `unsafe`, for every longer key of the later step (below node n,
+ * path[0..depth)), the characters whose value in the key differs from their
+ * own answer; all of its characters when the value has another length. A
+ * key that changes the output can only match where such a character is.
+ * 0 when a character cannot be marked (astral). */
+static int mark_unsafe_keys(const fj_converter *c, const fj_matcher *m, const fj_node_rec *n,
+                            uint32_t *path, uint32_t depth, unsigned char *unsafe)
+{
+    if (depth > 1 && n->value_len != FJ_NO_VALUE) {
+        const unsigned char *v = n->value_len <= FJ_INLINE_VALUE_MAX
+                                     ? (const unsigned char *)&n->value
+                                     : (const unsigned char *)m->strings + n->value;
+        const unsigned char *vend = v + n->value_len;
+        uint32_t differs[32], nd = 0;
+        int whole = 0;
+        for (uint32_t i = 0; i < depth; i++) {
+            uint32_t want = post_answer(c, path[i]), got = 0;
+            int k = v < vend ? fj_utf8_decode(v, vend, &got) : 0;
+            if (k <= 0) {
+                whole = 1;
+                break;
+            }
+            if (want == FJ_NONE || got != answer_cp(want))
+                differs[nd++] = path[i];
+            v += k;
+        }
+        if (whole || v != vend) {
+            nd = 0;
+            for (uint32_t i = 0; i < depth; i++)
+                differs[nd++] = path[i];
+        }
+        for (uint32_t i = 0; i < nd; i++) {
+            if (differs[i] >= 0x10000)
+                return 0;
+            unsafe[differs[i] >> 3] |= (unsigned char)(1u << (differs[i] & 7));
+        }
+    }
+    if (depth >= 32)
+        return 0;
+    for (uint32_t k = 0; k < n->child_count; k++) {
+        path[depth] = m->edges[n->first_child + k];
+        if (!mark_unsafe_keys(c, m, &m->nodes[n->first_child + k], path, depth + 1, unsafe))
+            return 0;
+    }
+    return 1;
+}
+
+/* Partial folding (ctx_fused 2) for a single later step with longer keys:
+ * fills ctx_unsafe; 0 when that is not possible. */
+static int mark_unsafe(fj_converter *c, const fj_allocator *a)
+{
+    const fj_matcher *m = &c->stages[c->ctx_core_stage + 1];
+    c->ctx_unsafe = fj__alloc(a, FJ_BARRIER_BYTES);
+    if (!c->ctx_unsafe)
+        return 0;
+    memset(c->ctx_unsafe, 0, FJ_BARRIER_BYTES);
+    uint32_t path[33];
+    for (uint32_t hi = 0; hi < FJ_L1_SIZE; hi++) {
+        if (!m->level1[hi])
+            continue;
+        const uint32_t *blk = m->blocks + (size_t)m->level1[hi] * FJ_BLOCK_SIZE;
+        for (uint32_t lo = 0; lo < FJ_BLOCK_SIZE; lo++) {
+            uint32_t e = blk[lo];
+            if (e == 0 || e == FJ_ENTRY_IDS || (e & FJ_ENTRY_DIRECT) ||
+                !(e & FJ_ENTRY_HAS_CHILDREN))
+                continue;
+            path[0] = hi << 8 | lo;
+            if (!mark_unsafe_keys(c, m, &m->nodes[e & FJ_ENTRY_NODE_MASK], path, 1,
+                                  c->ctx_unsafe))
+                return 0;
+        }
+    }
+    return 1;
+}
+
 /* The default mode's per-character tables (see fj_converter.ctx_table). */
 static fj_status build_context_tables(fj_converter *c, const fj_image *img,
                                       const fj_context_rec *cx)
@@ -118,17 +195,20 @@ static fj_status build_context_tables(fj_converter *c, const fj_image *img,
     c->ctx_post = fj__alloc(a, FJ_REC_COUNT * sizeof(uint32_t));
     if (!c->ctx_table || !c->ctx_post)
         return FJ_ERR_NOMEM;
-    /* The later steps fold in when they only map characters one to one. */
-    c->ctx_fused = 1;
+    /* The later steps fold in when they only map characters one to one;
+     * one later step with longer keys folds in partly (see ctx_fused). */
+    uint32_t later = c->stage_count - cx->core_stage - 1, longer = 0;
     for (uint32_t k = cx->core_stage + 1; k < c->stage_count; k++)
-        if (c->stages[k].max_key_chars > 1)
-            c->ctx_fused = 0;
+        longer += c->stages[k].max_key_chars > 1;
+    c->ctx_fused = longer == 0 ? 1 : (later == 1 ? 2 : 0);
     for (uint32_t i = 0; i < FJ_REC_COUNT && c->ctx_fused; i++) {
         uint32_t cp = FJ_REC_FIRST + i;
         c->ctx_post[i] = (cp >= 0xD800 && cp <= 0xDFFF) ? own_bytes(0xFFFD) : post_answer(c, cp);
         if (c->ctx_post[i] == FJ_NONE)
             c->ctx_fused = 0;
     }
+    if (c->ctx_fused == 2 && !mark_unsafe(c, a))
+        c->ctx_fused = 0;
     const uint32_t *core = c->stages[cx->core_stage].rec;
     for (uint32_t i = 0; i < FJ_REC_COUNT; i++) {
         uint32_t cp = FJ_REC_FIRST + i, r = core[i], e;
@@ -142,6 +222,8 @@ static fj_status build_context_tables(fj_converter *c, const fj_image *img,
                     e = c->ctx_post[mid - FJ_REC_FIRST];
                 else
                     e = 1u << FJ_CTX_SPECIAL_BIT;
+                if (c->ctx_fused == 2 && mid < 0x10000 && (c->ctx_unsafe[mid >> 3] >> (mid & 7) & 1))
+                    e |= 1u << FJ_CTX_UNSAFE_BIT;
             }
         }
         if (c->ctx_ambiguous[cp >> 3] >> (cp & 7) & 1)
@@ -277,6 +359,7 @@ void fj_converter_close(fj_converter *c)
         fj__free(a.alloc ? &a : NULL, c->recs[k], FJ_REC_COUNT * sizeof(uint32_t));
     fj__free(a.alloc ? &a : NULL, c->ctx_table, FJ_REC_COUNT * sizeof(uint32_t));
     fj__free(a.alloc ? &a : NULL, c->ctx_post, FJ_REC_COUNT * sizeof(uint32_t));
+    fj__free(a.alloc ? &a : NULL, c->ctx_unsafe, FJ_BARRIER_BYTES);
     fj__free(a.alloc ? &a : NULL, c, sizeof *c);
 }
 

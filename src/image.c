@@ -68,6 +68,16 @@ static fj_status section(const unsigned char *data, uint32_t count, uint32_t tag
     return FJ_ERR_DICT_FORMAT;
 }
 
+/* A node whose value or children lie outside their sections. */
+static inline uint32_t node_bad(const fj_image *img, const fj_node_rec *n)
+{
+    uint32_t vl = n->value_len;
+    uint64_t vend = (uint64_t)n->value + vl;
+    uint32_t in_strings = vl != FJ_NO_VALUE && vl > FJ_INLINE_VALUE_MAX;
+    return (in_strings & (vend > img->strings_size)) |
+           ((uint64_t)n->first_child + n->child_count > img->node_count);
+}
+
 fj_status fj__image_load(fj_image *img, const unsigned char *data, size_t size, fj_error *e)
 {
     memset(img, 0, sizeof *img);
@@ -182,13 +192,14 @@ fj_status fj__image_load(fj_image *img, const unsigned char *data, size_t size, 
 #undef SECTION
 
     /* Every offset the matcher follows is checked here, once. */
-    for (uint32_t i = 0; i < img->node_count; i++) {
-        const fj_node_rec *n = &img->nodes[i];
-        if ((n->value_len != FJ_NO_VALUE && n->value_len > FJ_INLINE_VALUE_MAX &&
-             (uint64_t)n->value + n->value_len > img->strings_size) ||
-            (uint64_t)n->first_child + n->child_count > img->node_count)
-            return bad(e, nodes_at + (size_t)i * sizeof *n, "trie node");
-    }
+    /* Branch-free over all nodes (the largest section), then find the
+     * first bad one only if there is one. */
+    uint32_t any_bad = 0;
+    for (uint32_t i = 0; i < img->node_count; i++)
+        any_bad |= node_bad(img, &img->nodes[i]);
+    for (uint32_t i = 0; any_bad && i < img->node_count; i++)
+        if (node_bad(img, &img->nodes[i]))
+            return bad(e, nodes_at + (size_t)i * sizeof(fj_node_rec), "trie node");
     if (img->block_count == 0)
         return bad(e, blocks_at, "no blocks");
     for (size_t i = 0; i < (size_t)img->block_count * FJ_BLOCK_SIZE; i++) {

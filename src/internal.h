@@ -86,7 +86,8 @@ typedef struct fj_matcher {
 #define FJ_CTX_AMBIGUOUS_BIT 24 /* the character's form may depend on context */
 #define FJ_CTX_SPECIAL_BIT 25   /* no three-byte answer: the lattice decides */
 #define FJ_CTX_BARRIER_BIT 26   /* in no key or word */
-#define FJ_CTX_FOLDED_BIT 27    /* the fold table gives it another reading */ /* "the next character is not simple": forces the slow path */
+#define FJ_CTX_FOLDED_BIT 27    /* the fold table gives it another reading */
+#define FJ_CTX_UNSAFE_BIT 28    /* its answer may start a longer key of the later step */ /* "the next character is not simple": forces the slow path */
 
 struct fj_dict {
     fj_image image;
@@ -126,7 +127,12 @@ struct fj_converter {
      * after it (3 UTF-8 bytes, first lowest) with FJ_CTX_* flags; and the
      * steps after it alone (ctx_post). Owned. */
     uint32_t *ctx_table, *ctx_post;
-    int ctx_fused; /* the steps after the replaced one map single characters: folded in */
+    /* 1: the steps after the replaced one map single characters only, and
+     * are folded into ctx_table. 2: one later step whose longer keys matter
+     * only where a character of ctx_unsafe occurs: folded in, and a run
+     * that produces such a character is redone through that step. */
+    int ctx_fused;
+    unsigned char *ctx_unsafe; /* FJ_BARRIER_BYTES, owned; with ctx_fused 2 */
 };
 
 /* Output: a buffer with a slow path for when it fills up. */
