@@ -314,7 +314,7 @@ static void context_step(const fj_converter *c, const unsigned char *text, size_
     fj_out *ro = direct ? o : &w->ctx[0]; /* where a run's result goes */
     ctx_emit between = {o, c->ctx_fused != 0, 0};
     while (p < end) {
-        uint32_t n = 0, suspects = 0;
+        uint32_t n = 0, suspects = 0, seen = 0;
         while (p < end && n < FJ_CTX_RUN_MAX) {
             uint32_t cp = 0, e = 0;
             int k = fj_utf8_decode_fast(p, end, &cp);
@@ -331,6 +331,7 @@ static void context_step(const fj_converter *c, const unsigned char *text, size_
             answer[n] = e & (0xFFFFFFu | 1u << FJ_CTX_UNSAFE_BIT);
             need[n] = (e >> FJ_CTX_SPECIAL_BIT & 1) ? 2 : (e >> FJ_CTX_AMBIGUOUS_BIT & 1);
             suspects |= need[n];
+            seen |= e;
             n++;
             p += k;
         }
@@ -385,14 +386,28 @@ static void context_step(const fj_converter *c, const unsigned char *text, size_
             }
         }
         ctx_emit em = {ro, c->ctx_fused != 0, 0};
-        if (em.fuse)
-            write_run(c, text, run, answer, need, n, suspects, &em, 1);
-        if (em.unsafe || !em.fuse) {
-            /* Without folding; for a partly folded step that may match
-             * here, the run is redone and that step runs over it. */
-            ro->len = 0;
-            em.fuse = 0;
-            write_run(c, text, run, answer, need, n, suspects, &em, 0);
+        /* A run with a character already in the target script and none
+         * that exists only in the source script is written in the target
+         * script: every character keeps its form (台 stays 台 in 平台上). */
+        int as_written = c->ctx_keep_folded && (seen >> FJ_CTX_FOLDED_BIT & 1) &&
+                         !(seen >> FJ_CTX_SOURCE_BIT & 1);
+        for (int pass = 0; pass < 2; pass++) {
+            if (pass == 1) {
+                if (!em.unsafe && em.fuse)
+                    break;
+                /* Without folding; for a partly folded step that may match
+                 * here, the run is redone and that step runs over it. */
+                ro->len = 0;
+                em.fuse = 0;
+            }
+            if (as_written) {
+                for (uint32_t i = 0; i < n; i++)
+                    emit_char(c, &em, text + run[i].off, run[i].len);
+            } else if (em.fuse) {
+                write_run(c, text, run, answer, need, n, suspects, &em, 1);
+            } else {
+                write_run(c, text, run, answer, need, n, suspects, &em, 0);
+            }
         }
         if (!direct) {
             if (em.fuse)

@@ -210,6 +210,9 @@ static fj_status build_context_tables(fj_converter *c, const fj_image *img,
     if (c->ctx_fused == 2 && !mark_unsafe(c, a))
         c->ctx_fused = 0;
     const uint32_t *core = c->stages[cx->core_stage].rec;
+    const unsigned char *source_only =
+        cx->source_only == FJ_NONE ? NULL
+                                   : img->source_only + (size_t)cx->source_only * FJ_BARRIER_BYTES;
     for (uint32_t i = 0; i < FJ_REC_COUNT; i++) {
         uint32_t cp = FJ_REC_FIRST + i, r = core[i], e;
         if (r >> FJ_REC_SPECIAL_BIT & 1) {
@@ -232,6 +235,8 @@ static fj_status build_context_tables(fj_converter *c, const fj_image *img,
             e |= 1u << FJ_CTX_BARRIER_BIT;
         if (c->ctx_has_fold && fj__lookup(&c->ctx_fold, cp) != 0)
             e |= 1u << FJ_CTX_FOLDED_BIT;
+        if (source_only && (source_only[cp >> 3] >> (cp & 7) & 1))
+            e |= 1u << FJ_CTX_SOURCE_BIT;
         c->ctx_table[i] = e;
     }
     return FJ_OK;

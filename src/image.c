@@ -189,6 +189,9 @@ fj_status fj__image_load(fj_image *img, const unsigned char *data, size_t size, 
     img->ambiguous_pairs = s.p;
     if (s.size / (FJ_BIGRAM_BITS / 8) != img->ambiguous_count)
         return bad(e, (size_t)s.offset, "context pair filter count");
+    SECTION(FJ_SEC_SRCONLY, FJ_BARRIER_BYTES, "source-script character sets");
+    img->source_only = s.p;
+    img->source_only_count = (uint32_t)(s.size / FJ_BARRIER_BYTES);
 #undef SECTION
 
     /* Every offset the matcher follows is checked here, once. */
@@ -261,7 +264,8 @@ fj_status fj__image_load(fj_image *img, const unsigned char *data, size_t size, 
         if (cx->core_stage != FJ_NONE &&
             (cx->core_stage >= p->stage_count || cx->words >= img->matcher_count ||
              (cx->fold != FJ_NONE && cx->fold >= img->matcher_count) ||
-             cx->ambiguous >= img->ambiguous_count))
+             cx->ambiguous >= img->ambiguous_count ||
+             (cx->source_only != FJ_NONE && cx->source_only >= img->source_only_count)))
             return bad(e, contexts_at + (size_t)i * sizeof *cx, "context model");
     }
     for (uint32_t i = 0; i < img->srcdict_count; i++) {

@@ -30,6 +30,7 @@
 #define FJ_SEC_CONTEXT  FJ_TAG('C', 'T', 'X', 'T') /* fj_context_rec[], one per profile */
 #define FJ_SEC_AMBIG    FJ_TAG('A', 'M', 'B', 'G') /* FJ_BARRIER_BYTES bit sets, see fj_context_rec */
 #define FJ_SEC_AMBPAIRS FJ_TAG('A', 'M', 'B', 'P') /* FJ_BIGRAM_BITS bit sets, see fj_context_rec */
+#define FJ_SEC_SRCONLY  FJ_TAG('S', 'O', 'N', 'L') /* FJ_BARRIER_BYTES bit sets, see fj_context_rec */
 
 #define FJ_L1_SIZE (0x110000u >> 8)
 #define FJ_BLOCK_SIZE 256u
@@ -116,7 +117,11 @@ typedef struct fj_context_rec {
      * needs the lattice only when it is in AMBG and a neighbour pair is in
      * AMBP. */
     uint32_t ambiguous;
-    uint32_t reserved;
+    /* Index into AMBG, or FJ_NONE: the characters that exist only in the
+     * source script (发, 这). A run with a character already in the target
+     * script (a folded one) and none of these is taken as written in the
+     * target script: its characters keep their form. */
+    uint32_t source_only;
 } fj_context_rec;
 
 /* A character whose reading differs from itself is already in the target

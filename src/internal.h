@@ -36,8 +36,8 @@ typedef struct fj_image {
     const uint64_t *edge_hash;
     uint32_t edge_hash_mask;
     const fj_context_rec *contexts; /* one per profile */
-    const unsigned char *ambiguous, *ambiguous_pairs;
-    uint32_t ambiguous_count;
+    const unsigned char *ambiguous, *ambiguous_pairs, *source_only;
+    uint32_t ambiguous_count, source_only_count;
 } fj_image;
 
 /* Parses and validates an image in memory. */
@@ -87,7 +87,8 @@ typedef struct fj_matcher {
 #define FJ_CTX_SPECIAL_BIT 25   /* no three-byte answer: the lattice decides */
 #define FJ_CTX_BARRIER_BIT 26   /* in no key or word */
 #define FJ_CTX_FOLDED_BIT 27    /* the fold table gives it another reading */
-#define FJ_CTX_UNSAFE_BIT 28    /* its answer may start a longer key of the later step */ /* "the next character is not simple": forces the slow path */
+#define FJ_CTX_UNSAFE_BIT 28    /* its answer may start a longer key of the later step */
+#define FJ_CTX_SOURCE_BIT 29    /* it exists only in the source script */ /* "the next character is not simple": forces the slow path */
 
 struct fj_dict {
     fj_image image;

@@ -498,7 +498,7 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
         cx->core_stage = cx->fold = cx->words = FJ_NONE;
         cx->flags = 0;
         cx->ambiguous = 0;
-        cx->reserved = 0;
+        cx->source_only = FJ_NONE;
         if (p->normalization_count > 1) {
             fprintf(stderr, "fjdict: %s: more than one normalization step\n", p->name);
             return 1;
@@ -531,6 +531,7 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
                     cx->words = s2t_ids[1];
                     cx->flags = FJ_CONTEXT_KEEP_FOLDED;
                     cx->ambiguous = 0;
+                    cx->source_only = 0;
                 } else if (expr_uses(p->chain[c], "TSCharacters")) {
                     if (t2s_ids[1] == FJ_NONE) {
                         b.plain = 1;
@@ -646,6 +647,8 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
         {FJ_SEC_CONTEXT, contexts, data->profile_count * sizeof(fj_context_rec)},
         {FJ_SEC_AMBIG, ambig, have_model ? 2 * (size_t)FJ_BARRIER_BYTES : 0},
         {FJ_SEC_AMBPAIRS, ambpairs, have_model ? 2 * (size_t)FJ_BIGRAM_BITS / 8 : 0},
+        {FJ_SEC_SRCONLY, have_model ? s2t_model.source_only : NULL,
+         have_model ? (size_t)FJ_BARRIER_BYTES : 0},
     };
     printf("fjdict: %zu source dictionaries, %zu profiles, %zu matchers, %zu nodes, %zu blocks\n",
            data->source_count, data->profile_count, b.matcher_count, b.node_count,

@@ -171,6 +171,7 @@ void model_words_free(model_words *w)
 typedef struct cand {
     char *key, *target;
     double count;
+    int curated; /* our own table: its target wins whatever the counts */
 } cand;
 
 typedef struct cands {
@@ -184,7 +185,8 @@ static void cand_add(cands *cs, const char *key, const char *target, double coun
         cs->cap = cs->cap ? cs->cap * 2 : 4096;
         cs->c = xrealloc_(cs->c, cs->cap * sizeof(cand));
     }
-    cs->c[cs->n++] = (cand){xstrdup_(key, strlen(key)), xstrdup_(target, strlen(target)), count};
+    cs->c[cs->n++] =
+        (cand){xstrdup_(key, strlen(key)), xstrdup_(target, strlen(target)), count, 0};
 }
 
 static int cand_cmp(const void *a, const void *b)
@@ -248,20 +250,27 @@ static oc_dict *cands_finish(cands *cs, const char *name, double total, const oc
     char *text = xrealloc_(NULL, out_cap);
     for (size_t i = 0; i < cs->n;) {
         size_t j = i;
-        const char *best = NULL;
+        const char *best = NULL, *forced = NULL;
         double best_count = -1;
         while (j < cs->n && strcmp(cs->c[j].key, cs->c[i].key) == 0) {
             size_t k = j;
             double sum = 0;
             while (k < cs->n && strcmp(cs->c[k].key, cs->c[j].key) == 0 &&
-                   strcmp(cs->c[k].target, cs->c[j].target) == 0)
+                   strcmp(cs->c[k].target, cs->c[j].target) == 0) {
+                if (cs->c[k].curated)
+                    forced = cs->c[k].target;
                 sum += cs->c[k++].count;
+            }
             if (sum > best_count) {
                 best_count = sum;
                 best = cs->c[j].target;
             }
             j = k;
         }
+        /* A curated form wins; the word keeps the cost of its most
+         * frequent form, so segmentation is unchanged. */
+        if (forced)
+            best = forced;
         size_t need = strlen(cs->c[i].key) + strlen(best) + 8;
         while (out_len + need >= out_cap)
             text = xrealloc_(text, out_cap *= 2);
@@ -382,6 +391,7 @@ static int load_curated(const char *path, cands *cs, void (*add)(cands *, const 
 }
 
 static void mark_ambiguous(model_tables *t, const oc_dict *chars);
+static size_t chars_in(const char *s);
 
 /* Does some character of u (by its reading) have several Traditional forms? */
 static int has_choice(const oc_dict *stc, const oc_dict *tsc, const u32s *u)
@@ -430,7 +440,11 @@ static int s2t_add_word(cands *cs, const s2t_ctx *x, const char *key_text, const
 
 static void s2t_curated(cands *cs, const char *key, const char *target, double count, void *ctx)
 {
-    if (!s2t_add_word(cs, ctx, key, target, count))
+    size_t before = cs->n;
+    int ok = s2t_add_word(cs, ctx, key, target, count);
+    for (size_t i = before; i < cs->n; i++)
+        cs->c[i].curated = 1;
+    if (!ok)
         fprintf(stderr, "fjdict: curated s2t entry %s -> %s does not fit the tables; ignored\n",
                 key, target);
 }
@@ -528,6 +542,14 @@ int model_build_s2t(const oc_data *data, const model_words *essay, const char *c
     if (!out->fold)
         return -1;
     mark_ambiguous(out, stc);
+    /* Simplified-only characters: converting them always changes them. */
+    out->source_only = xrealloc_(NULL, 0x10000 / 8);
+    memset(out->source_only, 0, 0x10000 / 8);
+    for (size_t i = 0; i < stc->count; i++) {
+        uint32_t cp = first_cp(stc->entries[i].key);
+        if (cp < 0x10000 && chars_in(stc->entries[i].key) == 1 && !entry_has(&stc->entries[i], cp))
+            out->source_only[cp >> 3] |= (unsigned char)(1u << (cp & 7));
+    }
     return 0;
 }
 
@@ -587,7 +609,9 @@ static void t2s_add(cands *cs, const t2s_ctx *x, const char *word, const char *t
     if (chars_in(word) != chars_in(target) || chars_in(word) > MAX_WORD_CHARS)
         return;
     cand_add(cs, word, target, count);
-    char *tw = taiwan_form(x, word);
+    /* Not for a lone character: 著 alone is 著 (著作), only in words like
+     * 看著 is it Taiwan's form of 着. */
+    char *tw = chars_in(word) > 1 ? taiwan_form(x, word) : NULL;
     if (tw) {
         cand_add(cs, tw, target, count);
         free(tw);
@@ -610,8 +634,12 @@ static void t2s_curated(cands *cs, const char *key, const char *target, double c
     if (chars_in(key) != chars_in(target))
         fprintf(stderr, "fjdict: curated t2s entry %s -> %s: lengths differ; ignored\n", key,
                 target);
-    else
+    else {
+        size_t before = cs->n;
         t2s_add(cs, ctx, key, target, count);
+        for (size_t i = before; i < cs->n; i++)
+            cs->c[i].curated = 1;
+    }
 }
 
 /* Does some character of w have several Simplified forms? */
@@ -721,6 +749,7 @@ void model_tables_free(model_tables *t)
 {
     free(t->ambiguous);
     free(t->pairs);
+    free(t->source_only);
     oc_dict_free(t->fold);
     oc_dict_free(t->words);
     memset(t, 0, sizeof *t);

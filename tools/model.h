@@ -29,6 +29,7 @@ typedef struct model_tables {
      * word gives them a form other than the one-character default. */
     unsigned char *ambiguous; /* 0x10000 / 8 bytes */
     unsigned char *pairs;     /* FJ_BIGRAM_BITS / 8 bytes: see fj_context_rec */
+    unsigned char *source_only; /* 0x10000 / 8 bytes, or NULL: see fj_context_rec */
     size_t essay_used, essay_dropped;
 } model_tables;
 
