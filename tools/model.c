@@ -657,6 +657,53 @@ static int t2s_has_choice(const oc_dict *tsc, const char *w)
     return r;
 }
 
+/* Idempotence: converting the output again must segment it the same way.
+ * A word whose Simplified form holds a character some word converts
+ * differently (著 in 显著 next to 著地 -> 着地) is also entered in that form,
+ * as itself. */
+static void add_output_keys(cands *cs, const oc_dict *tsc)
+{
+    unsigned char *amb = xrealloc_(NULL, 0x10000 / 8);
+    memset(amb, 0, 0x10000 / 8);
+    for (size_t i = 0; i < cs->n; i++) {
+        u32s k, t;
+        if (!decode_all(cs->c[i].key, strlen(cs->c[i].key), &k))
+            continue;
+        if (decode_all(cs->c[i].target, strlen(cs->c[i].target), &t)) {
+            for (size_t j = 0; j < k.n && k.n == t.n; j++) {
+                const oc_entry *e = char_entry(tsc, k.cp[j]);
+                uint32_t want = e ? first_cp(e->values[0]) : k.cp[j];
+                if (t.cp[j] != want && k.cp[j] < 0x10000)
+                    amb[k.cp[j] >> 3] |= (unsigned char)(1u << (k.cp[j] & 7));
+            }
+            free(t.cp);
+        }
+        free(k.cp);
+    }
+    size_t n0 = cs->n;
+    for (size_t i = 0; i < n0; i++) {
+        const cand *c = &cs->c[i];
+        if (chars_in(c->key) < 2 || strcmp(c->key, c->target) == 0)
+            continue;
+        u32s t;
+        if (!decode_all(c->target, strlen(c->target), &t))
+            continue;
+        int hit = 0;
+        for (size_t j = 0; j < t.n && !hit; j++)
+            hit = t.cp[j] < 0x10000 && (amb[t.cp[j] >> 3] >> (t.cp[j] & 7) & 1);
+        free(t.cp);
+        if (hit) {
+            char *target = xstrdup_(c->target, strlen(c->target));
+            double count = c->count;
+            int curated = c->curated;
+            cand_add(cs, target, target, count);
+            cs->c[cs->n - 1].curated = curated;
+            free(target);
+        }
+    }
+    free(amb);
+}
+
 int model_build_t2s(const oc_data *data, const model_words *essay, const char *curated_path,
                     model_tables *out, char *err, size_t errlen)
 {
@@ -696,6 +743,7 @@ int model_build_t2s(const oc_data *data, const model_words *essay, const char *c
         t2s_add(&cs, &x, tsc->entries[i].key, tsc->entries[i].values[0], 0);
     if (load_curated(curated_path, &cs, t2s_curated, &x, err, errlen) != 0)
         return -1;
+    add_output_keys(&cs, tsc);
     out->words = cands_finish(&cs, "context-t2s", essay->total, tsc, err, errlen);
     if (!out->words)
         return -1;
