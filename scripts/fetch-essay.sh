@@ -14,21 +14,32 @@ deb=$cache/${package}_${version}_all.deb
 verify() { [ -f "$1" ] && [ "$(sha256sum "$1" | cut -d' ' -f1)" = "$sha256" ]; }
 
 mkdir -p "$cache"
+download() { # into the current directory; apt-get download needs no root
+    apt-get download -q "$package=$version" 2>&1 | grep -v '^W: Download is performed unsandboxed' >&2 || true
+    ls ./${package}_*.deb 2>/dev/null | head -n 1 || true
+}
 if ! verify "$deb"; then
     work=$(mktemp -d)
     trap 'rm -rf "$work"' EXIT
-    # apt-get download needs no root; it may warn about its sandbox user.
-    (cd "$work" && apt-get download -q "$package=$version" 2>&1 | grep -v '^W: Download is performed unsandboxed' >&2 || true)
-    got=$(ls "$work"/${package}_*.deb 2>/dev/null | head -n 1 || true)
+    got=$(cd "$work" && download)
     if [ -z "$got" ]; then
-        echo "fetch-essay: could not download $package=$version (apt-get update?)" >&2
+        # A fresh machine may have no package lists yet.
+        as_root=()
+        [ "$(id -u)" -eq 0 ] || as_root=(sudo)
+        "${as_root[@]}" apt-get update -qq || true
+        got=$(cd "$work" && download)
+    fi
+    if [ -z "$got" ]; then
+        echo "fetch-essay: could not download $package=$version" >&2
         exit 1
     fi
+    got=$work/${got#./}
     if ! verify "$got"; then
         echo "fetch-essay: $(basename "$got") does not match its pinned sha256" >&2
         exit 1
     fi
     mv "$got" "$deb"
+    rm -rf "$work"
 fi
 
 work=$(mktemp -d)
