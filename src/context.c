@@ -453,6 +453,26 @@ static size_t last_boundary(const fj_converter *c, const unsigned char *text, si
     return (size_t)(cut - text);
 }
 
+/* Where a stream may stop: after the last newline when that is safe to find
+ * from the end (no ideographic description sequence anywhere, in which a
+ * newline could be an operand), else by last_boundary. A newline is a
+ * barrier, so a run ends there whatever came before. */
+static size_t stream_cut(const fj_converter *c, const unsigned char *text, size_t len)
+{
+    if (is_barrier(c, '\n')) {
+        int ids = 0; /* U+2FF0..U+2FFF are E2 BF B0..BF */
+        for (const unsigned char *q = text, *end = text + len;
+             (q = memchr(q, 0xE2, (size_t)(end - q))) != NULL && !ids; q++)
+            ids = q + 1 < end && q[1] == 0xBF;
+        size_t i = len;
+        while (!ids && i > 0 && text[i - 1] != '\n')
+            i--;
+        if (!ids && i > 0)
+            return i;
+    }
+    return last_boundary(c, text, len);
+}
+
 /* Profiles with steps before the replaced one: those run over chunks cut
  * after barriers, then the context step over each chunk. */
 static void context_chunk(const fj_converter *c, const unsigned char *text, size_t len, fj_out *o,
@@ -476,7 +496,7 @@ static size_t convert_context(const fj_converter *c, const unsigned char *text, 
     if (c->ctx_core_stage == 0) {
         /* The runs depend on the text alone, so any run boundary is a safe
          * place to stop: streamed output equals one-shot output. */
-        size_t cut = final ? len : last_boundary(c, text, len);
+        size_t cut = final ? len : stream_cut(c, text, len);
         context_step(c, text, cut, o, w);
         return cut;
     }
