@@ -97,6 +97,11 @@ static inline uint32_t own_answer(const fj_converter *c, ctx_emit *em, uint32_t 
     if (cp < FJ_REC_FIRST || cp >= 0x10000)
         return 0;
     if (!em->fuse) {
+        if (c->ctx_repair) /* everything but the suspects stays */
+            return ((c->ctx_always[cp >> 3] | c->ctx_in_words[cp >> 3]) >> (cp & 7) & 1)
+                       ? 0
+                       : (uint32_t)((0xE0 | cp >> 12) | (0x80 | (cp >> 6 & 0x3F)) << 8 |
+                                    (0x80 | (cp & 0x3F)) << 16);
         uint32_t r = c->stages[c->ctx_core_stage].rec[cp - FJ_REC_FIRST];
         return (r >> FJ_REC_SPECIAL_BIT & 1) ? 0 : (r & 0xFFFFFFu);
     }
@@ -120,6 +125,61 @@ static inline void emit_char(const fj_converter *c, ctx_emit *em, const unsigned
         }
     }
     fj__out_put(em->o, (const char *)p, len);
+}
+
+/* Repair: a reading's default form (its one-character answer in the
+ * Simplified -> Traditional step), written through the later steps. */
+static void emit_default(const fj_converter *c, ctx_emit *em, uint32_t reading)
+{
+    unsigned char u[4];
+    uint32_t e = fj__lookup(&c->ctx_defaults, reading);
+    if (e != 0 && e != FJ_ENTRY_IDS && (e & FJ_ENTRY_DIRECT)) {
+        u[0] = (unsigned char)e;
+        u[1] = (unsigned char)(e >> 8);
+        u[2] = (unsigned char)(e >> 16);
+        emit_char(c, em, u, 3);
+        return;
+    }
+    if (e != 0 && e != FJ_ENTRY_IDS && (e & FJ_ENTRY_HAS_VALUE)) {
+        const fj_node_rec *n = &c->ctx_defaults.nodes[e & FJ_ENTRY_NODE_MASK];
+        if (n->value_len <= FJ_INLINE_VALUE_MAX) {
+            emit_char(c, em, (const unsigned char *)&n->value, n->value_len);
+            return;
+        }
+    }
+    emit_char(c, em, u, (size_t)fj_utf8_encode(reading, u));
+}
+
+/* Repair: writes the word run[i..j) chose. Only suspects change: those
+ * marked always, and those marked in_words when the word is longer than one
+ * character; each takes the word's form, or its reading's default form. */
+static void repair_word(const fj_converter *c, const unsigned char *text, const ctx_char *run,
+                        uint32_t i, uint32_t j, const unsigned char *t, uint32_t tl, ctx_emit *em)
+{
+    const unsigned char *tend = t ? t + tl : NULL;
+    uint32_t chars = 0;
+    for (const unsigned char *q = t; t && q < tend; q++)
+        chars += (*q & 0xC0) != 0x80;
+    int explicit_forms = t && tl > 0 && chars == j - i;
+    for (uint32_t k = i; k < j; k++) {
+        uint32_t cp = run[k].cp, len = 0;
+        uint32_t f = 0;
+        if (explicit_forms) {
+            int n = fj_utf8_decode(t, tend, &f);
+            len = n > 0 ? (uint32_t)n : 1;
+        }
+        int susp_always = cp < 0x10000 && (c->ctx_always[cp >> 3] >> (cp & 7) & 1);
+        int susp_words = cp < 0x10000 && (c->ctx_in_words[cp >> 3] >> (cp & 7) & 1);
+        int change = t ? (susp_always || (susp_words && j - i >= 2)) : susp_always;
+        if (!change)
+            emit_char(c, em, text + run[k].off, run[k].len);
+        else if (explicit_forms && f)
+            emit_char(c, em, t, len);
+        else
+            emit_default(c, em, run[k].reading);
+        if (explicit_forms)
+            t += len;
+    }
 }
 
 /* Finds the best path over run[0..n) and writes it. */
@@ -185,6 +245,10 @@ static void lattice(const fj_converter *c, const unsigned char *text, const ctx_
     while (words) {
         uint32_t j = start[--words], i = from[j];
         const unsigned char *t = target[j], *tend = t + target_len[j];
+        if (c->ctx_repair) {
+            repair_word(c, text, run, i, j, t, target_len[j], em);
+            continue;
+        }
         if (!t) {
             emit_char(c, em, text + run[i].off, run[i].len);
             continue;
@@ -242,7 +306,7 @@ static void post_steps(const fj_converter *c, fj_work *w, fj_out *o)
 {
     const unsigned char *cur = (const unsigned char *)w->ctx[0].buf;
     size_t cur_len = w->ctx[0].len;
-    for (uint32_t k = c->ctx_core_stage + 1; k < c->stage_count; k++) {
+    for (uint32_t k = c->ctx_post_first; k < c->stage_count; k++) {
         fj_out *dst = (k + 1 == c->stage_count) ? o : &w->ctx[1 + (k & 1)];
         if (dst != o)
             dst->len = 0;
@@ -310,7 +374,7 @@ static void context_step(const fj_converter *c, const unsigned char *text, size_
     uint32_t answer[FJ_CTX_RUN_MAX];
     unsigned char need[FJ_CTX_RUN_MAX];
     const unsigned char *p = text, *end = text + len;
-    int direct = c->ctx_fused == 1 || c->ctx_core_stage + 1 == c->stage_count;
+    int direct = c->ctx_fused == 1 || c->ctx_post_first == c->stage_count;
     fj_out *ro = direct ? o : &w->ctx[0]; /* where a run's result goes */
     ctx_emit between = {o, c->ctx_fused != 0, 0};
     while (p < end) {
@@ -388,9 +452,11 @@ static void context_step(const fj_converter *c, const unsigned char *text, size_
         ctx_emit em = {ro, c->ctx_fused != 0, 0};
         /* A run with a character already in the target script and none
          * that exists only in the source script is written in the target
-         * script: every character keeps its form (台 stays 台 in 平台上). */
-        int as_written = c->ctx_keep_folded && (seen >> FJ_CTX_FOLDED_BIT & 1) &&
-                         !(seen >> FJ_CTX_SOURCE_BIT & 1);
+         * script: every character keeps its form (台 stays 台 in 平台上).
+         * Repair leaves a run alone that holds Simplified-only characters. */
+        int as_written = (c->ctx_keep_folded && (seen >> FJ_CTX_FOLDED_BIT & 1) &&
+                          !(seen >> FJ_CTX_SOURCE_BIT & 1)) ||
+                         (c->ctx_repair && (seen >> FJ_CTX_SOURCE_BIT & 1));
         for (int pass = 0; pass < 2; pass++) {
             if (pass == 1) {
                 if (!em.unsafe && em.fuse)

@@ -84,7 +84,7 @@ static inline uint32_t answer_cp(uint32_t a)
 static uint32_t post_answer(const fj_converter *c, uint32_t cp)
 {
     uint32_t a = own_bytes(cp);
-    for (uint32_t k = c->ctx_core_stage + 1; k < c->stage_count; k++) {
+    for (uint32_t k = c->ctx_post_first; k < c->stage_count; k++) {
         if (cp < FJ_REC_FIRST || cp >= 0x10000)
             return FJ_NONE;
         uint32_t r = c->stages[k].rec[cp - FJ_REC_FIRST];
@@ -152,7 +152,7 @@ static int mark_unsafe_keys(const fj_converter *c, const fj_matcher *m, const fj
  * fills ctx_unsafe; 0 when that is not possible. */
 static int mark_unsafe(fj_converter *c, const fj_allocator *a)
 {
-    const fj_matcher *m = &c->stages[c->ctx_core_stage + 1];
+    const fj_matcher *m = &c->stages[c->ctx_post_first];
     c->ctx_unsafe = fj__alloc(a, FJ_BARRIER_BYTES);
     if (!c->ctx_unsafe)
         return 0;
@@ -184,6 +184,13 @@ static fj_status build_context_tables(fj_converter *c, const fj_image *img,
     c->engine = &fj__context_engine;
     c->ctx_core_stage = cx->core_stage;
     c->ctx_keep_folded = (cx->flags & FJ_CONTEXT_KEEP_FOLDED) != 0;
+    c->ctx_repair = (cx->flags & FJ_CONTEXT_REPAIR) != 0;
+    c->ctx_post_first = cx->core_stage + (c->ctx_repair ? 0 : 1);
+    if (c->ctx_repair) {
+        c->ctx_always = img->source_only + (size_t)cx->suspects * FJ_BARRIER_BYTES;
+        c->ctx_in_words = c->ctx_always + FJ_BARRIER_BYTES;
+        matcher_init(&c->ctx_defaults, img, cx->defaults);
+    }
     c->ctx_ambiguous = img->ambiguous + (size_t)cx->ambiguous * FJ_BARRIER_BYTES;
     c->ctx_pairs = img->ambiguous_pairs + (size_t)cx->ambiguous * (FJ_BIGRAM_BITS / 8);
     matcher_init(&c->ctx_words, img, cx->words);
@@ -197,8 +204,8 @@ static fj_status build_context_tables(fj_converter *c, const fj_image *img,
         return FJ_ERR_NOMEM;
     /* The later steps fold in when they only map characters one to one;
      * one later step with longer keys folds in partly (see ctx_fused). */
-    uint32_t later = c->stage_count - cx->core_stage - 1, longer = 0;
-    for (uint32_t k = cx->core_stage + 1; k < c->stage_count; k++)
+    uint32_t later = c->stage_count - c->ctx_post_first, longer = 0;
+    for (uint32_t k = c->ctx_post_first; k < c->stage_count; k++)
         longer += c->stages[k].max_key_chars > 1;
     c->ctx_fused = longer == 0 ? 1 : (later == 1 ? 2 : 0);
     for (uint32_t i = 0; i < FJ_REC_COUNT && c->ctx_fused; i++) {
@@ -215,6 +222,13 @@ static fj_status build_context_tables(fj_converter *c, const fj_image *img,
                                    : img->source_only + (size_t)cx->source_only * FJ_BARRIER_BYTES;
     for (uint32_t i = 0; i < FJ_REC_COUNT; i++) {
         uint32_t cp = FJ_REC_FIRST + i, r = core[i], e;
+        if (c->ctx_repair) {
+            /* Everything stays as written, except the suspects, which the
+             * lattice decides. */
+            r = (cp >= 0xD800 && cp <= 0xDFFF) ? 1u << FJ_REC_SPECIAL_BIT : own_bytes(cp);
+            if ((c->ctx_always[cp >> 3] | c->ctx_in_words[cp >> 3]) >> (cp & 7) & 1)
+                r = 1u << FJ_REC_SPECIAL_BIT;
+        }
         if (r >> FJ_REC_SPECIAL_BIT & 1) {
             e = 1u << FJ_CTX_SPECIAL_BIT;
         } else {
@@ -235,7 +249,9 @@ static fj_status build_context_tables(fj_converter *c, const fj_image *img,
             e |= 1u << FJ_CTX_BARRIER_BIT;
         if (c->ctx_has_fold && fj__lookup(&c->ctx_fold, cp) != 0)
             e |= 1u << FJ_CTX_FOLDED_BIT;
-        if (source_only && (source_only[cp >> 3] >> (cp & 7) & 1))
+        /* For repair, a suspect (什么's 么) is no sign of Simplified text. */
+        if (source_only && (source_only[cp >> 3] >> (cp & 7) & 1) &&
+            !(c->ctx_repair && ((c->ctx_always[cp >> 3] | c->ctx_in_words[cp >> 3]) >> (cp & 7) & 1)))
             e |= 1u << FJ_CTX_SOURCE_BIT;
         c->ctx_table[i] = e;
     }

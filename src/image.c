@@ -265,7 +265,10 @@ fj_status fj__image_load(fj_image *img, const unsigned char *data, size_t size, 
             (cx->core_stage >= p->stage_count || cx->words >= img->matcher_count ||
              (cx->fold != FJ_NONE && cx->fold >= img->matcher_count) ||
              cx->ambiguous >= img->ambiguous_count ||
-             (cx->source_only != FJ_NONE && cx->source_only >= img->source_only_count)))
+             (cx->source_only != FJ_NONE && cx->source_only >= img->source_only_count) ||
+             ((cx->flags & FJ_CONTEXT_REPAIR) &&
+              (cx->suspects == FJ_NONE || cx->suspects + 1 >= img->source_only_count ||
+               cx->defaults >= img->matcher_count))))
             return bad(e, contexts_at + (size_t)i * sizeof *cx, "context model");
     }
     for (uint32_t i = 0; i < img->srcdict_count; i++) {

@@ -122,11 +122,19 @@ typedef struct fj_context_rec {
      * script (a folded one) and none of these is taken as written in the
      * target script: its characters keep their form. */
     uint32_t source_only;
+    /* With FJ_CONTEXT_REPAIR: index into SONL of the characters to choose
+     * again always (suspects) and, at suspects + 1, only where a word of two
+     * or more characters covers them; `defaults` is the matcher whose
+     * one-character answers are a reading's default form. */
+    uint32_t suspects, defaults;
 } fj_context_rec;
 
 /* A character whose reading differs from itself is already in the target
  * script: it is kept as written. */
 #define FJ_CONTEXT_KEEP_FOLDED 1u
+/* Repair (Traditional input): the lattice runs before step core_stage
+ * instead of replacing it, and only the suspects may change. */
+#define FJ_CONTEXT_REPAIR 2u
 #define FJ_CONTEXT_COST_BASE 0xE000u
 #define FJ_CONTEXT_COST_MAX 4095u
 

@@ -120,6 +120,12 @@ struct fj_converter {
     /* Default mode (fj__context_engine): the step replaced by the lattice. */
     uint32_t ctx_core_stage;
     int ctx_has_fold, ctx_keep_folded;
+    /* Repair (fj_context_rec): the lattice runs before the steps from
+     * ctx_post_first on, and only ctx_always / ctx_in_words characters change. */
+    int ctx_repair;
+    uint32_t ctx_post_first;
+    const unsigned char *ctx_always, *ctx_in_words;
+    fj_matcher ctx_defaults;
     fj_matcher ctx_fold, ctx_words;
     const unsigned char *ctx_ambiguous; /* bit set: the BMP character's form depends on context */
     const unsigned char *ctx_pairs;     /* see fj_context_rec */

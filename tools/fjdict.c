@@ -451,6 +451,7 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
     }
     /* The context model's tables, when a word list is given. */
     model_tables s2t_model = {0}, t2s_model = {0};
+    repair_tables repair = {0};
     int have_model = 0;
     if (essay_path) {
         model_words *essay = model_words_load(essay_path, err, sizeof err);
@@ -462,6 +463,13 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
                             sizeof err) != 0 ||
             model_build_t2s(data, essay, curated_dir ? t2s_cur : NULL, &t2s_model, err,
                             sizeof err) != 0) {
+            fprintf(stderr, "fjdict: %s\n", err);
+            model_words_free(essay);
+            return 1;
+        }
+        char repair_path[4096];
+        snprintf(repair_path, sizeof repair_path, "%s/repair.tsv", curated_dir ? curated_dir : ".");
+        if (curated_dir && model_build_repair(data, repair_path, &repair, err, sizeof err) != 0) {
             fprintf(stderr, "fjdict: %s\n", err);
             model_words_free(essay);
             return 1;
@@ -484,6 +492,7 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
     fj_profile_rec profiles[16];
     fj_context_rec contexts[16];
     uint32_t s2t_ids[2] = {FJ_NONE, FJ_NONE}, t2s_ids[2] = {FJ_NONE, FJ_NONE};
+    uint32_t s2t_core = FJ_NONE, repair_fold_id = FJ_NONE; /* s2t's script step; the repair fold */
     unsigned char *barriers = malloc(16 * (size_t)FJ_BARRIER_BYTES);
     memset(profiles, 0, sizeof profiles);
     for (size_t i = 0; i < data->profile_count; i++) {
@@ -499,6 +508,7 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
         cx->flags = 0;
         cx->ambiguous = 0;
         cx->source_only = FJ_NONE;
+        cx->suspects = cx->defaults = FJ_NONE;
         if (p->normalization_count > 1) {
             fprintf(stderr, "fjdict: %s: more than one normalization step\n", p->name);
             return 1;
@@ -527,6 +537,7 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
                         s2t_model.fold = s2t_model.words = NULL; /* owned by the builder now */
                     }
                     cx->core_stage = r->stage_count;
+                    s2t_core = m;
                     cx->fold = s2t_ids[0];
                     cx->words = s2t_ids[1];
                     cx->flags = FJ_CONTEXT_KEEP_FOLDED;
@@ -545,6 +556,27 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
                 }
             }
             r->stages[r->stage_count++] = m;
+        }
+        /* Traditional input without a script step (t2tw, tw2t, t2hk, hk2t,
+         * t2jp): the repair lattice runs before the first step. */
+        int trad_input = strncmp(p->name, "t2", 2) == 0 || strncmp(p->name, "tw2", 3) == 0 ||
+                         strncmp(p->name, "hk2", 3) == 0;
+        if (have_model && (repair.fold || repair_fold_id != FJ_NONE) && cx->core_stage == FJ_NONE && trad_input &&
+            s2t_ids[1] != FJ_NONE && s2t_core != FJ_NONE) {
+            if (repair_fold_id == FJ_NONE) {
+                b.plain = 1;
+                repair_fold_id = matcher_for(&b, repair.fold);
+                b.plain = 0;
+                repair.fold = NULL;
+            }
+            cx->core_stage = 0;
+            cx->flags = FJ_CONTEXT_REPAIR;
+            cx->fold = repair_fold_id;
+            cx->words = s2t_ids[1];
+            cx->ambiguous = 0;
+            cx->suspects = 1;
+            cx->defaults = s2t_core;
+            cx->source_only = 0; /* a run with Simplified-only characters is not repaired */
         }
         if (seg && r->stage_count && seg_is_step1(seg, b.matcher_dicts[r->stages[0]])) {
             oc_dict_free(seg);
@@ -617,6 +649,15 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
     }
 
     unsigned char *ambig = calloc(2, FJ_BARRIER_BYTES);
+    /* SONL: s2t's Simplified-only characters, then repair's two sets. */
+    unsigned char *srconly = calloc(3, FJ_BARRIER_BYTES);
+    if (have_model) {
+        memcpy(srconly, s2t_model.source_only, FJ_BARRIER_BYTES);
+        if (repair.always) {
+            memcpy(srconly + FJ_BARRIER_BYTES, repair.always, FJ_BARRIER_BYTES);
+            memcpy(srconly + 2 * FJ_BARRIER_BYTES, repair.in_words, FJ_BARRIER_BYTES);
+        }
+    }
     unsigned char *ambpairs = calloc(2, FJ_BIGRAM_BITS / 8);
     if (have_model) {
         memcpy(ambpairs, s2t_model.pairs, FJ_BIGRAM_BITS / 8);
@@ -647,8 +688,7 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
         {FJ_SEC_CONTEXT, contexts, data->profile_count * sizeof(fj_context_rec)},
         {FJ_SEC_AMBIG, ambig, have_model ? 2 * (size_t)FJ_BARRIER_BYTES : 0},
         {FJ_SEC_AMBPAIRS, ambpairs, have_model ? 2 * (size_t)FJ_BIGRAM_BITS / 8 : 0},
-        {FJ_SEC_SRCONLY, have_model ? s2t_model.source_only : NULL,
-         have_model ? (size_t)FJ_BARRIER_BYTES : 0},
+        {FJ_SEC_SRCONLY, srconly, have_model ? 3 * (size_t)FJ_BARRIER_BYTES : 0},
     };
     printf("fjdict: %zu source dictionaries, %zu profiles, %zu matchers, %zu nodes, %zu blocks\n",
            data->source_count, data->profile_count, b.matcher_count, b.node_count,
@@ -675,6 +715,8 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
     free(sd);
     free(se);
     free(ambig);
+    free(srconly);
+    repair_tables_free(&repair);
     free(ambpairs);
     model_tables_free(&s2t_model);
     model_tables_free(&t2s_model);

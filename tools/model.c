@@ -802,3 +802,89 @@ void model_tables_free(model_tables *t)
     oc_dict_free(t->words);
     memset(t, 0, sizeof *t);
 }
+
+/* ---- repair ------------------------------------------------------------------ */
+
+int model_build_repair(const oc_data *data, const char *repair_path, repair_tables *out, char *err,
+                       size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    const oc_dict *stc = need_dict(data, "STCharacters", err, errlen);
+    const oc_dict *tsc = stc ? need_dict(data, "TSCharacters", err, errlen) : NULL;
+    if (!tsc)
+        return -1;
+    size_t len;
+    char *buf = slurp(repair_path, &len, err, errlen);
+    if (!buf)
+        return -1;
+    out->always = xrealloc_(NULL, 0x10000 / 8);
+    out->in_words = xrealloc_(NULL, 0x10000 / 8);
+    memset(out->always, 0, 0x10000 / 8);
+    memset(out->in_words, 0, 0x10000 / 8);
+    /* CHAR<TAB>READING<TAB>always|words */
+    uint32_t *listed = xrealloc_(NULL, 0x10000 * sizeof(uint32_t));
+    memset(listed, 0, 0x10000 * sizeof(uint32_t));
+    size_t lineno = 0;
+    for (char *line = buf, *end = buf + len; line < end;) {
+        char *nl = memchr(line, '\n', (size_t)(end - line));
+        char *e = nl ? nl : end;
+        *e = 0;
+        lineno++;
+        if (line[0] != '#' && e > line) {
+            char *t1 = strchr(line, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+            if (t1)
+                *t1 = 0;
+            if (t2)
+                *t2 = 0;
+            uint32_t ch = first_cp(line), r = t1 ? first_cp(t1 + 1) : 0;
+            int kind = !t2 ? -1 : strcmp(t2 + 1, "always") == 0 ? 0 : strcmp(t2 + 1, "words") == 0 ? 1 : -1;
+            if (kind < 0 || chars_in(line) != 1 || chars_in(t1 + 1) != 1 || ch >= 0x10000 ||
+                r >= 0x10000 || !ch || !r) {
+                seterr(err, errlen, "%s:%zu: expected CHAR<TAB>READING<TAB>always|words",
+                       repair_path, lineno);
+                free(buf);
+                free(listed);
+                return -1;
+            }
+            listed[ch] = r;
+            unsigned char *set = kind ? out->in_words : out->always;
+            set[ch >> 3] |= (unsigned char)(1u << (ch & 7));
+        }
+        line = e + 1;
+    }
+    free(buf);
+    /* The fold table: as model_build_s2t's, with the listed readings. */
+    size_t cap = 1 << 16;
+    len = 0;
+    char *text = xrealloc_(NULL, cap);
+    for (uint32_t cp = 0x80; cp < 0x10000; cp++) {
+        if (cp >= 0xD800 && cp <= 0xDFFF)
+            continue;
+        uint32_t r = listed[cp];
+        if (!r) {
+            if (!char_entry(tsc, cp))
+                continue;
+            r = fold_cp(stc, tsc, cp);
+        }
+        if (r == cp)
+            continue;
+        if (len + 16 >= cap)
+            text = xrealloc_(text, cap *= 2);
+        char a[8], b[8];
+        encode_all(&cp, 1, a);
+        encode_all(&r, 1, b);
+        len += (size_t)sprintf(text + len, "%s\t%s\n", a, b);
+    }
+    free(listed);
+    out->fold = oc_dict_parse_buffer("context-repair-fold", text, len, err, errlen);
+    free(text);
+    return out->fold ? 0 : -1;
+}
+
+void repair_tables_free(repair_tables *t)
+{
+    oc_dict_free(t->fold);
+    free(t->always);
+    free(t->in_words);
+    memset(t, 0, sizeof *t);
+}

@@ -44,6 +44,19 @@ int model_build_s2t(const oc_data *data, const model_words *essay, const char *c
 int model_build_t2s(const oc_data *data, const model_words *essay, const char *curated_path,
                     model_tables *out, char *err, size_t errlen);
 
+/* Repair of damaged Traditional text: the fold table of model_build_s2t plus
+ * the readings of data/context/repair.tsv, and two sets of BMP characters
+ * (0x10000 / 8 bytes each): those chosen again always, and those chosen
+ * again only inside a word. */
+typedef struct repair_tables {
+    oc_dict *fold;
+    unsigned char *always, *in_words;
+} repair_tables;
+
+int model_build_repair(const oc_data *data, const char *repair_path, repair_tables *out, char *err,
+                       size_t errlen);
+void repair_tables_free(repair_tables *t);
+
 void model_tables_free(model_tables *t);
 
 #endif
