@@ -176,6 +176,24 @@ static int mark_unsafe(fj_converter *c, const fj_allocator *a)
     return 1;
 }
 
+/* The model's one-character word for cp when it names its own three-byte
+ * form (not just a cost), else 0. Only for characters that read as
+ * themselves. */
+static uint32_t model_single(const fj_converter *c, uint32_t cp)
+{
+    if (c->ctx_has_fold && fj__lookup(&c->ctx_fold, cp) != 0)
+        return 0;
+    uint32_t e = fj__lookup(&c->ctx_words, cp);
+    if (e == 0 || e == FJ_ENTRY_IDS || (e & FJ_ENTRY_DIRECT) || !(e & FJ_ENTRY_HAS_VALUE))
+        return 0;
+    const fj_node_rec *n = &c->ctx_words.nodes[e & FJ_ENTRY_NODE_MASK];
+    if (n->value_len != 6)
+        return 0;
+    const unsigned char *v = (const unsigned char *)c->ctx_words.strings + n->value;
+    uint32_t a = v[3] | (uint32_t)v[4] << 8 | (uint32_t)v[5] << 16;
+    return answer_cp(a) ? a : 0;
+}
+
 /* The default mode's per-character tables (see fj_converter.ctx_table). */
 static fj_status build_context_tables(fj_converter *c, const fj_image *img,
                                       const fj_context_rec *cx)
@@ -228,6 +246,13 @@ static fj_status build_context_tables(fj_converter *c, const fj_image *img,
             r = (cp >= 0xD800 && cp <= 0xDFFF) ? 1u << FJ_REC_SPECIAL_BIT : own_bytes(cp);
             if ((c->ctx_always[cp >> 3] | c->ctx_in_words[cp >> 3]) >> (cp & 7) & 1)
                 r = 1u << FJ_REC_SPECIAL_BIT;
+        }
+        if (!c->ctx_repair && !(r >> FJ_REC_SPECIAL_BIT & 1)) {
+            /* A one-character word of the model with its own form (a
+             * curated one such as t2s's 衹 -> 只) overrides the step's. */
+            uint32_t single = model_single(c, cp);
+            if (single)
+                r = single;
         }
         if (r >> FJ_REC_SPECIAL_BIT & 1) {
             e = 1u << FJ_CTX_SPECIAL_BIT;

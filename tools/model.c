@@ -211,12 +211,14 @@ static unsigned cost_of(double count, double total)
  * the cost character followed by the target. */
 static const oc_entry *char_entry(const oc_dict *d, uint32_t cp);
 static uint32_t first_cp(const char *s);
+static size_t chars_in(const char *s);
 
 /* Is target what the key's characters give one by one (chars' first
  * values)? Such a word stores no target: the library writes each
  * character's own answer. Only for three-byte characters, which the
  * library's per-character table holds. */
-static int is_default_target(const char *key, const char *target, const oc_dict *chars)
+static int is_default_target(const char *key, const char *target, const oc_dict *chars,
+                             const uint32_t *single)
 {
     u32s k, t;
     if (!decode_all(key, strlen(key), &k))
@@ -229,7 +231,9 @@ static int is_default_target(const char *key, const char *target, const oc_dict 
     for (size_t i = 0; same && i < k.n; i++) {
         uint32_t want = k.cp[i];
         const oc_entry *e = char_entry(chars, want);
-        if (e) {
+        if (single && k.cp[i] < 0x110000 && single[k.cp[i]]) {
+            want = single[k.cp[i]]; /* the model's own one-character form */
+        } else if (e) {
             want = first_cp(e->values[0]);
             if (strlen(e->values[0]) != (size_t)fj_utf8_encode(want, (unsigned char[5]){0}))
                 same = 0;
@@ -243,11 +247,12 @@ static int is_default_target(const char *key, const char *target, const oc_dict 
 }
 
 static oc_dict *cands_finish(cands *cs, const char *name, double total, const oc_dict *chars,
-                             char *err, size_t errlen)
+                             uint32_t **single_out, char *err, size_t errlen)
 {
     qsort(cs->c, cs->n, sizeof(cand), cand_cmp);
-    size_t out_cap = 1 << 20, out_len = 0;
-    char *text = xrealloc_(NULL, out_cap);
+    /* Each key's target: the most frequent, unless ours says otherwise. */
+    const char **chosen = xrealloc_(NULL, cs->n * sizeof(char *));
+    double *chosen_count = xrealloc_(NULL, cs->n * sizeof(double));
     for (size_t i = 0; i < cs->n;) {
         size_t j = i;
         const char *best = NULL, *forced = NULL;
@@ -269,19 +274,50 @@ static oc_dict *cands_finish(cands *cs, const char *name, double total, const oc
         }
         /* A curated form wins; the word keeps the cost of its most
          * frequent form, so segmentation is unchanged. */
-        if (forced)
-            best = forced;
+        chosen[i] = forced ? forced : best;
+        chosen_count[i] = best_count;
+        i = j;
+    }
+    /* One-character words whose form is not the character table's first:
+     * a longer word agrees with its characters only if it uses these. */
+    uint32_t *single = xrealloc_(NULL, 0x110000 * sizeof(uint32_t));
+    memset(single, 0, 0x110000 * sizeof(uint32_t));
+    for (size_t i = 0; i < cs->n; i++) {
+        if ((i > 0 && strcmp(cs->c[i].key, cs->c[i - 1].key) == 0) || chars_in(cs->c[i].key) != 1 ||
+            chars_in(chosen[i]) != 1)
+            continue;
+        uint32_t cp = first_cp(cs->c[i].key), want = cp, f = first_cp(chosen[i]);
+        const oc_entry *e = char_entry(chars, cp);
+        if (e)
+            want = first_cp(e->values[0]);
+        if (f != want && cp < 0x110000)
+            single[cp] = f;
+    }
+    size_t out_cap = 1 << 20, out_len = 0;
+    char *text = xrealloc_(NULL, out_cap);
+    for (size_t i = 0; i < cs->n;) {
+        size_t j = i;
+        while (j < cs->n && strcmp(cs->c[j].key, cs->c[i].key) == 0)
+            j++;
+        const char *best = chosen[i];
+        double best_count = chosen_count[i];
         size_t need = strlen(cs->c[i].key) + strlen(best) + 8;
         while (out_len + need >= out_cap)
             text = xrealloc_(text, out_cap *= 2);
         unsigned char costc[4];
         int cl = fj_utf8_encode(0xE000u + cost_of(best_count, total), costc);
-        if (is_default_target(cs->c[i].key, best, chars))
+        /* A one-character word is compared with the table itself: its own
+         * form is what `single` records. */
+        if (is_default_target(cs->c[i].key, best, chars,
+                              chars_in(cs->c[i].key) == 1 ? NULL : single))
             best = "";
         out_len += (size_t)sprintf(text + out_len, "%s\t%.*s%s\n", cs->c[i].key, cl,
                                    (const char *)costc, best);
         i = j;
     }
+    *single_out = single;
+    free(chosen);
+    free(chosen_count);
     for (size_t i = 0; i < cs->n; i++) {
         free(cs->c[i].key);
         free(cs->c[i].target);
@@ -390,7 +426,7 @@ static int load_curated(const char *path, cands *cs, void (*add)(cands *, const 
     return 0;
 }
 
-static void mark_ambiguous(model_tables *t, const oc_dict *chars);
+static void mark_ambiguous(model_tables *t, const oc_dict *chars, const uint32_t *single);
 static size_t chars_in(const char *s);
 
 /* Does some character of u (by its reading) have several Traditional forms? */
@@ -516,7 +552,8 @@ int model_build_s2t(const oc_data *data, const model_words *essay, const char *c
     }
     free(singles.c);
 
-    out->words = cands_finish(&cs, "context-s2t", essay->total, stc, err, errlen);
+    uint32_t *single_forms = NULL;
+    out->words = cands_finish(&cs, "context-s2t", essay->total, stc, &single_forms, err, errlen);
     if (!out->words)
         return -1;
 
@@ -541,7 +578,8 @@ int model_build_s2t(const oc_data *data, const model_words *essay, const char *c
     free(text);
     if (!out->fold)
         return -1;
-    mark_ambiguous(out, stc);
+    mark_ambiguous(out, stc, single_forms);
+    free(single_forms);
     /* Simplified-only characters: converting them always changes them. */
     out->source_only = xrealloc_(NULL, 0x10000 / 8);
     memset(out->source_only, 0, 0x10000 / 8);
@@ -704,8 +742,41 @@ static void add_output_keys(cands *cs, const oc_dict *tsc)
     free(amb);
 }
 
+/* Repair for t2s: a character that damaged Traditional text puts in place of
+ * another (data/context/repair.tsv) becomes its reading, the Simplified
+ * character it stands for (衹 -> 只, 甯 -> 宁). Most of them t2s would leave
+ * as they are. */
+static int add_repair_readings(cands *cs, const char *path, char *err, size_t errlen)
+{
+    size_t len, lineno = 0;
+    char *buf = slurp(path, &len, err, errlen);
+    if (!buf)
+        return -1;
+    for (char *line = buf, *end = buf + len; line < end;) {
+        char *nl = memchr(line, '\n', (size_t)(end - line));
+        char *e = nl ? nl : end;
+        *e = 0;
+        lineno++;
+        if (line[0] != '#' && e > line) {
+            char *t1 = strchr(line, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+            if (!t1 || !t2) {
+                seterr(err, errlen, "%s:%zu: expected CHAR<TAB>READING<TAB>always|words", path,
+                       lineno);
+                free(buf);
+                return -1;
+            }
+            *t1 = *t2 = 0;
+            cand_add(cs, line, t1 + 1, CURATED_COUNT);
+            cs->c[cs->n - 1].curated = 1;
+        }
+        line = e + 1;
+    }
+    free(buf);
+    return 0;
+}
+
 int model_build_t2s(const oc_data *data, const model_words *essay, const char *curated_path,
-                    model_tables *out, char *err, size_t errlen)
+                    const char *repair_path, model_tables *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     const oc_dict *tsc = need_dict(data, "TSCharacters", err, errlen);
@@ -743,17 +814,23 @@ int model_build_t2s(const oc_data *data, const model_words *essay, const char *c
         t2s_add(&cs, &x, tsc->entries[i].key, tsc->entries[i].values[0], 0);
     if (load_curated(curated_path, &cs, t2s_curated, &x, err, errlen) != 0)
         return -1;
-    add_output_keys(&cs, tsc);
-    out->words = cands_finish(&cs, "context-t2s", essay->total, tsc, err, errlen);
-    if (!out->words)
+    if (repair_path && add_repair_readings(&cs, repair_path, err, errlen) != 0)
         return -1;
-    mark_ambiguous(out, tsc);
+    add_output_keys(&cs, tsc);
+    uint32_t *single = NULL;
+    out->words = cands_finish(&cs, "context-t2s", essay->total, tsc, &single, err, errlen);
+    if (!out->words) {
+        free(single);
+        return -1;
+    }
+    mark_ambiguous(out, tsc, single);
+    free(single);
     return 0;
 }
 
 /* Marks the characters some word converts differently from `single` (the
  * one-character answer: the first value of `chars`, else the character). */
-static void mark_ambiguous(model_tables *t, const oc_dict *chars)
+static void mark_ambiguous(model_tables *t, const oc_dict *chars, const uint32_t *single)
 {
     t->ambiguous = xrealloc_(NULL, 0x10000 / 8);
     memset(t->ambiguous, 0, 0x10000 / 8);
@@ -775,6 +852,8 @@ static void mark_ambiguous(model_tables *t, const oc_dict *chars)
             const oc_entry *e = char_entry(chars, cp);
             if (e)
                 want = first_cp(e->values[0]);
+            if (cp < 0x110000 && single && single[cp])
+                want = single[cp]; /* the model's own one-character form */
             if (k.n == v.n && v.cp[j] == want)
                 continue;
             if (cp < 0x10000)

@@ -42,7 +42,7 @@ int model_build_s2t(const oc_data *data, const model_words *essay, const char *c
 /* Traditional -> Simplified: keys are Traditional words as written (also in
  * Taiwan's variant forms), targets what OpenCC's t2s gives for the word. */
 int model_build_t2s(const oc_data *data, const model_words *essay, const char *curated_path,
-                    model_tables *out, char *err, size_t errlen);
+                    const char *repair_path, model_tables *out, char *err, size_t errlen);
 
 /* Repair of damaged Traditional text: the fold table of model_build_s2t plus
  * the readings of data/context/repair.tsv, and two sets of BMP characters
