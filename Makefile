@@ -16,7 +16,8 @@ CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L $(OPT) -g $(WARN
 LDFLAGS += $(SAN)
 
 LIB_SRC  = src/alloc.c src/error.c src/image.c src/converter.c src/output.c src/ids.c \
-           src/step.c src/pipeline.c src/context.c src/convert.c src/stream.c
+           src/step.c src/pipeline.c src/context.c src/convert.c src/stream.c \
+           src/detect.c
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o)
 TOOL_OBJ = $(BUILD)/tools/ocdata.o $(BUILD)/tools/model.o
 DICT     = $(BUILD)/fanjian.fjd

@@ -9,6 +9,7 @@
  *   4. Converter     fj_converter_open / fj_converter_close
  *   5. One-shot      fj_convert, fj_convert_alloc, fj_free
  *   6. Streaming     fj_stream_new / fj_stream_feed / fj_stream_finish / fj_stream_free
+ *   7. Detection     fj_detect, fj_script_name
  *
  * Text is UTF-8 in and UTF-8 out. Bytes that are not valid UTF-8 (including
  * NUL, lone surrogates and truncated sequences) are never converted: they are
@@ -174,6 +175,76 @@ fj_status fj_stream_finish(fj_stream *stream);
 size_t fj_stream_pending(const fj_stream *stream);
 
 void fj_stream_free(fj_stream *stream);
+
+/* ---- 7. Script detection --------------------------------------------------- */
+
+/* What script a text is written in. */
+typedef enum fj_script {
+    FJ_SCRIPT_NONE = 0,    /* no Han characters */
+    FJ_SCRIPT_SIMPLIFIED,  /* Simplified-only characters, at most a stray Traditional one */
+    FJ_SCRIPT_TRADITIONAL, /* Traditional-only characters, at most a stray Simplified one */
+    FJ_SCRIPT_BOTH,        /* Han characters, none specific to one script: valid in either */
+    FJ_SCRIPT_MIXED        /* both kinds in substantial amounts */
+} fj_script;
+
+/* "none", "simplified", "traditional", "both", "mixed". Never NULL. */
+const char *fj_script_name(fj_script script);
+
+/* A stretch of text in the minority script: clauses (up to and including
+ * their punctuation: ，。！？；：、 and ASCII , . ! ? ; :) in which that script's
+ * characters outnumber the other's, merged with the clauses between them
+ * that have neither. Never crosses a line break; leading white space is
+ * left out. */
+typedef struct fj_script_span {
+    size_t offset; /* bytes from the start of the text */
+    size_t length; /* bytes */
+    fj_script script; /* FJ_SCRIPT_SIMPLIFIED or FJ_SCRIPT_TRADITIONAL */
+} fj_script_span;
+
+/* The result of fj_detect. The caller sets `spans` and `span_capacity`
+ * (NULL and 0 when the spans are not wanted); fj_detect fills the rest. */
+typedef struct fj_detection {
+    fj_script script;
+    double confidence;  /* in [0, 1]; see below */
+    size_t han;         /* Han characters */
+    size_t simplified;  /* of them, found only in Simplified text */
+    size_t traditional; /* of them, found only in Traditional text */
+    fj_script_span *spans; /* in: the caller's array */
+    size_t span_capacity;  /* in: its length */
+    size_t span_count;     /* out: how many spans there are; when more than
+                            * span_capacity, only the first span_capacity were
+                            * written (call again with a larger array) */
+} fj_detection;
+
+/* Detects the script of text[0..len) (UTF-8; bytes that are not UTF-8 are
+ * skipped).
+ *
+ * A character is Simplified-only when OpenCC's STCharacters converts it and
+ * does not list it among its own forms (发 -> 發 髮), Traditional-only when
+ * TSCharacters does the same (發 -> 发) and STCharacters does not keep it
+ * (plus old forms such as 衹 竝 that the tables leave out); every other Han
+ * character (中, 干, 里) is valid in both scripts.
+ *
+ * Label: NONE without Han characters; BOTH when none is script-specific;
+ * MIXED when the less frequent kind (the minority) makes up at least 10 % of
+ * the script-specific characters and at least 2 of them; else the majority's
+ * script, so one stray character never makes a text mixed.
+ *
+ * Confidence: NONE 1; BOTH 1 - 0.75^han (how unlikely it is that a text of
+ * that length in one script shows none of its specific characters);
+ * SIMPLIFIED / TRADITIONAL share^2 * (1 - 0.3^majority), where share is the
+ * majority's part of the script-specific characters (a stray character
+ * lowers it); MIXED min(1, minority share / 0.2) * (1 - 0.5^minority).
+ *
+ * Spans: the stretches in the minority script (see fj_script_span), for
+ * every label with script-specific characters of both kinds. On a tie the
+ * minority is the script whose first character comes later.
+ *
+ * The character tables are built from the dictionary for each call (about
+ * 17 KB, allocated through the dictionary's allocator and freed before
+ * returning; about 0.1 ms). FJ_ERR_DICT_FORMAT when the image
+ * lacks the two source tables, FJ_ERR_NOMEM when the allocation fails. */
+fj_status fj_detect(const fj_dict *dict, const char *text, size_t len, fj_detection *result);
 
 #ifdef __cplusplus
 }
