@@ -10,6 +10,7 @@
  *   5. One-shot      fj_convert, fj_convert_alloc, fj_free
  *   6. Streaming     fj_stream_new / fj_stream_feed / fj_stream_finish / fj_stream_free
  *   7. Detection     fj_detect, fj_script_name
+ *   8. Clean-up      fj_clean_open / fj_clean_line / fj_clean_stream_*: site boilerplate
  *
  * Text is UTF-8 in and UTF-8 out. Bytes that are not valid UTF-8 (including
  * NUL, lone surrogates and truncated sequences) are never converted: they are
@@ -44,11 +45,13 @@ typedef enum fj_status {
     FJ_ERR_UNKNOWN_PROFILE,   /* no such conversion profile */
     FJ_ERR_BUFFER_TOO_SMALL,  /* the output did not fit; the required size is reported */
     FJ_ERR_STREAM_STATE,      /* feed or finish on a finished stream */
-    FJ_ERR_CALLBACK           /* the caller's write callback reported failure */
+    FJ_ERR_CALLBACK,          /* the caller's write callback reported failure */
+    FJ_ERR_RULES              /* a clean rules text is malformed (fj_clean_open) */
 } fj_status;
 
 /* Details of a failure. `offset` is a byte position: into the dictionary
- * file for dictionary errors, otherwise 0. `message` is always
+ * file for dictionary errors, to the start of the bad line for rules
+ * errors, otherwise 0. `message` is always
  * NUL-terminated and names what went wrong. */
 typedef struct fj_error {
     fj_status code;
@@ -245,6 +248,72 @@ typedef struct fj_detection {
  * returning; about 0.1 ms). FJ_ERR_DICT_FORMAT when the image
  * lacks the two source tables, FJ_ERR_NOMEM when the allocation fails. */
 fj_status fj_detect(const fj_dict *dict, const char *text, size_t len, fj_detection *result);
+
+/* ---- 8. Boilerplate removal ------------------------------------------------ */
+
+/* Scraped chapters carry lines that are the site's, not the story's:
+ * 天才一秒记住本站地址：…, 本章未完，请点击下一页继续阅读, （本章完）. An fj_clean
+ * decides line by line which lines are such notices, by rules: weighted
+ * phrases (a line is dropped when its score reaches a threshold), web
+ * addresses, and whole-line markers. The format and the default rules are in
+ * data/clean-rules.txt, which is compiled into the library; callers may add
+ * their own. Rules match in either script: the line and the patterns are
+ * folded to Simplified with the dictionary's TSCharacters table, full-width
+ * Latin to ASCII and ASCII to lower case. A line of more than `maxchars`
+ * characters (200 by default) is never boilerplate. Immutable once opened;
+ * may be shared by any number of threads. */
+typedef struct fj_clean fj_clean;
+
+/* A rules text and the name used in its error messages (a file name). */
+typedef struct fj_clean_rules {
+    const char *name;
+    const char *text;
+    size_t len;
+} fj_clean_rules;
+
+enum {
+    FJ_CLEAN_NO_DEFAULTS = 1u << 0 /* start from no rules instead of the default ones */
+};
+
+/* Opens the default rules followed by `extra[0..extra_count)` (later
+ * settings replace earlier ones; phrases and markers add up). `dict` may be
+ * NULL: then nothing is folded between the scripts, and a rule matches only
+ * as written. Allocations go through the dictionary's allocator; the
+ * dictionary need not outlive the result. FJ_ERR_RULES names the text and
+ * line that is malformed. */
+fj_status fj_clean_open(const fj_dict *dict, const fj_clean_rules *extra, size_t extra_count,
+                        unsigned flags, fj_clean **out, fj_error *error);
+void fj_clean_close(fj_clean *clean);
+
+/* The default rules (data/clean-rules.txt), not NUL-terminated. */
+const char *fj_clean_default_rules(size_t *len);
+
+/* Whether the line line[0..len) (a final "\n" or "\r\n" is ignored) is
+ * boilerplate: 1 to drop it, 0 to keep it. *score, when not NULL, receives
+ * its score (a marker line scores at least the threshold). Allocates
+ * nothing; uses about 13 KB of stack. */
+int fj_clean_line(const fj_clean *clean, const char *line, size_t len, int *score);
+
+/* Drops the boilerplate lines of a text that arrives in pieces and writes
+ * every other line unchanged (line endings, a missing final newline and
+ * bytes that are not UTF-8 included). Memory is bounded: one line of at
+ * most 4 * maxchars + 2 bytes is held back; a longer line is passed through
+ * as it arrives. */
+typedef struct fj_clean_stream fj_clean_stream;
+
+/* Told of each dropped line: its number (from 1) and its text without the
+ * line ending. Return 0 to continue, non-zero to stop with FJ_ERR_CALLBACK. */
+typedef int (*fj_clean_report_fn)(void *ctx, unsigned long long line_number, const char *line,
+                                  size_t len);
+
+/* `report` may be NULL. The fj_clean must outlive the stream. */
+fj_status fj_clean_stream_new(const fj_clean *clean, fj_write_fn write, void *write_ctx,
+                              fj_clean_report_fn report, void *report_ctx,
+                              fj_clean_stream **out);
+fj_status fj_clean_stream_feed(fj_clean_stream *stream, const char *data, size_t len);
+/* Judges the last line (one without a final newline). */
+fj_status fj_clean_stream_finish(fj_clean_stream *stream);
+void fj_clean_stream_free(fj_clean_stream *stream);
 
 #ifdef __cplusplus
 }

@@ -15,6 +15,7 @@ const char *fj_strerror(fj_status status)
     case FJ_ERR_BUFFER_TOO_SMALL: return "output buffer too small";
     case FJ_ERR_STREAM_STATE: return "stream already finished";
     case FJ_ERR_CALLBACK: return "write callback failed";
+    case FJ_ERR_RULES: return "malformed clean rules";
     }
     return "unknown status";
 }
