@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,12 +19,21 @@ static const char *prog = "fanjian";
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: fanjian -c PROFILE [-i INPUT] [-o OUTPUT] [--compat] [--dict IMAGE] [FILE...]\n"
+            "usage: fanjian -c PROFILE [-i INPUT] [-o OUTPUT] [--compat] [--dict IMAGE]\n"
+            "               [--clean [--rules FILE] [--report]] [FILE...]\n"
+            "       fanjian clean [--rules FILE] [--report] [-o OUTPUT] [FILE...]\n"
+            "       fanjian detect [--json] [FILE...]\n"
             "       fanjian --list | --version | --help\n"
             "\n"
             "Converts Chinese text between Simplified and Traditional script and their\n"
             "regional standards. Reads FILEs (or INPUT, or standard input) and writes\n"
             "standard output, or OUTPUT, which is replaced atomically.\n"
+            "\n"
+            "  clean                 drop the lines that are site boilerplate (本章未完，\n"
+            "                        请点击下一页…) and keep every other line as it is\n"
+            "  detect                print each input's script: simplified, traditional,\n"
+            "                        both (valid in either), mixed or none (no Han);\n"
+            "                        --json adds confidence, counts and minority spans\n"
             "\n"
             "  -c, --config PROFILE  s2t t2s s2tw tw2s s2twp tw2sp s2hk hk2s s2hkp hk2sp\n"
             "                        t2tw tw2t t2hk hk2t t2jp jp2t (OpenCC names like\n"
@@ -33,6 +43,11 @@ static void usage(FILE *f)
             "      --compat          OpenCC 1.4.2-identical output (maximum matching);\n"
             "                        by default forms are chosen from context\n"
             "      --fsync           flush OUTPUT to disk before it replaces the old file\n"
+            "      --clean           drop site boilerplate lines before converting\n"
+            "      --rules FILE      more clean rules (format: data/clean-rules.txt);\n"
+            "                        implies --clean; may be given more than once\n"
+            "      --report          list each dropped line on standard error as\n"
+            "                        FILE:LINE: text; implies --clean\n"
             "      --dict IMAGE      dictionary image (default: $FANJIAN_DICT, then the\n"
             "                        image next to this program, then %s)\n"
             "      --list            list the profiles\n"
@@ -82,7 +97,228 @@ static fj_status open_dict(const char *path, fj_dict **dict, fj_error *err)
     return fj_dict_open(NULL, NULL, dict, err);
 }
 
-static int convert_fd(fj_stream *stream, int fd, const char *name, char *buf)
+/* Reads a whole file (or standard input, fd 0) into a new buffer. */
+static char *read_all(int fd, size_t *len)
+{
+    struct stat sb;
+    size_t cap = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0
+                     ? (size_t)sb.st_size + 1
+                     : 65536;
+    char *buf = malloc(cap);
+    size_t n = 0;
+    while (buf) {
+        if (n == cap) {
+            char *b = realloc(buf, cap * 2);
+            if (!b) {
+                free(buf);
+                errno = ENOMEM;
+                return NULL;
+            }
+            buf = b;
+            cap *= 2;
+        }
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            int e = errno;
+            free(buf);
+            errno = e;
+            return NULL;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    *len = n;
+    return buf;
+}
+
+/* ---- fanjian detect ----------------------------------------------------------- */
+
+/* A JSON string: escapes, and U+FFFD for bytes that are not UTF-8. */
+static void json_string(FILE *f, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    putc('"', f);
+    while (*p) {
+        unsigned c = *p;
+        if (c == '"' || c == '\\') {
+            fprintf(f, "\\%c", c);
+            p++;
+        } else if (c < 0x20) {
+            fprintf(f, "\\u%04x", c);
+            p++;
+        } else if (c < 0x80) {
+            putc((int)c, f);
+            p++;
+        } else {
+            int n = c >= 0xF0 && c < 0xF5 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
+            int ok = n > 0;
+            for (int k = 1; k < n && ok; k++)
+                ok = (p[k] & 0xC0) == 0x80;
+            if (ok && n == 3)
+                ok = !(c == 0xE0 && p[1] < 0xA0) && !(c == 0xED && p[1] >= 0xA0);
+            if (ok && n == 4)
+                ok = !(c == 0xF0 && p[1] < 0x90) && !(c == 0xF4 && p[1] >= 0x90);
+            if (ok) {
+                fwrite(p, 1, (size_t)n, f);
+                p += n;
+            } else {
+                fputs("\\ufffd", f);
+                p++;
+            }
+        }
+    }
+    putc('"', f);
+}
+
+static int detect_main(int argc, char **argv)
+{
+    const char *dict_path = NULL;
+    const char **inputs = calloc((size_t)argc + 1, sizeof(char *));
+    size_t ninputs = 0;
+    int json = 0;
+    if (!inputs)
+        return 1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--json") == 0)
+            json = 1;
+        else if (strcmp(a, "-d") == 0 || strcmp(a, "--dict") == 0) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "%s: %s needs a value\n", prog, a);
+                free(inputs);
+                return 2;
+            }
+            dict_path = argv[++i];
+        } else if (strncmp(a, "--dict=", 7) == 0)
+            dict_path = a + 7;
+        else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            free(inputs);
+            return 0;
+        } else if (strcmp(a, "-") == 0 || a[0] != '-')
+            inputs[ninputs++] = a;
+        else {
+            fprintf(stderr, "%s: detect: unknown option %s (see --help)\n", prog, a);
+            free(inputs);
+            return 2;
+        }
+    }
+    fj_dict *dict = NULL;
+    fj_error err;
+    if (open_dict(dict_path, &dict, &err) != FJ_OK) {
+        fprintf(stderr, "%s: %s\n", prog, err.message);
+        free(inputs);
+        return 1;
+    }
+    if (ninputs == 0)
+        inputs[ninputs++] = "-";
+    int rc = 0;
+    for (size_t i = 0; i < ninputs; i++) {
+        int is_stdin = strcmp(inputs[i], "-") == 0;
+        int fd = is_stdin ? 0 : open(inputs[i], O_RDONLY | O_CLOEXEC);
+        size_t len = 0;
+        char *text = fd < 0 ? NULL : read_all(fd, &len);
+        if (!text) {
+            fprintf(stderr, "%s: cannot read %s: %s\n", prog,
+                    is_stdin ? "standard input" : inputs[i], strerror(errno));
+            rc = 1;
+            if (fd > 0)
+                close(fd);
+            continue;
+        }
+        if (fd > 0)
+            close(fd);
+        fj_detection r;
+        memset(&r, 0, sizeof r);
+        fj_status st = fj_detect(dict, text, len, &r);
+        fj_script_span *spans = NULL;
+        if (st == FJ_OK && json && r.span_count > 0) {
+            spans = malloc(r.span_count * sizeof *spans);
+            if (!spans)
+                st = FJ_ERR_NOMEM;
+            else {
+                r.spans = spans;
+                r.span_capacity = r.span_count;
+                st = fj_detect(dict, text, len, &r);
+            }
+        }
+        if (st != FJ_OK) {
+            fprintf(stderr, "%s: %s: %s\n", prog, is_stdin ? "standard input" : inputs[i],
+                    fj_strerror(st));
+            rc = 1;
+        } else if (json) {
+            fputs("{\"file\":", stdout);
+            json_string(stdout, inputs[i]);
+            printf(",\"label\":\"%s\",\"confidence\":%.3f,\"han\":%zu,\"simplified\":%zu,"
+                   "\"traditional\":%zu,\"spans\":[",
+                   fj_script_name(r.script), r.confidence, r.han, r.simplified, r.traditional);
+            for (size_t k = 0; k < r.span_count && k < r.span_capacity; k++)
+                printf("%s{\"offset\":%zu,\"length\":%zu,\"script\":\"%s\"}", k ? "," : "",
+                       spans[k].offset, spans[k].length, fj_script_name(spans[k].script));
+            fputs("]}\n", stdout);
+        } else if (is_stdin) {
+            printf("%s\n", fj_script_name(r.script));
+        } else {
+            printf("%s: %s\n", inputs[i], fj_script_name(r.script));
+        }
+        free(spans);
+        free(text);
+    }
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "%s: cannot write standard output: %s\n", prog, strerror(errno));
+        rc = 1;
+    }
+    fj_dict_close(dict);
+    free(inputs);
+    return rc;
+}
+
+/* ---- conversion and clean-up --------------------------------------------------- */
+
+/* Input goes through the clean-up stream (when cleaning), then the
+ * conversion stream (when converting), then to the sink. */
+typedef struct chain {
+    fj_clean_stream *clean;
+    fj_stream *conv;
+    sink *out;
+    fj_status conv_status; /* the conversion stream's failure, seen by the clean-up stream */
+    const char *name;      /* the current input, for --report */
+} chain;
+
+static int feed_conv(void *ctx, const char *data, size_t len)
+{
+    chain *ch = ctx;
+    fj_status st = fj_stream_feed(ch->conv, data, len);
+    if (st != FJ_OK) {
+        ch->conv_status = st;
+        return -1;
+    }
+    return 0;
+}
+
+static int report_line(void *ctx, unsigned long long line_no, const char *line, size_t len)
+{
+    const chain *ch = ctx;
+    fprintf(stderr, "%s:%llu: ", ch->name, line_no);
+    fwrite(line, 1, len, stderr);
+    putc('\n', stderr);
+    return 0;
+}
+
+/* The status of the last failed step: a write, the conversion, or `st`. */
+static int chain_error(const chain *ch, fj_status st)
+{
+    if (ch->out->failed)
+        return (int)FJ_ERR_CALLBACK;
+    if (ch->conv_status != FJ_OK)
+        return (int)ch->conv_status;
+    return (int)st;
+}
+
+static int convert_fd(chain *ch, int fd, const char *name, char *buf)
 {
     for (;;) {
         ssize_t n = read(fd, buf, READ_CHUNK);
@@ -94,22 +330,57 @@ static int convert_fd(fj_stream *stream, int fd, const char *name, char *buf)
         }
         if (n == 0)
             return 0;
-        fj_status st = fj_stream_feed(stream, buf, (size_t)n);
+        fj_status st = ch->clean  ? fj_clean_stream_feed(ch->clean, buf, (size_t)n)
+                       : ch->conv ? fj_stream_feed(ch->conv, buf, (size_t)n)
+                       : (write_all(ch->out, buf, (size_t)n) ? FJ_ERR_CALLBACK : FJ_OK);
         if (st != FJ_OK)
-            return (int)st;
+            return chain_error(ch, st);
     }
+}
+
+/* Reads the --rules files and opens the clean-up rules; 0 on success. */
+static int open_clean(const fj_dict *dict, const char **files, size_t nfiles, fj_clean **out)
+{
+    fj_clean_rules *rules = calloc(nfiles ? nfiles : 1, sizeof *rules);
+    int rc = rules ? 0 : 1;
+    for (size_t i = 0; i < nfiles && rc == 0; i++) {
+        int fd = open(files[i], O_RDONLY | O_CLOEXEC);
+        char *text = fd < 0 ? NULL : read_all(fd, &rules[i].len);
+        if (!text) {
+            fprintf(stderr, "%s: cannot read rules %s: %s\n", prog, files[i], strerror(errno));
+            rc = 1;
+        }
+        if (fd >= 0)
+            close(fd);
+        rules[i].name = files[i];
+        rules[i].text = text;
+    }
+    fj_error err;
+    if (rc == 0 && fj_clean_open(dict, rules, nfiles, 0, out, &err) != FJ_OK) {
+        fprintf(stderr, "%s: %s\n", prog, err.message);
+        rc = 1;
+    }
+    for (size_t i = 0; rules && i < nfiles; i++)
+        free((void *)(uintptr_t)rules[i].text);
+    free(rules);
+    return rc;
 }
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "detect") == 0)
+        return detect_main(argc - 1, argv + 1);
+    /* `fanjian clean ...` is `fanjian --clean ...` without a profile. */
+    int clean_cmd = argc > 1 && strcmp(argv[1], "clean") == 0;
     const char *profile = NULL, *output = NULL, *dict_path = NULL;
     const char **inputs = calloc((size_t)argc + 1, sizeof(char *));
-    size_t ninputs = 0;
-    int list = 0, sync_output = 0;
+    const char **rules = calloc((size_t)argc + 1, sizeof(char *));
+    size_t ninputs = 0, nrules = 0;
+    int list = 0, sync_output = 0, clean = clean_cmd, report = 0;
     unsigned conv_flags = FJ_DEFAULT;
-    if (!inputs)
+    if (!inputs || !rules)
         return 1;
-    for (int i = 1; i < argc; i++) {
+    for (int i = clean_cmd ? 2 : 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = NULL;
 #define TAKES(shortopt, longopt)                                                       \
@@ -125,6 +396,13 @@ int main(int argc, char **argv)
             output = val;
         else if (TAKES("-d", "--dict"))
             dict_path = val;
+        else if (TAKES("--rules", "--rules")) {
+            rules[nrules++] = val;
+            clean = 1;
+        } else if (strcmp(a, "--clean") == 0)
+            clean = 1;
+        else if (strcmp(a, "--report") == 0)
+            clean = report = 1;
         else if (strcmp(a, "--fsync") == 0)
             sync_output = 1;
         else if (strcmp(a, "--compat") == 0)
@@ -134,16 +412,19 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--version") == 0) {
             printf("fanjian %s\n", fj_version());
             free(inputs);
+            free(rules);
             return 0;
         } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
             free(inputs);
+            free(rules);
             return 0;
         } else if (strcmp(a, "-") == 0 || a[0] != '-')
             inputs[ninputs++] = a;
         else {
             fprintf(stderr, "%s: unknown option %s (see --help)\n", prog, a);
             free(inputs);
+            free(rules);
             return 2;
         }
 #undef TAKES
@@ -154,6 +435,7 @@ int main(int argc, char **argv)
     if (open_dict(dict_path, &dict, &err) != FJ_OK) {
         fprintf(stderr, "%s: %s\n", prog, err.message);
         free(inputs);
+        free(rules);
         return 1;
     }
     if (list) {
@@ -161,19 +443,30 @@ int main(int argc, char **argv)
             printf("%s\n", fj_dict_profile_name(dict, i));
         fj_dict_close(dict);
         free(inputs);
+        free(rules);
         return 0;
     }
-    if (!profile) {
+    if (!profile && !clean_cmd) {
         fprintf(stderr, "%s: no profile given: use -c PROFILE (see --list)\n", prog);
         fj_dict_close(dict);
         free(inputs);
+        free(rules);
         return 2;
     }
     fj_converter *conv = NULL;
-    if (fj_converter_open(dict, profile, conv_flags, &conv, &err) != FJ_OK) {
+    if (profile && fj_converter_open(dict, profile, conv_flags, &conv, &err) != FJ_OK) {
         fprintf(stderr, "%s: %s\n", prog, err.message);
         fj_dict_close(dict);
         free(inputs);
+        free(rules);
+        return 2;
+    }
+    fj_clean *cleaner = NULL;
+    if (clean && open_clean(dict, rules, nrules, &cleaner) != 0) {
+        fj_converter_close(conv);
+        fj_dict_close(dict);
+        free(inputs);
+        free(rules);
         return 2;
     }
 
@@ -181,7 +474,7 @@ int main(int argc, char **argv)
     if (ninputs == 0)
         inputs[ninputs++] = "-";
     int *fds = calloc(ninputs, sizeof(int));
-    int rc = 0;
+    int rc = fds ? 0 : 1;
     for (size_t i = 0; i < ninputs && rc == 0; i++) {
         fds[i] = strcmp(inputs[i], "-") == 0 ? 0 : open(inputs[i], O_RDONLY | O_CLOEXEC);
         if (fds[i] < 0) {
@@ -205,28 +498,43 @@ int main(int argc, char **argv)
         }
     }
     char *buf = rc == 0 ? malloc(READ_CHUNK) : NULL;
-    fj_stream *stream = NULL;
-    if (rc == 0 && (!buf || fj_stream_new(conv, write_all, &out, &stream) != FJ_OK)) {
+    chain ch = {NULL, NULL, &out, FJ_OK, NULL};
+    if (rc == 0 && (!buf || (conv && fj_stream_new(conv, write_all, &out, &ch.conv) != FJ_OK))) {
         fprintf(stderr, "%s: out of memory\n", prog);
         rc = 1;
     }
     for (size_t i = 0; i < ninputs && rc == 0; i++) {
         const char *name = fds[i] == 0 ? "standard input" : inputs[i];
-        int r = convert_fd(stream, fds[i], name, buf);
-        if (r > 0)
-            fprintf(stderr, "%s: %s\n", prog,
-                    out.failed ? "write failed" : fj_strerror((fj_status)r));
+        ch.name = name;
+        /* Each file is cleaned on its own: its lines are numbered from 1. */
+        if (cleaner && fj_clean_stream_new(cleaner, conv ? feed_conv : write_all,
+                                           conv ? (void *)&ch : (void *)&out,
+                                           report ? report_line : NULL, &ch,
+                                           &ch.clean) != FJ_OK) {
+            fprintf(stderr, "%s: out of memory\n", prog);
+            rc = 1;
+            break;
+        }
+        int r = convert_fd(&ch, fds[i], name, buf);
+        if (r == 0 && ch.clean) {
+            fj_status st = fj_clean_stream_finish(ch.clean);
+            r = st == FJ_OK ? 0 : chain_error(&ch, st);
+        }
+        fj_clean_stream_free(ch.clean);
+        ch.clean = NULL;
+        if (r > 0 && !out.failed)
+            fprintf(stderr, "%s: %s\n", prog, fj_strerror((fj_status)r));
         if (r != 0)
             rc = 1;
     }
-    if (rc == 0) {
-        fj_status st = fj_stream_finish(stream);
+    if (rc == 0 && ch.conv) {
+        fj_status st = fj_stream_finish(ch.conv);
         if (st != FJ_OK)
             rc = 1;
     }
     if (out.failed)
         fprintf(stderr, "%s: cannot write %s: %s\n", prog, out.name, strerror(out.err));
-    for (size_t i = 0; i < ninputs; i++)
+    for (size_t i = 0; fds && i < ninputs; i++)
         if (fds[i] > 0)
             close(fds[i]);
     if (output && strcmp(output, "-") != 0 && out.fd >= 0 && out.fd != 1) {
@@ -252,10 +560,12 @@ int main(int argc, char **argv)
         if (rc != 0)
             unlink(tmp);
     }
-    fj_stream_free(stream);
+    fj_stream_free(ch.conv);
+    fj_clean_close(cleaner);
     free(buf);
     free(fds);
     free(inputs);
+    free(rules);
     fj_converter_close(conv);
     fj_dict_close(dict);
     return rc;
