@@ -605,11 +605,12 @@ const char *fj_clean_default_rules(size_t *len)
 fj_status fj_clean_open(const fj_dict *dict, const fj_clean_rules *extra, size_t extra_count,
                         unsigned flags, fj_clean **out, fj_error *error)
 {
+    if (out)
+        *out = NULL;
     if (!out || (!extra && extra_count) || (flags & ~(unsigned)FJ_CLEAN_NO_DEFAULTS)) {
         fj__set_error(error, FJ_ERR_INVALID_ARGUMENT, 0, "invalid argument");
         return FJ_ERR_INVALID_ARGUMENT;
     }
-    *out = NULL;
     for (size_t i = 0; i < extra_count; i++)
         if (!extra[i].text && extra[i].len) {
             fj__set_error(error, FJ_ERR_INVALID_ARGUMENT, 0, "invalid argument");
@@ -720,24 +721,23 @@ static void put(fj_clean_stream *s, const char *data, size_t n)
         s->failed = FJ_ERR_CALLBACK;
 }
 
-/* Whether the complete line[0..n) is dropped; reports it if so. */
-static int dropped(fj_clean_stream *s, const char *line, size_t n)
+/* Tells the report callback of a dropped line. */
+static void report(fj_clean_stream *s, const char *line, size_t n)
 {
-    if (!fj_clean_line(s->clean, line, n, NULL))
-        return 0;
     if (n && line[n - 1] == '\n')
         n--;
     if (n && line[n - 1] == '\r')
         n--;
-    if (s->report && s->report(s->report_ctx, s->line_no, line, n) != 0)
+    if (s->report && s->failed == FJ_OK && s->report(s->report_ctx, s->line_no, line, n) != 0)
         s->failed = FJ_ERR_CALLBACK;
-    return 1;
 }
 
 /* The buffered line is complete: keep or drop it. */
 static void judge(fj_clean_stream *s)
 {
-    if (!dropped(s, s->line, s->len))
+    if (fj_clean_line(s->clean, s->line, s->len, NULL))
+        report(s, s->line, s->len);
+    else
         put(s, s->line, s->len);
     s->len = 0;
 }
@@ -758,9 +758,10 @@ fj_status fj_clean_stream_feed(fj_clean_stream *s, const char *data, size_t len)
             /* more of a line too long to be boilerplate: kept */
         } else if (s->len == 0 && nl && take <= s->cap) {
             /* a whole line in this piece */
-            if (dropped(s, data, take)) {
-                put(s, run, (size_t)(data - run));
+            if (fj_clean_line(s->clean, data, take, NULL)) {
+                put(s, run, (size_t)(data - run)); /* the kept lines before it first */
                 run = data + take;
+                report(s, data, take);
             }
         } else if (s->len + take > s->cap) {
             /* Longer than any line that can be boilerplate: pass it through. */

@@ -332,6 +332,8 @@ static void scan(const script_table *t, const unsigned char *text, size_t len, f
         if (is_line_break(cp)) {
             if (b && in_clause)
                 span_clause(b, cstart, cend, csimp, ctrad);
+            if (b)
+                span_close(b); /* spans stay within a line */
             in_clause = 0;
             continue;
         }
