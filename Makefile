@@ -72,13 +72,16 @@ sample: all
 	$(BUILD)/fanjian -c s2twp -i $(BUILD)/sample.txt
 
 # ---- tests -------------------------------------------------------------
-TEST_BINS = $(BUILD)/tests/unit $(BUILD)/tests/cases
+TEST_BINS = $(BUILD)/tests/unit $(BUILD)/tests/cases $(BUILD)/tests/text
 
 $(BUILD)/tests/unit: $(BUILD)/tests/unit.o $(TOOL_OBJ) $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -ljansson -lm
 
 $(BUILD)/tests/cases: $(BUILD)/tests/cases.o $(TOOL_OBJ) $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -ljansson -lm
+
+$(BUILD)/tests/text: $(BUILD)/tests/text.o $(BUILD)/libfanjian.a
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
 
 check-plain: all $(TEST_BINS)
 	FANJIAN_BUILD=$(BUILD) ./tests/run.sh

@@ -7,7 +7,12 @@
  *     or with FJ_DEFAULT when the file's first line is exactly "# mode: default"
  *     (as tests/run.sh does for the CLI)
  *   - the development cases ../shared/cases/s2tw.tsv and t2s.tsv (same
- *     columns), in the default mode (FJ_DEFAULT), one cmocka test per line
+ *     columns), in the default mode (FJ_DEFAULT), one cmocka test per line,
+ *     and detect.tsv and clean.tsv
+ *   - in any of these files, the pseudo-profiles "detect" (expected: the
+ *     label fj_detect gives, e.g. "traditional") and "clean" (expected:
+ *     "drop" or "keep", by fj_clean_line and by a stream fed byte by byte
+ *     with the default rules); tests/run.sh runs them through the CLI
  * The shared material is optional: its tests skip with a message when it is
  * absent. Environment: FANJIAN_DICT, FANJIAN_SHARED, FANJIAN_CASES (the
  * directory of the .tsv files). */
@@ -19,6 +24,7 @@
 static fj_dict *g_dict;
 static fj_converter *g_conv[16]; /* FJ_COMPAT */
 static fj_converter *g_def[16];  /* FJ_DEFAULT */
+static fj_clean *g_clean;        /* the default clean rules */
 
 /* The converter for `name` in the mode `flags` (FJ_COMPAT or FJ_DEFAULT). */
 static const fj_converter *conv_named(const char *name, unsigned flags)
@@ -34,12 +40,18 @@ static int group_setup(void **state)
     (void)state;
     if (t_open_all("cases", &g_dict, g_conv) != 0)
         return -1;
+    fj_error err;
+    if (fj_clean_open(g_dict, NULL, 0, 0, &g_clean, &err) != FJ_OK) {
+        fprintf(stderr, "cases: fj_clean_open: %s\n", err.message);
+        return -1;
+    }
     return t_open_profiles("cases", g_dict, FJ_DEFAULT, g_def);
 }
 
 static int group_teardown(void **state)
 {
     (void)state;
+    fj_clean_close(g_clean);
     t_close_profiles(g_def);
     t_close_all(g_dict, g_conv);
     return 0;
@@ -377,20 +389,68 @@ static void test_tsv_file(void **state)
     assert_true(f->cases > 0);
 }
 
+/* The pseudo-profiles "detect" and "clean": -1 when `profile` is neither,
+ * else 1 when the case passes, 0 when it fails (with a message). */
+static int check_pseudo(const char *profile, const char *in, size_t in_len, const char *exp,
+                        const char *what)
+{
+    if (strcmp(profile, "detect") == 0) {
+        fj_detection r;
+        memset(&r, 0, sizeof r);
+        assert_int_equal(fj_detect(g_dict, in, in_len, &r), FJ_OK);
+        if (strcmp(fj_script_name(r.script), exp) == 0)
+            return 1;
+        print_message("  %s: expected %s, got %s (%zu Han, %zu simplified-only, "
+                      "%zu traditional-only)\n    input: ",
+                      what, exp, fj_script_name(r.script), r.han, r.simplified, r.traditional);
+    } else if (strcmp(profile, "clean") == 0) {
+        if (strcmp(exp, "drop") != 0 && strcmp(exp, "keep") != 0)
+            fail_msg("%s: expected \"drop\" or \"keep\", not \"%s\"", what, exp);
+        int drop = strcmp(exp, "drop") == 0, score;
+        int got = fj_clean_line(g_clean, in, in_len, &score);
+        /* The stream, one byte at a time, agrees. */
+        tbuf out = {0};
+        fj_clean_stream *cs;
+        assert_int_equal(fj_clean_stream_new(g_clean, tb_write, &out, NULL, NULL, &cs), FJ_OK);
+        for (size_t i = 0; i < in_len; i++)
+            assert_int_equal(fj_clean_stream_feed(cs, in + i, 1), FJ_OK);
+        assert_int_equal(fj_clean_stream_feed(cs, "\n", 1), FJ_OK);
+        assert_int_equal(fj_clean_stream_finish(cs), FJ_OK);
+        fj_clean_stream_free(cs);
+        int streamed_ok = drop ? out.len == 0
+                               : out.len == in_len + 1 && memcmp(out.p, in, in_len) == 0;
+        tb_free(&out);
+        if (got == drop && streamed_ok)
+            return 1;
+        print_message("  %s: expected %s, got %s (score %d)%s\n    line: ", what, exp,
+                      got ? "drop" : "keep", score,
+                      streamed_ok ? "" : "; the stream disagrees");
+    } else {
+        return -1;
+    }
+    t_print_text(stdout, in, in_len, 400);
+    fputs("\n", stdout);
+    fflush(stdout);
+    return 0;
+}
+
 static void test_tsv_case(void **state)
 {
     const tsv_case *c = *state;
     char what[256];
     snprintf(what, sizeof what, "%s:%zu %s", c->file, c->line, c->profile);
-    if (!check_case(c->profile, c->flags, c->input, c->input_len, c->expected, c->expected_len,
-                    what))
+    int pseudo = check_pseudo(c->profile, c->input, c->input_len, c->expected, what);
+    if (pseudo == 0)
+        fail_msg("%s: wrong answer", what);
+    if (pseudo < 0 && !check_case(c->profile, c->flags, c->input, c->input_len, c->expected,
+                                  c->expected_len, what))
         fail_msg("%s: wrong output%s", what, c->flags & FJ_COMPAT ? "" : " (default mode)");
 }
 
 /* ---- development cases, default mode ----------------------------------------- */
 
 /* ../shared/cases/<name>: parsed like our case files, converted with FJ_DEFAULT. */
-static const char *const dev_case_files[] = {"s2tw.tsv", "t2s.tsv"};
+static const char *const dev_case_files[] = {"s2tw.tsv", "t2s.tsv", "detect.tsv", "clean.tsv"};
 #define N_DEV_FILES (sizeof dev_case_files / sizeof dev_case_files[0])
 static tsv_file g_dev_files[N_DEV_FILES];
 
@@ -405,10 +465,14 @@ static void test_dev_case(void **state)
 {
     const tsv_case *c = *state;
     char what[256];
+    snprintf(what, sizeof what, "shared/cases/%s:%zu %s", c->file, c->line, c->profile);
+    int pseudo = check_pseudo(c->profile, c->input, c->input_len, c->expected, what);
+    if (pseudo == 0)
+        fail_msg("%s: wrong answer", what);
     snprintf(what, sizeof what, "shared/cases/%s:%zu %s (default mode)", c->file, c->line,
              c->profile);
-    if (!check_case(c->profile, FJ_DEFAULT, c->input, c->input_len, c->expected, c->expected_len,
-                    what))
+    if (pseudo < 0 && !check_case(c->profile, FJ_DEFAULT, c->input, c->input_len, c->expected,
+                                  c->expected_len, what))
         fail_msg("%s: wrong output", what);
 }
 

@@ -110,6 +110,7 @@ run_cmocka() {
 T0=$(now)
 run_cmocka "$B/tests/unit"
 run_cmocka "$B/tests/cases"
+run_cmocka "$B/tests/text"
 
 # ---- command-line tool ------------------------------------------------------------
 
@@ -122,28 +123,42 @@ else
     # -- the case files, through the CLI ------------------------------------------
     # Fields use the escapes \t \n \r \\ \xHH, which printf %b understands.
     # A file whose first line is "# mode: default" holds default-mode cases;
-    # the others hold OpenCC-compatible ones.
-    for f in "$FANJIAN_CASES"/*.tsv; do
-        [ -e "$f" ] || { bad "CLI cases: no .tsv files in $FANJIAN_CASES"; break; }
-        mode=--compat
+    # the others hold OpenCC-compatible ones. The pseudo-profiles "detect"
+    # (expected: the label `fanjian detect` prints) and "clean" (expected:
+    # drop or keep, by `fanjian clean`) test those commands instead.
+    # cli_cases FILE LABEL
+    cli_cases() {
+        local f=$1 label=$2 mode=--compat lineno=0 line tabs prof rest input expected name
         if [ "$(head -n 1 "$f")" = "# mode: default" ]; then mode=; fi
-        lineno=0
         while IFS= read -r line || [ -n "$line" ]; do
             lineno=$((lineno + 1))
             case $line in '' | '#'*) continue ;; esac
             tabs=${line//[^$'\t']/}
             if [ "${#tabs}" -ne 2 ]; then
-                bad "CLI $(basename "$f"):$lineno" "want exactly three tab-separated fields"
+                bad "CLI $label:$lineno" "want exactly three tab-separated fields"
                 continue
             fi
             prof=${line%%$'\t'*}
             rest=${line#*$'\t'}
             input=${rest%%$'\t'*}
             expected=${rest#*$'\t'}
-            name="CLI $(basename "$f"):$lineno $prof"
+            name="CLI $label:$lineno $prof"
             printf '%b' "$input" >"$TMP/case.in"
-            printf '%b' "$expected" >"$TMP/case.exp"
-            run "$FJ" $mode -c "$prof" "$TMP/case.in" </dev/null
+            case $prof in
+            detect)
+                printf '%s\n' "$expected" >"$TMP/case.exp"
+                run "$FJ" detect <"$TMP/case.in" ;;
+            clean)
+                case $expected in
+                drop) : >"$TMP/case.exp" ;;
+                keep) cp "$TMP/case.in" "$TMP/case.exp" ;;
+                *) bad "$name" "expected drop or keep, not $expected"; continue ;;
+                esac
+                run "$FJ" clean "$TMP/case.in" </dev/null ;;
+            *)
+                printf '%b' "$expected" >"$TMP/case.exp"
+                run "$FJ" $mode -c "$prof" "$TMP/case.in" </dev/null ;;
+            esac
             if [ "$rc" -ne 0 ]; then
                 bad "$name" "exit status $rc: $(err1)"
             elif ! cmp -s "$TMP/out" "$TMP/case.exp"; then
@@ -153,6 +168,18 @@ else
                 ok "$name"
             fi
         done <"$f"
+    }
+    for f in "$FANJIAN_CASES"/*.tsv; do
+        [ -e "$f" ] || { bad "CLI cases: no .tsv files in $FANJIAN_CASES"; break; }
+        cli_cases "$f" "$(basename "$f")"
+    done
+    # The shared detection and clean-up cases (tests/cases.c runs them through the library).
+    for f in detect.tsv clean.tsv; do
+        if [ -r "$FANJIAN_SHARED/cases/$f" ]; then
+            cli_cases "$FANJIAN_SHARED/cases/$f" "shared/cases/$f"
+        else
+            skip "CLI shared/cases/$f" "$FANJIAN_SHARED/cases/$f not found (no ../shared)"
+        fi
     done
 
     # -- OpenCC 1.4.2's output on the compat input ---------------------------------
@@ -415,6 +442,90 @@ else
             dd if="$TMP/part.txt" bs=7 status=none | "$FJ" $m -c s2twp >"$TMP/piped.out" 2>/dev/null
             check "CLI pipe input equals file input ${m:-(default mode)}" cmp -s "$TMP/whole.out" "$TMP/piped.out"
         done
+    fi
+
+    # -- fanjian detect ---------------------------------------------------------------
+    printf '%s\n' '这是简体中文。' >"$TMP/simp.txt"
+    printf '%s\n' '這是繁體中文。' >"$TMP/trad.txt"
+    printf '%s' '这里有简体，這裡有繁體，兩者混在一起了。' >"$TMP/mixed.txt"
+    run "$FJ" detect "$TMP/simp.txt" "$TMP/trad.txt"
+    printf '%s\n' "$TMP/simp.txt: simplified" "$TMP/trad.txt: traditional" >"$TMP/detect.exp"
+    check "CLI detect FILE FILE" test "$rc" -eq 0 -a "$(cat "$TMP/out")" = "$(cat "$TMP/detect.exp")"
+    run "$FJ" detect <"$TMP/trad.txt"
+    check "CLI detect on standard input prints the label alone" test "$rc" -eq 0 -a "$(cat "$TMP/out")" = traditional
+    run "$FJ" detect "$TMP/simp.txt" "$TMP/missing.txt" "$TMP/trad.txt"
+    printf '%s\n' "$TMP/simp.txt: simplified" "$TMP/trad.txt: traditional" >"$TMP/detect.exp"
+    if [ "$rc" -ne 0 ] && grep -q missing.txt "$TMP/err" && cmp -s "$TMP/out" "$TMP/detect.exp"; then
+        ok "CLI detect: an unreadable file fails, the others are reported"
+    else
+        bad "CLI detect: an unreadable file fails, the others are reported" "exit $rc: $(err1)" "$(cat "$TMP/out")"
+    fi
+    run "$FJ" detect --json "$TMP/mixed.txt"
+    exp_json="{\"file\":\"$TMP/mixed.txt\",\"label\":\"mixed\",\"confidence\":0.875,\"han\":17,\"simplified\":3,\"traditional\":4,\"spans\":[{\"offset\":0,\"length\":18,\"script\":\"simplified\"}]}"
+    check "CLI detect --json: label, confidence, counts, spans" test "$rc" -eq 0 -a "$(cat "$TMP/out")" = "$exp_json"
+    printf 'x' >"$TMP/a\"b.txt"
+    run "$FJ" detect --json - "$TMP/a\"b.txt" <"$TMP/simp.txt"
+    if [ "$rc" -eq 0 ] && [ "$(wc -l <"$TMP/out")" -eq 2 ] && grep -q '^{"file":"-","label":"simplified"' "$TMP/out" &&
+        grep -Fq 'a\"b.txt","label":"none","confidence":1.000,"han":0,"simplified":0,"traditional":0,"spans":[]}' "$TMP/out"; then
+        ok "CLI detect --json: one object per input, names escaped"
+    else
+        bad "CLI detect --json: one object per input, names escaped" "exit $rc: $(cat "$TMP/out")"
+    fi
+    run "$FJ" detect --no-such-option
+    check "CLI detect: unknown option" test "$rc" -ne 0 -a -s "$TMP/err"
+
+    # -- fanjian clean and --clean ---------------------------------------------------------
+    printf 'a\r\n（本章完）\r\n  \r\n本章未完，请点击下一页继续阅读\r\nlast' >"$TMP/crlf.txt"
+    run "$FJ" clean "$TMP/crlf.txt"
+    check "CLI clean keeps CRLF and a missing final newline" test "$rc" -eq 0 -a "$(od -An -c "$TMP/out" | tr -d ' \n')" = 'a\r\n\r\nlast'
+    run "$FJ" clean --report "$TMP/crlf.txt"
+    printf '%s\n' "$TMP/crlf.txt:2: （本章完）" "$TMP/crlf.txt:4: 本章未完，请点击下一页继续阅读" >"$TMP/report.exp"
+    if [ "$rc" -eq 0 ] && cmp -s "$TMP/err" "$TMP/report.exp"; then
+        ok "CLI clean --report lists FILE:LINE: text on stderr"
+    else
+        bad "CLI clean --report lists FILE:LINE: text on stderr" "exit $rc: $(tr '\n' '|' <"$TMP/err")"
+    fi
+    run "$FJ" clean --report - "$TMP/crlf.txt" <"$TMP/crlf.txt"
+    if [ "$rc" -eq 0 ] && [ "$(grep -c ':2: ' "$TMP/err")" -eq 2 ] && grep -q '^standard input:4: ' "$TMP/err"; then
+        ok "CLI clean numbers each file's lines from 1"
+    else
+        bad "CLI clean numbers each file's lines from 1" "$(tr '\n' '|' <"$TMP/err")"
+    fi
+    printf '%s\n' '头发干了' '天才一秒记住本站地址：www.fakebook.cc，最快更新无弹窗！' '他说' >"$TMP/story.txt"
+    run "$FJ" -c s2t --clean "$TMP/story.txt"
+    check "CLI -c s2t --clean drops, then converts" test "$rc" -eq 0 -a "$(cat "$TMP/out")" = "$(printf '頭髮乾了\n他說')"
+    run "$FJ" -c s2t --report "$TMP/story.txt"
+    check "CLI -c s2t --report implies --clean" test "$rc" -eq 0 -a "$(cat "$TMP/out")" = "$(printf '頭髮乾了\n他說')" -a "$(wc -l <"$TMP/err")" -eq 1
+    run "$FJ" -c s2t "$TMP/story.txt"
+    check "CLI conversion without --clean keeps every line" test "$(wc -l <"$TMP/out")" -eq 3
+    run "$FJ" clean -o "$TMP/clean.out" "$TMP/story.txt"
+    check "CLI clean -o" test "$rc" -eq 0 -a "$(cat "$TMP/clean.out")" = "$(printf '头发干了\n他说')"
+    # A line far longer than any notice is passed through as it arrives.
+    awk 'BEGIN { for (i = 0; i < 200000; i++) printf "天才一秒记住本站地址：www.fakebook.cc，"; }' >"$TMP/long.txt"
+    run "$FJ" clean "$TMP/long.txt"
+    check "CLI clean passes a 7 MB line through" cmp -s "$TMP/out" "$TMP/long.txt"
+    # --rules adds rules, in either script.
+    printf '%s\n' '# ours' 'phrase 10 夜空中最亮' 'marker 广告' >"$TMP/rules.txt"
+    printf '%s\n' '夜空中最亮的星' '【廣告】' '他说' >"$TMP/custom.txt"
+    run "$FJ" clean "$TMP/custom.txt"
+    check "CLI clean without --rules keeps lines the defaults do not know" test "$(wc -l <"$TMP/out")" -eq 3
+    run "$FJ" clean --rules "$TMP/rules.txt" "$TMP/custom.txt"
+    check "CLI clean --rules FILE" test "$rc" -eq 0 -a "$(cat "$TMP/out")" = '他说'
+    printf '%s\n' 'threshold 10' 'phrase ten 收藏' >"$TMP/badrules.txt"
+    run "$FJ" clean --rules "$TMP/badrules.txt" "$TMP/custom.txt"
+    if [ "$rc" -ne 0 ] && [ ! -s "$TMP/out" ] && grep -q "badrules.txt:2:" "$TMP/err"; then
+        ok "CLI clean --rules: a bad rules file names its line"
+    else
+        bad "CLI clean --rules: a bad rules file names its line" "exit $rc: $(err1)"
+    fi
+    run "$FJ" clean --rules "$TMP/missing.txt" "$TMP/custom.txt"
+    if [ "$rc" -ne 0 ] && grep -q "missing.txt" "$TMP/err"; then ok "CLI clean --rules: missing file"; else bad "CLI clean --rules: missing file" "exit $rc: $(err1)"; fi
+    run "$FJ" clean "$TMP/missing.txt"
+    if [ "$rc" -ne 0 ] && grep -q "missing.txt" "$TMP/err"; then ok "CLI clean: missing input"; else bad "CLI clean: missing input" "exit $rc"; fi
+    if [ -w /dev/full ]; then
+        "$FJ" clean "$TMP/story.txt" >/dev/full 2>"$TMP/err"
+        rc=$?
+        check "CLI clean: write error on /dev/full" test "$rc" -ne 0 -a -s "$TMP/err"
     fi
 
     echo "== command-line tool: done in $(elapsed "$CLI_START") s"
