@@ -443,15 +443,31 @@ def main():
     # Converted-twin check of this set's Taiwan gold (see accuracy-sets.txt).
     twin = twin_check([e for e in present if e.set == args.set], runner, work)
     runner.close()
+    cleaned = clean_check(fanjian, [paths['gold', loc] for loc in ('tw', 'cn')])
 
     report = render(args, entries, absent, stats, gold, scores, idem, same_as_compat, ndiff,
-                    consistency, twin, tables, fanjian, work,
+                    consistency, twin, cleaned, tables, fanjian, work,
                     {'conv': t_conv, 'score': t_score, 'ref': t_ref, 'total': time.time() - t_start})
     tmp = args.report + '.tmp'
     with open(tmp, 'w', encoding='utf-8') as f:
         f.write(report)
     os.replace(tmp, args.report)
     sys.stdout.write(report)
+
+
+def clean_check(fanjian, files):
+    """`fanjian clean --report` over the gold: (lines, the dropped lines as FILE:LINE: text).
+    The gold is natively written text, so every dropped line is a false drop."""
+    total, dropped = 0, []
+    for path in files:
+        cmd = [fanjian, 'clean', '--report', path]
+        r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                           errors='replace')
+        if r.returncode != 0:
+            raise SystemExit(f'accuracy: failed (exit {r.returncode}): {" ".join(cmd)}\n{r.stderr}')
+        total += len(read_lines(path)) - 1
+        dropped += [os.path.basename(x) for x in r.stderr.split('\n') if x]
+    return total, dropped
 
 
 def check_reference(paths, scores, tables, work):
@@ -507,7 +523,7 @@ def twin_check(entries, runner, work):
 
 
 def render(args, entries, absent, stats, gold, scores, idem, same_as_compat, ndiff,
-           consistency, twin, tables, fanjian, work, times):
+           consistency, twin, cleaned, tables, fanjian, work, times):
     s = args.set
     o = []
     w = o.append
@@ -564,6 +580,16 @@ def render(args, entries, absent, stats, gold, scores, idem, same_as_compat, ndi
     w(f'| s2tw(gold) ≠ gold, Taiwan gold | {num(n_tw)} | ' +
       ' | '.join(num(idem['gold', x]) for x, _ in SYSTEMS) + ' |')
     w('\nCompared without folding: any change counts.\n')
+
+    w('## Boilerplate removal\n')
+    total, dropped = cleaned
+    w(f'clean: {num(len(dropped))} of {num(total)} gold lines dropped (`fanjian clean --report` '
+      'on `gold-tw.txt` and `gold-cn.txt`; the gold is natively written text, so any drop is a '
+      'false one).\n')
+    for x in dropped[:20]:
+        w(f'- `{x}`')
+    if dropped:
+        w('')
 
     w('## Scorer check\n')
     if consistency is None:
