@@ -4,7 +4,8 @@
  * Which characters are specific to a script comes from the OpenCC source
  * tables the image keeps (for `fjdict --decompile`):
  *   - simplified-only: an STCharacters key that is not among its own values
- *     (发 -> 發 髮);
+ *     (发 -> 發 髮), and not a form that TWVariants or HKVariants writes (群 and
+ *     温 are standard Traditional in Taiwan and Hong Kong);
  *   - traditional-only: a TSCharacters key that is not among its own values
  *     (發 -> 发), and not an STCharacters key that maps to itself; plus a few
  *     old and variant Traditional forms the tables leave out (our list below).
@@ -200,6 +201,29 @@ static fj_status build_table(const fj_dict *dict, script_table **out)
     }
     if (!sorted)
         qsort(t->astral + t->st_count, t->ts_count, sizeof *t->astral, cmp_u32);
+    /* Taiwan's and Hong Kong's standard forms are Traditional too: a
+     * character that TWVariants or HKVariants writes (群, 温, 户) is not
+     * Simplified-only even though STCharacters converts it (群 -> 羣). */
+    static const char *const regional[] = {"TWVariants", "HKVariants"};
+    for (int d = 0; d < 2; d++) {
+        const fj_srcdict_rec *rv = find_srcdict(img, regional[d]);
+        for (uint32_t i = 0; rv && i < rv->entry_count; i++) {
+            const fj_srcentry_rec *e = &img->srcentries[rv->first_entry + i];
+            const unsigned char *v = (const unsigned char *)img->strings + e->values_off;
+            const unsigned char *vend = v + e->values_len;
+            while (v < vend) {
+                uint32_t cp;
+                int n = fj_utf8_decode(v, vend, &cp);
+                if (n <= 0) {
+                    v++;
+                    continue;
+                }
+                v += n;
+                if (cp < 0x10000 && bmp_get(t, cp) == CLS_SIMP)
+                    bmp_set(t, cp, CLS_ST_SELF);
+            }
+        }
+    }
     const unsigned char *p = (const unsigned char *)extra_traditional;
     const unsigned char *end = p + sizeof extra_traditional - 1;
     while (p < end) {
