@@ -56,6 +56,11 @@ struct fj_clean {
     size_t pool_count, pool_cap;
     uint32_t *index; /* phrase alternatives, sorted by first character */
     size_t index_count;
+    uint32_t *markers; /* marker alternatives */
+    size_t marker_count;
+    /* Bit per BMP character: some phrase starts with it; it folds to
+     * another character. Most characters of a line are neither. */
+    unsigned char starts[0x10000 / 8], folds_from[0x10000 / 8];
     fold_pair *folds; /* sorted by `from` */
     size_t fold_count, fold_cap;
     tld_rec *tlds;
@@ -114,6 +119,8 @@ static uint32_t fold(const fj_clean *c, uint32_t cp)
     }
     if (cp == 0x3000)
         return ' ';
+    if (cp < 0x10000 && !(c->folds_from[cp >> 3] >> (cp & 7) & 1))
+        return cp;
     size_t lo = 0, hi = c->fold_count;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -253,6 +260,8 @@ int fj_clean_line(const fj_clean *c, const char *line, size_t len, int *score_ou
     memset(counted, 0, (c->rule_count + 7) / 8);
     int marker = 0;
     for (size_t i = 0; i < np; i++) {
+        if (phrase[i] < 0x10000 && !(c->starts[phrase[i] >> 3] >> (phrase[i] & 7) & 1))
+            continue;
         /* the phrase alternatives that start with this character */
         size_t lo = 0, hi = c->index_count;
         while (lo < hi) {
@@ -275,9 +284,9 @@ int fj_clean_line(const fj_clean *c, const char *line, size_t len, int *score_ou
         }
     }
     if (nm > 0)
-        for (size_t k = 0; k < c->alt_count && !marker; k++) {
-            const alt_rec *a = &c->alts[k];
-            marker = c->rules[a->rule].marker && match_at(c->pool + a->off, a->len, mark, nm, 0, 1);
+        for (size_t k = 0; k < c->marker_count && !marker; k++) {
+            const alt_rec *a = &c->alts[c->markers[k]];
+            marker = match_at(c->pool + a->off, a->len, mark, nm, 0, 1);
         }
     if (marker && score < c->threshold)
         score = c->threshold;
@@ -546,6 +555,7 @@ static fj_status load_folds(fj_clean *c, const fj_dict *dict)
 /* Keeps the folds that can matter: into or out of a pattern's character. */
 static fj_status prune_folds(fj_clean *c)
 {
+    memset(c->folds_from, 0, sizeof c->folds_from);
     if (c->pool_count == 0) {
         c->fold_count = 0;
         return FJ_OK;
@@ -561,36 +571,56 @@ static fj_status prune_folds(fj_clean *c)
         int keep = 0;
         for (int b = 0; b < 2 && !keep; b++)
             keep = bsearch(&both[b], chars, c->pool_count, sizeof *chars, cmp_u32) != NULL;
-        if (keep)
+        if (keep) {
             c->folds[kept++] = c->folds[i];
+            if (both[0] < 0x10000)
+                c->folds_from[both[0] >> 3] |= (unsigned char)(1u << (both[0] & 7));
+        }
     }
     c->fold_count = kept;
     fj__free(c->a, chars, c->pool_count * sizeof *chars);
     return FJ_OK;
 }
 
-/* qsort has no context pointer: sort (first character, alternative) pairs. */
+/* The phrase index (qsort has no context pointer: it sorts (first
+ * character, alternative) pairs) and the list of markers. */
 static fj_status build_index(fj_clean *c)
 {
     size_t n = 0;
     for (size_t i = 0; i < c->alt_count; i++)
         n += !c->rules[c->alts[i].rule].marker;
+    c->marker_count = c->alt_count - n;
+    if (c->marker_count) {
+        c->markers = fj__alloc(c->a, c->marker_count * sizeof *c->markers);
+        if (!c->markers)
+            return FJ_ERR_NOMEM;
+        size_t k = 0;
+        for (size_t i = 0; i < c->alt_count; i++)
+            if (c->rules[c->alts[i].rule].marker)
+                c->markers[k++] = (uint32_t)i;
+    }
     if (n == 0)
         return FJ_OK;
     uint64_t *keys = fj__alloc(c->a, n * sizeof *keys);
+    if (!keys)
+        return FJ_ERR_NOMEM;
     c->index = fj__alloc(c->a, n * sizeof *c->index);
-    if (!keys || !c->index) {
+    if (!c->index) {
         fj__free(c->a, keys, n * sizeof *keys);
         return FJ_ERR_NOMEM;
     }
+    c->index_count = n;
     size_t k = 0;
     for (size_t i = 0; i < c->alt_count; i++)
-        if (!c->rules[c->alts[i].rule].marker)
-            keys[k++] = (uint64_t)c->pool[c->alts[i].off] << 32 | i;
+        if (!c->rules[c->alts[i].rule].marker) {
+            uint32_t first = c->pool[c->alts[i].off];
+            keys[k++] = (uint64_t)first << 32 | i;
+            if (first < 0x10000)
+                c->starts[first >> 3] |= (unsigned char)(1u << (first & 7));
+        }
     qsort(keys, n, sizeof *keys, cmp_u64);
     for (size_t i = 0; i < n; i++)
         c->index[i] = (uint32_t)keys[i];
-    c->index_count = n;
     fj__free(c->a, keys, n * sizeof *keys);
     return FJ_OK;
 }
@@ -665,6 +695,7 @@ void fj_clean_close(fj_clean *c)
     fj__free(a, c->alts, c->alt_cap * sizeof *c->alts);
     fj__free(a, c->pool, c->pool_cap * sizeof *c->pool);
     fj__free(a, c->index, c->index_count * sizeof *c->index);
+    fj__free(a, c->markers, c->marker_count * sizeof *c->markers);
     fj__free(a, c->folds, c->fold_cap * sizeof *c->folds);
     fj__free(a, c->tlds, c->tld_cap * sizeof *c->tlds);
     fj_allocator copy = c->allocator;
