@@ -545,6 +545,8 @@ static fj_status load_folds(fj_clean *c, const fj_dict *dict)
             if (GROW(c, c->folds, c->fold_count, c->fold_cap))
                 return FJ_ERR_NOMEM;
             c->folds[c->fold_count++] = (fold_pair){from, to};
+            if (from < 0x10000) /* until prune_folds keeps the ones that matter */
+                c->folds_from[from >> 3] |= (unsigned char)(1u << (from & 7));
         }
         qsort(c->folds, c->fold_count, sizeof *c->folds, cmp_fold);
         return FJ_OK;
