@@ -244,7 +244,7 @@ typedef struct fj_detection {
  * minority is the script whose first character comes later.
  *
  * The character tables are built from the dictionary for each call (about
- * 17 KB, allocated through the dictionary's allocator and freed before
+ * 22 KB, allocated through the dictionary's allocator and freed before
  * returning; about 0.1 ms). FJ_ERR_DICT_FORMAT when the image
  * lacks the two source tables, FJ_ERR_NOMEM when the allocation fails. */
 fj_status fj_detect(const fj_dict *dict, const char *text, size_t len, fj_detection *result);

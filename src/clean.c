@@ -332,7 +332,7 @@ static size_t next_field(const char **p, const char *end, const char **field)
 
 static int parse_int(const char *s, size_t n, long lo, long hi, long *out)
 {
-    if (n == 0 || n > 6)
+    if (n == 0 || n > 7) /* a sign and six digits */
         return -1;
     long v = 0;
     size_t i = 0;

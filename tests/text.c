@@ -398,6 +398,7 @@ static void test_clean_rule_errors(void **state)
         {"frobnicate 3", "unknown directive"},
         {"phrase", "phrase needs a weight"},
         {"phrase x 收藏", "phrase needs a weight"},
+        {"phrase 100001 收藏", "phrase needs a weight"},
         {"phrase 5", "no pattern"},
         {"phrase 5 *收藏", "cannot start with '*'"},
         {"phrase 5 收藏*", "cannot end with '*'"},
@@ -490,6 +491,11 @@ static void test_clean_patterns(void **state)
     assert_true(drops(c, "记住网址"));
     assert_false(drops(c, "記住網址"));
     assert_true(drops(c, "记住 网址")); /* the rest still is */
+    fj_clean_close(c);
+    /* the widest weights */
+    c = open_rules("phrase -100000 甲\nphrase 100000 乙", g_dict);
+    assert_true(drops(c, "乙"));
+    assert_false(drops(c, "甲乙"));
     fj_clean_close(c);
     /* later settings replace earlier ones */
     c = open_rules("threshold 10\nthreshold 3\nphrase 3 收藏", g_dict);
