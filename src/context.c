@@ -525,6 +525,8 @@ static size_t last_boundary(const fj_converter *c, const unsigned char *text, si
  * barrier, so a run ends there whatever came before. */
 static size_t stream_cut(const fj_converter *c, const unsigned char *text, size_t len)
 {
+    if (len == 0)
+        return 0; /* text may be NULL */
     if (is_barrier(c, '\n')) {
         int ids = 0; /* U+2FF0..U+2FFF are E2 BF B0..BF */
         for (const unsigned char *q = text, *end = text + len;
