@@ -425,6 +425,22 @@ static int check_pseudo(const char *profile, const char *in, size_t in_len, cons
         print_message("  %s: expected %s, got %s (score %d)%s\n    line: ", what, exp,
                       got ? "drop" : "keep", score,
                       streamed_ok ? "" : "; the stream disagrees");
+    } else if (strcmp(profile, "repair") == 0) {
+        /* Damaged Traditional text: t2tw's default mode gives the correct
+         * Taiwan text, and t2s reads it as it reads the correct text. */
+        if (!check_case("t2tw", 0, in, in_len, exp, strlen(exp), what))
+            return 0;
+        size_t a_len, b_len;
+        char *a = t_conv(conv_named("t2s", 0), in, in_len, &a_len);
+        char *b = t_conv(conv_named("t2s", 0), exp, strlen(exp), &b_len);
+        int same = a_len == b_len && memcmp(a, b, a_len) == 0;
+        fj_free(conv_named("t2s", 0), a);
+        fj_free(conv_named("t2s", 0), b);
+        if (same)
+            return 1;
+        print_message("  %s: t2s of the damaged text differs from t2s of the correct one\n    "
+                      "input: ",
+                      what);
     } else {
         return -1;
     }
@@ -450,7 +466,8 @@ static void test_tsv_case(void **state)
 /* ---- development cases, default mode ----------------------------------------- */
 
 /* ../shared/cases/<name>: parsed like our case files, converted with FJ_DEFAULT. */
-static const char *const dev_case_files[] = {"s2tw.tsv", "t2s.tsv", "detect.tsv", "clean.tsv"};
+static const char *const dev_case_files[] = {"s2tw.tsv",   "t2s.tsv",  "detect.tsv",
+                                             "clean.tsv", "repair.tsv"};
 #define N_DEV_FILES (sizeof dev_case_files / sizeof dev_case_files[0])
 static tsv_file g_dev_files[N_DEV_FILES];
 

@@ -148,6 +148,10 @@ else
             detect)
                 printf '%s\n' "$expected" >"$TMP/case.exp"
                 run "$FJ" detect <"$TMP/case.in" ;;
+            repair)
+                # damaged Traditional text: t2tw's default mode repairs it
+                printf '%b' "$expected" >"$TMP/case.exp"
+                run "$FJ" -c t2tw "$TMP/case.in" </dev/null ;;
             clean)
                 case $expected in
                 drop) : >"$TMP/case.exp" ;;
@@ -173,8 +177,9 @@ else
         [ -e "$f" ] || { bad "CLI cases: no .tsv files in $FANJIAN_CASES"; break; }
         cli_cases "$f" "$(basename "$f")"
     done
-    # The shared detection and clean-up cases (tests/cases.c runs them through the library).
-    for f in detect.tsv clean.tsv; do
+    # The shared detection, clean-up and repair cases (tests/cases.c runs them
+    # through the library).
+    for f in detect.tsv clean.tsv repair.tsv; do
         if [ -r "$FANJIAN_SHARED/cases/$f" ]; then
             cli_cases "$FANJIAN_SHARED/cases/$f" "shared/cases/$f"
         else
