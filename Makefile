@@ -16,7 +16,7 @@ CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L $(OPT) -g $(WARN
 LDFLAGS += $(SAN)
 
 LIB_SRC  = src/alloc.c src/error.c src/image.c src/converter.c src/output.c src/ids.c \
-           src/step.c src/pipeline.c src/context.c src/convert.c src/stream.c \
+           src/step.c src/pipeline.c src/context.c src/convert.c src/stream.c src/punct.c \
            src/detect.c src/clean.c
 # The default clean rules (data/clean-rules.txt), compiled into the library.
 CLEAN_RULES_OBJ = $(BUILD)/gen/clean_rules.o

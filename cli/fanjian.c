@@ -20,7 +20,8 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: fanjian -c PROFILE [-i INPUT] [-o OUTPUT] [--compat] [--dict IMAGE]\n"
-            "               [--clean [--rules FILE] [--report]] [FILE...]\n"
+            "               [--clean [--rules FILE] [--report]] [--quotes=tw|cn|keep]\n"
+            "               [--punct] [FILE...]\n"
             "       fanjian clean [--rules FILE] [--report] [-o OUTPUT] [FILE...]\n"
             "       fanjian detect [--json] [FILE...]\n"
             "       fanjian --list | --version | --help\n"
@@ -48,6 +49,11 @@ static void usage(FILE *f)
             "                        implies --clean; may be given more than once\n"
             "      --report          list each dropped line on standard error as\n"
             "                        FILE:LINE: text; implies --clean\n"
+            "      --quotes=STYLE    quotation marks: tw (「」『』), cn (“”‘’) or keep; the\n"
+            "                        default is keep, except s2twp/s2hkp (tw) and\n"
+            "                        tw2sp/hk2sp (cn); --compat keeps them\n"
+            "      --punct           in Chinese text, 。。。 and ... become ……, and\n"
+            "                        , ! ? : ; between Han characters become full-width\n"
             "      --dict IMAGE      dictionary image (default: $FANJIAN_DICT, then the\n"
             "                        image next to this program, then %s)\n"
             "      --list            list the profiles\n"
@@ -283,6 +289,7 @@ static int detect_main(int argc, char **argv)
 typedef struct chain {
     fj_clean_stream *clean;
     fj_stream *conv;
+    fj_punct *punct; /* after conversion, or NULL */
     sink *out;
     fj_status conv_status; /* the conversion stream's failure, seen by the clean-up stream */
     const char *name;      /* the current input, for --report */
@@ -297,6 +304,11 @@ static int feed_conv(void *ctx, const char *data, size_t len)
         return -1;
     }
     return 0;
+}
+
+static int feed_punct(void *ctx, const char *data, size_t len)
+{
+    return fj_punct_feed(ctx, data, len) == FJ_OK ? 0 : -1;
 }
 
 static int report_line(void *ctx, unsigned long long line_no, const char *line, size_t len)
@@ -377,7 +389,8 @@ int main(int argc, char **argv)
     const char **rules = calloc((size_t)argc + 1, sizeof(char *));
     size_t ninputs = 0, nrules = 0;
     int list = 0, sync_output = 0, clean = clean_cmd, report = 0;
-    unsigned conv_flags = FJ_DEFAULT;
+    unsigned conv_flags = FJ_DEFAULT, punct_flags = 0;
+    int quotes = -1; /* not given */
     if (!inputs || !rules)
         return 1;
     for (int i = clean_cmd ? 2 : 1; i < argc; i++) {
@@ -407,6 +420,21 @@ int main(int argc, char **argv)
             sync_output = 1;
         else if (strcmp(a, "--compat") == 0)
             conv_flags = FJ_COMPAT;
+        else if (TAKES("--quotes", "--quotes")) {
+            if (strcmp(val, "tw") == 0 || strcmp(val, "hk") == 0)
+                quotes = FJ_QUOTES_CORNER;
+            else if (strcmp(val, "cn") == 0)
+                quotes = FJ_QUOTES_CURLY;
+            else if (strcmp(val, "keep") == 0)
+                quotes = FJ_QUOTES_KEEP;
+            else {
+                fprintf(stderr, "%s: --quotes takes tw, cn or keep, not %s\n", prog, val);
+                free(inputs);
+                free(rules);
+                return 2;
+            }
+        } else if (strcmp(a, "--punct") == 0)
+            punct_flags = FJ_PUNCT_ELLIPSIS | FJ_PUNCT_FULLWIDTH;
         else if (strcmp(a, "--list") == 0)
             list = 1;
         else if (strcmp(a, "--version") == 0) {
@@ -498,8 +526,17 @@ int main(int argc, char **argv)
         }
     }
     char *buf = rc == 0 ? malloc(READ_CHUNK) : NULL;
-    chain ch = {NULL, NULL, &out, FJ_OK, NULL};
-    if (rc == 0 && (!buf || (conv && fj_stream_new(conv, write_all, &out, &ch.conv) != FJ_OK))) {
+    chain ch = {NULL, NULL, NULL, &out, FJ_OK, NULL};
+    /* Typography after conversion: asked for, or the localising profiles'
+     * own style (never in --compat unless asked). */
+    if (quotes < 0)
+        quotes = (conv_flags & FJ_COMPAT) ? FJ_QUOTES_KEEP : (int)fj_profile_quotes(profile);
+    if (rc == 0 && conv && (quotes != FJ_QUOTES_KEEP || punct_flags) &&
+        fj_punct_new((fj_quotes)quotes, punct_flags, NULL, write_all, &out, &ch.punct) != FJ_OK)
+        rc = 1;
+    if (rc == 0 && (!buf || (conv && fj_stream_new(conv, ch.punct ? feed_punct : write_all,
+                                                   ch.punct ? (void *)ch.punct : (void *)&out,
+                                                   &ch.conv) != FJ_OK))) {
         fprintf(stderr, "%s: out of memory\n", prog);
         rc = 1;
     }
@@ -529,6 +566,8 @@ int main(int argc, char **argv)
     }
     if (rc == 0 && ch.conv) {
         fj_status st = fj_stream_finish(ch.conv);
+        if (st == FJ_OK && ch.punct)
+            st = fj_punct_finish(ch.punct);
         if (st != FJ_OK)
             rc = 1;
     }
@@ -561,6 +600,7 @@ int main(int argc, char **argv)
             unlink(tmp);
     }
     fj_stream_free(ch.conv);
+    fj_punct_free(ch.punct);
     fj_clean_close(cleaner);
     free(buf);
     free(fds);

@@ -315,6 +315,35 @@ fj_status fj_clean_stream_feed(fj_clean_stream *stream, const char *data, size_t
 fj_status fj_clean_stream_finish(fj_clean_stream *stream);
 void fj_clean_stream_free(fj_clean_stream *stream);
 
+/* ---- 9. Typography ------------------------------------------------------ */
+
+/* Quotation marks after conversion. FJ_QUOTES_CORNER writes Taiwan and Hong
+ * Kong's 「」 and 『』 for “” and ‘’, FJ_QUOTES_CURLY the mainland's “” and ‘’
+ * for 「」 and 『』; nesting is kept, since each mark maps to one mark. A
+ * straight " in Chinese text becomes an opening or closing mark in turn
+ * (reset at each line). Curly marks change only next to CJK characters, so
+ * an apostrophe in English (don’t) stays. */
+typedef enum { FJ_QUOTES_KEEP = 0, FJ_QUOTES_CORNER, FJ_QUOTES_CURLY } fj_quotes;
+
+enum {
+    FJ_PUNCT_ELLIPSIS = 1u << 0,  /* 。。。 or ... (three or more) in Chinese text -> …… */
+    FJ_PUNCT_FULLWIDTH = 1u << 1  /* , ! ? : ; between Han characters -> ，！？：； */
+};
+
+/* The quotation style a profile uses unless told otherwise: the localising
+ * profiles s2twp and s2hkp write 「」, tw2sp and hk2sp “”; every other
+ * profile keeps quotation marks as they are. */
+fj_quotes fj_profile_quotes(const char *profile);
+
+/* A filter over UTF-8 text, streamed like fj_stream: output goes to `write`.
+ * Bytes it does not change pass through unchanged. `allocator` may be NULL. */
+typedef struct fj_punct fj_punct;
+fj_status fj_punct_new(fj_quotes quotes, unsigned flags, const fj_allocator *allocator,
+                       fj_write_fn write, void *write_ctx, fj_punct **out);
+fj_status fj_punct_feed(fj_punct *p, const char *data, size_t len);
+fj_status fj_punct_finish(fj_punct *p);
+void fj_punct_free(fj_punct *p);
+
 #ifdef __cplusplus
 }
 #endif

@@ -449,6 +449,25 @@ else
         done
     fi
 
+    # -- typography: --quotes and --punct ------------------------------------------------
+    printf '%s\n' '他说：“你好，‘朋友’。”等等。。。' >"$TMP/quotes.txt"
+    run "$FJ" -c s2twp "$TMP/quotes.txt"
+    check "CLI s2twp writes Taiwan quotation marks by default" \
+        test "$(cat "$TMP/out")" = '他說：「你好，『朋友』。」等等。。。'
+    run "$FJ" -c s2tw "$TMP/quotes.txt"
+    check "CLI s2tw keeps quotation marks" test "$(cat "$TMP/out")" = '他說：“你好，‘朋友’。”等等。。。'
+    run "$FJ" -c s2tw --quotes=tw --punct "$TMP/quotes.txt"
+    check "CLI --quotes=tw --punct" test "$(cat "$TMP/out")" = '他說：「你好，『朋友』。」等等……'
+    run "$FJ" -c s2twp --quotes=keep "$TMP/quotes.txt"
+    check "CLI --quotes=keep overrides s2twp" test "$(cat "$TMP/out")" = '他說：“你好，‘朋友’。”等等。。。'
+    run "$FJ" --compat -c s2twp "$TMP/quotes.txt"
+    check "CLI --compat keeps quotation marks" test "$(cat "$TMP/out")" = '他說：“你好，‘朋友’。”等等。。。'
+    printf '%s\n' '他說：「你好」' >"$TMP/quotes-tw.txt"
+    run "$FJ" -c tw2sp "$TMP/quotes-tw.txt"
+    check "CLI tw2sp writes mainland quotation marks" test "$(cat "$TMP/out")" = '他说：“你好”'
+    run "$FJ" -c s2tw --quotes=fancy "$TMP/quotes.txt"
+    check "CLI --quotes with a bad style" test "$rc" -ne 0 -a -s "$TMP/err"
+
     # -- fanjian detect ---------------------------------------------------------------
     printf '%s\n' '这是简体中文。' >"$TMP/simp.txt"
     printf '%s\n' '這是繁體中文。' >"$TMP/trad.txt"

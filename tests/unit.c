@@ -2610,6 +2610,82 @@ static void test_default_folded_steps(void **state)
     free(text);
 }
 
+/* ---- typography ---------------------------------------------------------- */
+
+/* Runs the filter over `in`, fed in pieces of `step` bytes (0: whole). */
+static char *punct_run(fj_quotes q, unsigned flags, const char *in, size_t len, size_t step,
+                       size_t *out_len)
+{
+    tbuf out = {0};
+    fj_punct *p;
+    assert_int_equal(fj_punct_new(q, flags, NULL, tb_write, &out, &p), FJ_OK);
+    for (size_t i = 0; i < len;) {
+        size_t n = step && step < len - i ? step : len - i;
+        assert_int_equal(fj_punct_feed(p, in + i, n), FJ_OK);
+        i += n;
+    }
+    assert_int_equal(fj_punct_finish(p), FJ_OK);
+    assert_int_equal(fj_punct_feed(p, "x", 1), FJ_ERR_STREAM_STATE);
+    fj_punct_free(p);
+    tb_add(&out, "", 1);
+    *out_len = out.len - 1;
+    return out.p;
+}
+
+static void test_punct(void **state)
+{
+    (void)state;
+    static const struct {
+        fj_quotes q;
+        unsigned flags;
+        const char *in, *out;
+    } cases[] = {
+        {FJ_QUOTES_CORNER, 0, "他说：“你好，‘朋友’。”", "他说：「你好，『朋友』。」"},
+        {FJ_QUOTES_CURLY, 0, "他說：「你好，『朋友』。」", "他說：“你好，‘朋友’。”"},
+        {FJ_QUOTES_CORNER, 0, "她说\"走吧\"，又说\"好\"。\n\"新\"", "她说「走吧」，又说「好」。\n「新」"},
+        {FJ_QUOTES_CURLY, 0, "他說\"走\"。", "他說“走”。"},
+        /* English stays English: apostrophes and quotes away from CJK. */
+        {FJ_QUOTES_CORNER, 0, "don’t say “hi” \"x\"", "don’t say “hi” \"x\""},
+        {FJ_QUOTES_KEEP, 0, "“你好”「你好」", "“你好”「你好」"},
+        {FJ_QUOTES_KEEP, FJ_PUNCT_ELLIPSIS, "等等。。。然后...好。。end...", "等等……然后……好。。end..."},
+        {FJ_QUOTES_KEEP, FJ_PUNCT_ELLIPSIS, "v1.2...3 a...b", "v1.2...3 a...b"},
+        {FJ_QUOTES_KEEP, FJ_PUNCT_FULLWIDTH, "好,走!对?是:的;好 a,b 你,", "好，走！对？是：的；好 a,b 你,"},
+        /* Bytes that are not UTF-8 pass through, in place. */
+        {FJ_QUOTES_CORNER, FJ_PUNCT_ELLIPSIS | FJ_PUNCT_FULLWIDTH, "\xff“你”\xe4\xbd\x0a...\xc0",
+         "\xff「你」\xe4\xbd\x0a...\xc0"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t len = strlen(cases[i].in);
+        for (size_t step = 0; step <= 3; step++) {
+            size_t n;
+            char *got = punct_run(cases[i].q, cases[i].flags, cases[i].in, len, step, &n);
+            char what[64];
+            snprintf(what, sizeof what, "punct case %zu (pieces of %zu)", i, step);
+            if (!t_same(what, cases[i].out, strlen(cases[i].out), got, n))
+                fail_msg("%s", what);
+            free(got);
+        }
+    }
+    assert_int_equal(fj_profile_quotes("s2twp"), FJ_QUOTES_CORNER);
+    assert_int_equal(fj_profile_quotes("hk2sp.json"), FJ_QUOTES_CURLY);
+    assert_int_equal(fj_profile_quotes("s2tw"), FJ_QUOTES_KEEP);
+    assert_int_equal(fj_punct_new(FJ_QUOTES_KEEP, 1u << 7, NULL, tb_write, NULL, &(fj_punct *){0}),
+                     FJ_ERR_INVALID_ARGUMENT);
+    /* Any text, any split: the same output, and every byte the filter does
+     * not change is where it was (keep + no flags: identity). */
+    if (g_compat) {
+        size_t a_n, b_n;
+        char *a = punct_run(FJ_QUOTES_CORNER, FJ_PUNCT_ELLIPSIS, g_compat, g_compat_len, 0, &a_n);
+        char *b = punct_run(FJ_QUOTES_CORNER, FJ_PUNCT_ELLIPSIS, g_compat, g_compat_len, 7, &b_n);
+        assert_true(a_n == b_n && memcmp(a, b, a_n) == 0);
+        free(a);
+        free(b);
+        a = punct_run(FJ_QUOTES_KEEP, 0, g_compat, g_compat_len, 5, &a_n);
+        assert_true(a_n == g_compat_len && memcmp(a, g_compat, a_n) == 0);
+        free(a);
+    }
+}
+
 /* Streaming gives fj_convert's output however the input is split. */
 static void test_default_stream_equals_oneshot(void **state)
 {
@@ -2916,6 +2992,7 @@ int main(void)
         cmocka_unit_test(test_default_idempotent),
         cmocka_unit_test(test_default_stream_equals_oneshot),
         cmocka_unit_test(test_default_folded_steps),
+        cmocka_unit_test(test_punct),
         cmocka_unit_test(test_default_invalid_bytes_in_place),
         cmocka_unit_test(test_default_nul_bom_crlf_astral),
         cmocka_unit_test(test_default_non_han_unchanged),
