@@ -324,6 +324,22 @@ write_run(const fj_converter *c, const unsigned char *text, ctx_char *run, const
           const unsigned char *need, uint32_t n, uint32_t suspects, ctx_emit *em, int fuse)
 {
     uint32_t i = 0;
+    fj_out *o = em->o;
+    if (fuse && !suspects && o->len + 3 * (size_t)n <= o->cap) {
+        /* No lattice here: each character's answer, straight into the buffer. */
+        unsigned char *dst = (unsigned char *)o->buf + o->len;
+        uint32_t unsafe = 0;
+        for (; i < n; i++) {
+            uint32_t a = answer[i];
+            unsafe |= a;
+            dst[3 * (size_t)i] = (unsigned char)a;
+            dst[3 * (size_t)i + 1] = (unsigned char)(a >> 8);
+            dst[3 * (size_t)i + 2] = (unsigned char)(a >> 16);
+        }
+        o->len += 3 * (size_t)n;
+        em->unsafe |= (int)(unsafe >> FJ_CTX_UNSAFE_BIT & 1);
+        return;
+    }
     while (i < n) {
         if (!suspects || need[i] != 3) {
             uint32_t a = answer[i];
