@@ -284,7 +284,7 @@ static fj_status build_context_tables(fj_converter *c, const fj_image *img,
 }
 
 /* "s2twp", "s2twp.json" and "/usr/share/opencc/s2twp.json" all name s2twp. */
-static void profile_key(const char *name, char *key, size_t size)
+void fj__profile_key(const char *name, char *key, size_t size)
 {
     const char *slash = strrchr(name, '/');
     if (slash)
@@ -308,7 +308,7 @@ fj_status fj_converter_open(const fj_dict *dict, const char *profile, unsigned f
     *out = NULL;
     const fj_image *img = &dict->image;
     char key[64];
-    profile_key(profile, key, sizeof key);
+    fj__profile_key(profile, key, sizeof key);
     const fj_profile_rec *rec = NULL;
     for (uint32_t i = 0; i < img->profile_count; i++)
         if (strcmp(img->profiles[i].name, key) == 0)

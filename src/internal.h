@@ -43,6 +43,10 @@ typedef struct fj_image {
 /* Parses and validates an image in memory. */
 fj_status fj__image_load(fj_image *img, const unsigned char *data, size_t size, fj_error *error);
 
+/* The profile a name means: "s2twp", "s2twp.json" and ".../s2twp.json" all
+ * give "s2twp" (truncated to size - 1 bytes). */
+void fj__profile_key(const char *name, char *key, size_t size);
+
 /* For the dictionary tool: the image behind an opened dictionary. */
 const fj_image *fj__dict_image(const fj_dict *dict);
 

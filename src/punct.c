@@ -241,20 +241,13 @@ void fj_punct_free(fj_punct *p)
 
 fj_quotes fj_profile_quotes(const char *profile)
 {
-    static const char *const corner[] = {"s2twp", "s2hkp"}, *const curly[] = {"tw2sp", "hk2sp"};
     if (!profile)
         return FJ_QUOTES_KEEP;
-    const char *slash = strrchr(profile, '/');
-    if (slash)
-        profile = slash + 1;
-    size_t n = strlen(profile);
-    if (n > 5 && strcmp(profile + n - 5, ".json") == 0)
-        n -= 5;
-    for (int i = 0; i < 2; i++) {
-        if (strlen(corner[i]) == n && strncmp(profile, corner[i], n) == 0)
-            return FJ_QUOTES_CORNER;
-        if (strlen(curly[i]) == n && strncmp(profile, curly[i], n) == 0)
-            return FJ_QUOTES_CURLY;
-    }
+    char key[64];
+    fj__profile_key(profile, key, sizeof key);
+    if (strcmp(key, "s2twp") == 0 || strcmp(key, "s2hkp") == 0)
+        return FJ_QUOTES_CORNER;
+    if (strcmp(key, "tw2sp") == 0 || strcmp(key, "hk2sp") == 0)
+        return FJ_QUOTES_CURLY;
     return FJ_QUOTES_KEEP;
 }

@@ -742,16 +742,19 @@ static void add_output_keys(cands *cs, const oc_dict *tsc)
     free(amb);
 }
 
-/* Repair for t2s: a character that damaged Traditional text puts in place of
- * another (data/context/repair.tsv) becomes its reading, the Simplified
- * character it stands for (衹 -> 只, 甯 -> 宁). Most of them t2s would leave
- * as they are. */
-static int add_repair_readings(cands *cs, const char *path, char *err, size_t errlen)
+/* Reads data/context/repair.tsv: CHAR<TAB>READING<TAB>always|words. Fills
+ * reading[ch] (0x10000 entries, zeroed here) and sets ch in `always` or
+ * `in_words` (0x10000 / 8 bytes each, zeroed here). */
+static int read_repair_list(const char *path, uint32_t *reading, unsigned char *always,
+                            unsigned char *in_words, char *err, size_t errlen)
 {
     size_t len, lineno = 0;
     char *buf = slurp(path, &len, err, errlen);
     if (!buf)
         return -1;
+    memset(reading, 0, 0x10000 * sizeof(uint32_t));
+    memset(always, 0, 0x10000 / 8);
+    memset(in_words, 0, 0x10000 / 8);
     for (char *line = buf, *end = buf + len; line < end;) {
         char *nl = memchr(line, '\n', (size_t)(end - line));
         char *e = nl ? nl : end;
@@ -759,20 +762,50 @@ static int add_repair_readings(cands *cs, const char *path, char *err, size_t er
         lineno++;
         if (line[0] != '#' && e > line) {
             char *t1 = strchr(line, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
-            if (!t1 || !t2) {
+            if (t1)
+                *t1 = 0;
+            if (t2)
+                *t2 = 0;
+            uint32_t ch = first_cp(line), r = t1 ? first_cp(t1 + 1) : 0;
+            int kind = !t2 ? -1 : strcmp(t2 + 1, "always") == 0 ? 0 : strcmp(t2 + 1, "words") == 0 ? 1 : -1;
+            if (kind < 0 || chars_in(line) != 1 || chars_in(t1 + 1) != 1 || ch >= 0x10000 ||
+                r >= 0x10000 || !ch || !r) {
                 seterr(err, errlen, "%s:%zu: expected CHAR<TAB>READING<TAB>always|words", path,
                        lineno);
                 free(buf);
                 return -1;
             }
-            *t1 = *t2 = 0;
-            cand_add(cs, line, t1 + 1, CURATED_COUNT);
-            cs->c[cs->n - 1].curated = 1;
+            reading[ch] = r;
+            unsigned char *set = kind ? in_words : always;
+            set[ch >> 3] |= (unsigned char)(1u << (ch & 7));
         }
         line = e + 1;
     }
     free(buf);
     return 0;
+}
+
+/* Repair for t2s: a character that damaged Traditional text puts in place of
+ * another (data/context/repair.tsv) becomes its reading, the Simplified
+ * character it stands for (衹 -> 只, 甯 -> 宁). Most of them t2s would leave
+ * as they are. */
+static int add_repair_readings(cands *cs, const char *path, char *err, size_t errlen)
+{
+    uint32_t *reading = xrealloc_(NULL, 0x10000 * sizeof(uint32_t));
+    unsigned char *sets = xrealloc_(NULL, 2 * 0x10000 / 8);
+    int rc = read_repair_list(path, reading, sets, sets + 0x10000 / 8, err, errlen);
+    for (uint32_t ch = 0; rc == 0 && ch < 0x10000; ch++) {
+        if (!reading[ch])
+            continue;
+        char k[8], v[8];
+        encode_all(&ch, 1, k);
+        encode_all(&reading[ch], 1, v);
+        cand_add(cs, k, v, CURATED_COUNT);
+        cs->c[cs->n - 1].curated = 1;
+    }
+    free(reading);
+    free(sets);
+    return rc;
 }
 
 int model_build_t2s(const oc_data *data, const model_words *essay, const char *curated_path,
@@ -893,45 +926,13 @@ int model_build_repair(const oc_data *data, const char *repair_path, repair_tabl
     if (!tsc)
         return -1;
     size_t len;
-    char *buf = slurp(repair_path, &len, err, errlen);
-    if (!buf)
-        return -1;
     out->always = xrealloc_(NULL, 0x10000 / 8);
     out->in_words = xrealloc_(NULL, 0x10000 / 8);
-    memset(out->always, 0, 0x10000 / 8);
-    memset(out->in_words, 0, 0x10000 / 8);
-    /* CHAR<TAB>READING<TAB>always|words */
     uint32_t *listed = xrealloc_(NULL, 0x10000 * sizeof(uint32_t));
-    memset(listed, 0, 0x10000 * sizeof(uint32_t));
-    size_t lineno = 0;
-    for (char *line = buf, *end = buf + len; line < end;) {
-        char *nl = memchr(line, '\n', (size_t)(end - line));
-        char *e = nl ? nl : end;
-        *e = 0;
-        lineno++;
-        if (line[0] != '#' && e > line) {
-            char *t1 = strchr(line, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
-            if (t1)
-                *t1 = 0;
-            if (t2)
-                *t2 = 0;
-            uint32_t ch = first_cp(line), r = t1 ? first_cp(t1 + 1) : 0;
-            int kind = !t2 ? -1 : strcmp(t2 + 1, "always") == 0 ? 0 : strcmp(t2 + 1, "words") == 0 ? 1 : -1;
-            if (kind < 0 || chars_in(line) != 1 || chars_in(t1 + 1) != 1 || ch >= 0x10000 ||
-                r >= 0x10000 || !ch || !r) {
-                seterr(err, errlen, "%s:%zu: expected CHAR<TAB>READING<TAB>always|words",
-                       repair_path, lineno);
-                free(buf);
-                free(listed);
-                return -1;
-            }
-            listed[ch] = r;
-            unsigned char *set = kind ? out->in_words : out->always;
-            set[ch >> 3] |= (unsigned char)(1u << (ch & 7));
-        }
-        line = e + 1;
+    if (read_repair_list(repair_path, listed, out->always, out->in_words, err, errlen) != 0) {
+        free(listed);
+        return -1;
     }
-    free(buf);
     /* The fold table: as model_build_s2t's, with the listed readings. */
     size_t cap = 1 << 16;
     len = 0;
