@@ -200,7 +200,21 @@ static void lattice(const fj_converter *c, const unsigned char *text, const ctx_
         uint32_t tl;
         int single = 0;
         uint32_t e = fj__lookup(m, run[i].reading);
-        if (e != 0 && e != FJ_ENTRY_IDS && !(e & FJ_ENTRY_DIRECT)) {
+        if (e != FJ_ENTRY_IDS && (e & FJ_ENTRY_DIRECT)) {
+            /* A one-character word with no longer ones after it and only a
+             * cost (its own answer): the table holds the cost character. */
+            uint32_t b0 = e & 0xFF, b1 = e >> 8 & 0xFF, b2 = e >> 16 & 0xFF;
+            if (b0 == 0xEE && (b1 & 0xC0) == 0x80 && (b2 & 0xC0) == 0x80) {
+                cost = (int32_t)((b1 & 0x3Fu) << 6 | (b2 & 0x3Fu));
+                single = 1;
+                if (base + cost < best[i + 1]) {
+                    best[i + 1] = base + cost;
+                    from[i + 1] = (uint16_t)i;
+                    target[i + 1] = (const unsigned char *)"";
+                    target_len[i + 1] = 0;
+                }
+            }
+        } else if (e != 0 && e != FJ_ENTRY_IDS) {
             const fj_node_rec *node = &m->nodes[e & FJ_ENTRY_NODE_MASK];
             uint32_t j = i + 1;
             for (;;) {
