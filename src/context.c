@@ -3,7 +3,9 @@
  * dictionary word that matches (in readings) is a candidate with a unigram
  * cost; the cheapest segmentation wins (Viterbi) and each chosen word gives
  * its characters' forms. The steps before and after it (variant tables,
- * regional phrases) run as in the compatible mode. */
+ * regional phrases) run as in the compatible mode. For repair (profiles
+ * with Traditional input and no script step) the lattice runs before the
+ * profile's steps, and only the characters listed as suspects may change. */
 #include <string.h>
 
 #include "internal.h"
