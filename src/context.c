@@ -231,18 +231,9 @@ static void lattice(const fj_converter *c, const unsigned char *text, const ctx_
                 }
                 if (j >= n || node->child_count == 0)
                     break;
-                uint32_t want = run[j].reading;
-                uint32_t lo = node->first_child, hi = lo + node->child_count, top = hi;
-                while (lo < hi) {
-                    uint32_t mid = (lo + hi) >> 1;
-                    if (m->edges[mid] < want)
-                        lo = mid + 1;
-                    else
-                        hi = mid;
-                }
-                if (lo == top || m->edges[lo] != want)
+                node = fj__child(m, node, run[j].reading);
+                if (!node)
                     break;
-                node = &m->nodes[lo];
                 j++;
             }
         }

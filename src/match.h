@@ -14,6 +14,21 @@ static inline uint32_t fj__lookup(const fj_matcher *m, uint32_t cp)
     return m->blocks[(size_t)m->level1[cp >> 8] * FJ_BLOCK_SIZE + (cp & 0xFFu)];
 }
 
+/* The child of node n along the edge cp, or NULL. Children are sorted by
+ * code point; deeper nodes have few, so bisection is enough. */
+static inline const fj_node_rec *fj__child(const fj_matcher *m, const fj_node_rec *n, uint32_t cp)
+{
+    uint32_t lo = n->first_child, hi = lo + n->child_count, top = hi;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) >> 1;
+        if (m->edges[mid] < cp)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo == top || m->edges[lo] != cp ? NULL : &m->nodes[lo];
+}
+
 typedef struct fj_match {
     size_t len;        /* bytes of input the key covers */
     const char *value; /* replacement bytes */
@@ -31,8 +46,7 @@ static inline void fj__take_value(const fj_matcher *m, const fj_node_rec *n, siz
 
 /* Continues a walk at node n, reached by the text [p, q): the longest key
  * ending at n or below it. FJ_MATCH_NONE when none does; without `final`,
- * FJ_MATCH_UNDECIDED when the text ran out while a longer key was possible.
- * Deeper nodes have few children, searched by bisection. */
+ * FJ_MATCH_UNDECIDED when the text ran out while a longer key was possible. */
 static inline __attribute__((always_inline)) int fj__walk(const fj_matcher *m,
                                                           const fj_node_rec *n,
                                                           const unsigned char *p,
@@ -58,17 +72,9 @@ static inline __attribute__((always_inline)) int fj__walk(const fj_matcher *m,
                 return FJ_MATCH_UNDECIDED;
             break;
         }
-        uint32_t lo = n->first_child, hi = lo + n->child_count, top = hi;
-        while (lo < hi) {
-            uint32_t mid = (lo + hi) >> 1;
-            if (m->edges[mid] < cp)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        if (lo == top || m->edges[lo] != cp)
+        n = fj__child(m, n, cp);
+        if (!n)
             break;
-        n = &m->nodes[lo];
         q += k;
         if (n->value_len != FJ_NO_VALUE) {
             fj__take_value(m, n, (size_t)(q - p), out);
