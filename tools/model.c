@@ -429,6 +429,43 @@ static int load_curated(const char *path, cands *cs, void (*add)(cands *, const 
 static void mark_ambiguous(model_tables *t, const oc_dict *chars, const uint32_t *single);
 static size_t chars_in(const char *s);
 
+/* A fold table: each character of TSCharacters (and each listed one) whose
+ * reading differs from itself, to that reading; `listed` (0x10000 entries,
+ * or NULL) overrides fold_cp for BMP characters. */
+static oc_dict *build_fold(const oc_dict *stc, const oc_dict *tsc, const uint32_t *listed,
+                           const char *name, char *err, size_t errlen)
+{
+    size_t cap = 1 << 16, len = 0;
+    char *text = xrealloc_(NULL, cap);
+    for (size_t i = 0; i < tsc->count + (listed ? 0x10000 : 0); i++) {
+        uint32_t cp, r = 0;
+        if (i < tsc->count) {
+            cp = first_cp(tsc->entries[i].key);
+            if (chars_in(tsc->entries[i].key) != 1 || (listed && cp >= 0x10000))
+                continue; /* repair reads the BMP only */
+        } else {
+            cp = (uint32_t)(i - tsc->count); /* listed characters t2s does not know */
+            if (!listed[cp] || char_entry(tsc, cp))
+                continue;
+        }
+        if (listed && cp < 0x10000)
+            r = listed[cp];
+        if (!r)
+            r = fold_cp(stc, tsc, cp);
+        if (r == cp)
+            continue;
+        if (len + 16 >= cap)
+            text = xrealloc_(text, cap *= 2);
+        char a[8], b[8];
+        encode_all(&cp, 1, a);
+        encode_all(&r, 1, b);
+        len += (size_t)sprintf(text + len, "%s\t%s\n", a, b);
+    }
+    oc_dict *d = oc_dict_parse_buffer(name, text, len, err, errlen);
+    free(text);
+    return d;
+}
+
 /* Does some character of u (by its reading) have several Traditional forms? */
 static int has_choice(const oc_dict *stc, const oc_dict *tsc, const u32s *u)
 {
@@ -558,24 +595,7 @@ int model_build_s2t(const oc_data *data, const model_words *essay, const char *c
         return -1;
 
     /* The fold table: every character whose reading differs from itself. */
-    size_t cap = 1 << 16, len = 0;
-    char *text = xrealloc_(NULL, cap);
-    for (size_t i = 0; i < tsc->count; i++) {
-        uint32_t cp = first_cp(tsc->entries[i].key);
-        if (strlen(tsc->entries[i].key) != (size_t)fj_utf8_encode(cp, (unsigned char[5]){0}))
-            continue;
-        uint32_t r = fold_cp(stc, tsc, cp);
-        if (r == cp)
-            continue;
-        if (len + 16 >= cap)
-            text = xrealloc_(text, cap *= 2);
-        char a[8], b[8];
-        encode_all(&cp, 1, a);
-        encode_all(&r, 1, b);
-        len += (size_t)sprintf(text + len, "%s\t%s\n", a, b);
-    }
-    out->fold = oc_dict_parse_buffer("context-s2t-fold", text, len, err, errlen);
-    free(text);
+    out->fold = build_fold(stc, tsc, NULL, "context-s2t-fold", err, errlen);
     if (!out->fold)
         return -1;
     mark_ambiguous(out, stc, single_forms);
@@ -925,7 +945,6 @@ int model_build_repair(const oc_data *data, const char *repair_path, repair_tabl
     const oc_dict *tsc = stc ? need_dict(data, "TSCharacters", err, errlen) : NULL;
     if (!tsc)
         return -1;
-    size_t len;
     out->always = xrealloc_(NULL, 0x10000 / 8);
     out->in_words = xrealloc_(NULL, 0x10000 / 8);
     uint32_t *listed = xrealloc_(NULL, 0x10000 * sizeof(uint32_t));
@@ -934,30 +953,8 @@ int model_build_repair(const oc_data *data, const char *repair_path, repair_tabl
         return -1;
     }
     /* The fold table: as model_build_s2t's, with the listed readings. */
-    size_t cap = 1 << 16;
-    len = 0;
-    char *text = xrealloc_(NULL, cap);
-    for (uint32_t cp = 0x80; cp < 0x10000; cp++) {
-        if (cp >= 0xD800 && cp <= 0xDFFF)
-            continue;
-        uint32_t r = listed[cp];
-        if (!r) {
-            if (!char_entry(tsc, cp))
-                continue;
-            r = fold_cp(stc, tsc, cp);
-        }
-        if (r == cp)
-            continue;
-        if (len + 16 >= cap)
-            text = xrealloc_(text, cap *= 2);
-        char a[8], b[8];
-        encode_all(&cp, 1, a);
-        encode_all(&r, 1, b);
-        len += (size_t)sprintf(text + len, "%s\t%s\n", a, b);
-    }
+    out->fold = build_fold(stc, tsc, listed, "context-repair-fold", err, errlen);
     free(listed);
-    out->fold = oc_dict_parse_buffer("context-repair-fold", text, len, err, errlen);
-    free(text);
     return out->fold ? 0 : -1;
 }
 
