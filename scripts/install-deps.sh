@@ -2,7 +2,8 @@
 # Installs what building and testing fanjian needs on Debian 12.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
-pkgs=(build-essential pkg-config libjansson-dev libcmocka-dev ca-certificates)
+pkgs=(build-essential pkg-config libjansson-dev libcmocka-dev ca-certificates
+      libuchardet-dev libzip-dev libexpat1-dev zip unzip)
 command -v npm >/dev/null || pkgs+=(npm)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -111,6 +111,9 @@ T0=$(now)
 run_cmocka "$B/tests/unit"
 run_cmocka "$B/tests/cases"
 run_cmocka "$B/tests/text"
+run_cmocka "$B/tests/encoding"
+run_cmocka "$B/tests/markup"
+run_cmocka "$B/tests/epub"
 
 # ---- command-line tool ------------------------------------------------------------
 
@@ -123,13 +126,17 @@ else
     # -- the case files, through the CLI ------------------------------------------
     # Fields use the escapes \t \n \r \\ \xHH, which printf %b understands.
     # A file whose first line is "# mode: default" holds default-mode cases;
-    # the others hold OpenCC-compatible ones. The pseudo-profiles "detect"
+    # the others hold OpenCC-compatible ones; "# cli: OPTIONS" adds CLI
+    # options. The pseudo-profiles "detect"
     # (expected: the label `fanjian detect` prints) and "clean" (expected:
     # drop or keep, by `fanjian clean`) test those commands instead.
     # cli_cases FILE LABEL
     cli_cases() {
         local f=$1 label=$2 mode=--compat lineno=0 line tabs prof rest input expected name
         if [ "$(head -n 1 "$f")" = "# mode: default" ]; then mode=; fi
+        # "# cli: OPTIONS" in a file: the CLI runs its cases with OPTIONS too.
+        local cli_opts
+        cli_opts=$(sed -n 's/^# cli: //p' "$f" | head -n 1)
         while IFS= read -r line || [ -n "$line" ]; do
             lineno=$((lineno + 1))
             case $line in '' | '#'*) continue ;; esac
@@ -161,7 +168,7 @@ else
                 run "$FJ" clean "$TMP/case.in" </dev/null ;;
             *)
                 printf '%b' "$expected" >"$TMP/case.exp"
-                run "$FJ" $mode -c "$prof" "$TMP/case.in" </dev/null ;;
+                run "$FJ" $mode $cli_opts -c "$prof" "$TMP/case.in" </dev/null ;;
             esac
             if [ "$rc" -ne 0 ]; then
                 bad "$name" "exit status $rc: $(err1)"
@@ -551,6 +558,10 @@ else
         rc=$?
         check "CLI clean: write error on /dev/full" test "$rc" -ne 0 -a -s "$TMP/err"
     fi
+
+    # -- encodings, document formats, trees (tests/cli-files.sh) ---------------------------
+    # shellcheck source=tests/cli-files.sh
+    . "$ROOT/tests/cli-files.sh"
 
     echo "== command-line tool: done in $(elapsed "$CLI_START") s"
 fi

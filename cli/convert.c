@@ -1,0 +1,702 @@
+/* fanjian CLI: one input, whatever its encoding and format, through the
+ * conversion to an output.
+ *
+ * Text is streamed: read -> decode (when not UTF-8) -> clean-up ->
+ * conversion -> typography -> encode (when not writing UTF-8) -> sink.
+ * Markup and EPUB are read whole: a document's structure decides what is
+ * text, and its text spans are converted one at a time. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "convert.h"
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+#define READ_CHUNK (1u << 20)
+/* Detection wants a fair sample, even from a pipe that trickles. */
+#define DETECT_SAMPLE (64u << 10)
+/* Markup is held whole in memory; past this it is surely not a document. */
+#define DOCUMENT_LIMIT (1ull << 30)
+
+const char *fjx_profile_lang(const char *profile)
+{
+    static const struct {
+        const char *profile, *lang;
+    } langs[] = {
+        {"s2t", "zh-Hant"},   {"tw2t", "zh-Hant"}, {"hk2t", "zh-Hant"}, {"jp2t", "zh-Hant"},
+        {"s2tw", "zh-TW"},    {"s2twp", "zh-TW"},  {"t2tw", "zh-TW"},   {"s2hk", "zh-HK"},
+        {"s2hkp", "zh-HK"},   {"t2hk", "zh-HK"},   {"t2s", "zh-CN"},    {"tw2s", "zh-CN"},
+        {"tw2sp", "zh-CN"},   {"hk2s", "zh-CN"},   {"hk2sp", "zh-CN"},
+    };
+    for (size_t i = 0; profile && i < sizeof langs / sizeof langs[0]; i++)
+        if (strcmp(profile, langs[i].profile) == 0)
+            return langs[i].lang;
+    return NULL;
+}
+
+char *fjx_read_all(int fd, size_t *len, unsigned long long limit)
+{
+    struct stat sb;
+    size_t cap = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0
+                     ? (size_t)sb.st_size + 1
+                     : 65536;
+    if (limit && cap > limit + 1)
+        cap = (size_t)limit + 1;
+    char *buf = malloc(cap);
+    size_t n = 0;
+    while (buf) {
+        if (n == cap) {
+            if (limit && n > limit) {
+                free(buf);
+                errno = E2BIG;
+                return NULL;
+            }
+            char *b = realloc(buf, cap * 2);
+            if (!b) {
+                free(buf);
+                errno = ENOMEM;
+                return NULL;
+            }
+            buf = b;
+            cap *= 2;
+        }
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            int e = errno;
+            free(buf);
+            errno = e;
+            return NULL;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    if (buf && limit && n > limit) {
+        free(buf);
+        errno = E2BIG;
+        return NULL;
+    }
+    *len = n;
+    return buf;
+}
+
+static int is_utf8_name(const char *name)
+{
+    return strcmp(name, "UTF-8") == 0;
+}
+
+/* ---- text -------------------------------------------------------------------- */
+
+struct fjx_text {
+    const fjx_settings *s;
+    fjx_sink *out;
+    fjx_recoder *encoder; /* UTF-8 -> s->to_encoding, or NULL */
+    fj_punct *punct;
+    fj_stream *conv;
+    fj_clean_stream *clean; /* per input: its lines are numbered from 1 */
+    fjx_recoder *decoder;   /* per input, when it is not UTF-8 */
+    int check_utf8;         /* UTF-8 input, strict: stop at the first invalid byte */
+    unsigned char carry[4]; /* a UTF-8 sequence cut by the end of a read */
+    size_t carry_len;
+    unsigned long long fed; /* bytes of this input checked so far */
+    const char *name;       /* the current input */
+    fj_status conv_status;
+    int encode_failed;
+    fjx_error encode_error;
+    char *buf;
+};
+
+static int to_encoder(void *ctx, const char *data, size_t len)
+{
+    fjx_text *t = ctx;
+    if (fjx_recoder_feed(t->encoder, data, len, &t->encode_error) != 0) {
+        t->encode_failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
+static fj_write_fn final_write(const fjx_text *t, void **ctx)
+{
+    if (t->encoder) {
+        *ctx = (void *)(uintptr_t)t;
+        return to_encoder;
+    }
+    *ctx = t->out;
+    return fjx_sink_write;
+}
+
+static int to_punct(void *ctx, const char *data, size_t len)
+{
+    return fj_punct_feed(ctx, data, len) == FJ_OK ? 0 : -1;
+}
+
+static int to_conv(void *ctx, const char *data, size_t len)
+{
+    fjx_text *t = ctx;
+    fj_status st = fj_stream_feed(t->conv, data, len);
+    if (st != FJ_OK) {
+        t->conv_status = st;
+        return -1;
+    }
+    return 0;
+}
+
+/* Where decoded UTF-8 goes: the first stage there is. */
+static int to_head(void *ctx, const char *data, size_t len)
+{
+    fjx_text *t = ctx;
+    if (t->clean)
+        return fj_clean_stream_feed(t->clean, data, len) == FJ_OK ? 0 : -1;
+    if (t->conv)
+        return to_conv(t, data, len);
+    void *fctx;
+    fj_write_fn w = final_write(t, &fctx);
+    return w(fctx, data, len);
+}
+
+static int report_line(void *ctx, unsigned long long line_no, const char *line, size_t len)
+{
+    const fjx_text *t = ctx;
+    fprintf(stderr, "%s:%llu: ", t->name, line_no);
+    fwrite(line, 1, len, stderr);
+    putc('\n', stderr);
+    return 0;
+}
+
+/* Says what failed in the chain, once. */
+static void report_chain_failure(const fjx_text *t, fj_status st)
+{
+    if (t->out->failed)
+        fprintf(stderr, "fanjian: cannot write %s: %s\n", t->out->name, strerror(t->out->err));
+    else if (t->encode_failed)
+        fprintf(stderr, "fanjian: %s: cannot write %s: %s\n", t->name, t->s->to_encoding,
+                t->encode_error.message);
+    else if (t->conv_status != FJ_OK)
+        fprintf(stderr, "fanjian: %s: %s\n", t->name, fj_strerror(t->conv_status));
+    else if (st != FJ_OK)
+        fprintf(stderr, "fanjian: %s: %s\n", t->name, fj_strerror(st));
+}
+
+int fjx_text_begin(const fjx_settings *s, fjx_sink *out, fjx_text **out_text)
+{
+    fjx_text *t = calloc(1, sizeof *t);
+    if (!t || !(t->buf = malloc(READ_CHUNK))) {
+        free(t);
+        fprintf(stderr, "fanjian: out of memory\n");
+        return -1;
+    }
+    t->s = s;
+    t->out = out;
+    t->conv_status = FJ_OK;
+    t->name = out->name;
+    fjx_error err;
+    if (s->to_encoding && !is_utf8_name(s->to_encoding) &&
+        fjx_recoder_new("UTF-8", s->to_encoding, s->recode_flags, fjx_sink_write, out,
+                        &t->encoder, &err) != 0) {
+        fprintf(stderr, "fanjian: %s\n", err.message);
+        fjx_text_free(t);
+        return -1;
+    }
+    void *fctx;
+    fj_write_fn fw = final_write(t, &fctx);
+    if (s->conv && (s->quotes != FJ_QUOTES_KEEP || s->punct_flags) &&
+        fj_punct_new((fj_quotes)s->quotes, s->punct_flags, NULL, fw, fctx, &t->punct) != FJ_OK) {
+        fprintf(stderr, "fanjian: out of memory\n");
+        fjx_text_free(t);
+        return -1;
+    }
+    if (s->conv && fj_stream_new(s->conv, t->punct ? to_punct : fw,
+                                 t->punct ? (void *)t->punct : fctx, &t->conv) != FJ_OK) {
+        fprintf(stderr, "fanjian: out of memory\n");
+        fjx_text_free(t);
+        return -1;
+    }
+    *out_text = t;
+    return 0;
+}
+
+/* Reads until `want` bytes are in buf or the input ends; -1 on error. */
+static ssize_t read_some(int fd, char *buf, size_t want, int *eof)
+{
+    size_t n = 0;
+    *eof = 0;
+    while (n < want) {
+        ssize_t r = read(fd, buf + n, want - n);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        if (r == 0) {
+            *eof = 1;
+            break;
+        }
+        n += (size_t)r;
+    }
+    return (ssize_t)n;
+}
+
+static int chain_failed(const fjx_text *t)
+{
+    return t->out->failed || t->encode_failed || t->conv_status != FJ_OK;
+}
+
+/* The length of the valid UTF-8 sequence at s[i], or 0: invalid, or (with
+ * *cut set) only cut short by the end at n. */
+static size_t utf8_sequence(const unsigned char *s, size_t n, size_t i, int *cut)
+{
+    unsigned c = s[i];
+    if (c < 0x80)
+        return 1;
+    size_t need = c >= 0xC2 && c <= 0xDF ? 1 : c >= 0xE0 && c <= 0xEF ? 2
+                : c >= 0xF0 && c <= 0xF4 ? 3 : 0;
+    if (!need)
+        return 0;
+    unsigned lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80;
+    unsigned hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
+    for (size_t k = 1; k <= need; k++) {
+        if (i + k >= n) {
+            *cut = 1;
+            return 0;
+        }
+        unsigned b = s[i + k];
+        if (k == 1 ? (b < lo || b > hi) : (b & 0xC0) != 0x80)
+            return 0;
+    }
+    return need + 1;
+}
+
+/* Length of the longest prefix of s[0..n) that is valid UTF-8; *cut is set
+ * when it stops at a sequence that only the end cuts short. Checking sits
+ * on the CLI's hot path, so 16-byte blocks of ASCII and ordinary three-byte
+ * sequences (all of common Han) are checked at once with SSE2: every lead
+ * E1..EF (not ED) must own exactly the next two bytes, every continuation
+ * byte must be owed. Anything else goes byte by byte. */
+static size_t utf8_valid_prefix(const unsigned char *s, size_t n, int *cut)
+{
+    size_t i = 0;
+    *cut = 0;
+#ifdef __SSE2__
+    const __m128i c0 = _mm_set1_epi8((char)0xC0), x80 = _mm_set1_epi8((char)0x80);
+    const __m128i f0 = _mm_set1_epi8((char)0xF0), e0 = _mm_set1_epi8((char)0xE0);
+    const __m128i ed = _mm_set1_epi8((char)0xED);
+    unsigned carry = 0; /* continuation bytes owed at the next block's first two bytes */
+    while (n - i >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+        unsigned high = (unsigned)_mm_movemask_epi8(v);
+        if (!high && !carry) {
+            i += 16;
+            continue;
+        }
+        unsigned cont = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(v, c0), x80));
+        unsigned lead3 = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(v, f0), e0));
+        unsigned ranged = (unsigned)_mm_movemask_epi8(
+            _mm_or_si128(_mm_cmpeq_epi8(v, e0), _mm_cmpeq_epi8(v, ed)));
+        unsigned owed = (lead3 << 1) | (lead3 << 2) | carry;
+        if ((high & ~(cont | lead3)) == 0 && !ranged && (owed & 0xFFFF) == cont) {
+            carry = owed >> 16;
+            i += 16;
+            continue;
+        }
+        /* From the start of the sequence the carry belongs to. */
+        size_t end = i + 16;
+        i -= carry == 3 ? 1 : carry == 1 ? 2 : 0;
+        while (i < end) {
+            size_t len = utf8_sequence(s, n, i, cut);
+            if (!len)
+                return i;
+            i += len;
+        }
+        carry = 0;
+    }
+    i -= carry == 3 ? 1 : carry == 1 ? 2 : 0;
+#endif
+    while (i < n) {
+        size_t len = utf8_sequence(s, n, i, cut);
+        if (!len)
+            return i;
+        i += len;
+    }
+    return n;
+}
+
+static void report_invalid_utf8(const fjx_text *t, unsigned long long offset)
+{
+    fprintf(stderr,
+            "fanjian: %s: not valid UTF-8 at byte %llu (give --from-encoding, or --lossy to "
+            "pass such bytes through unchanged)\n",
+            t->name, offset);
+}
+
+/* UTF-8 input, strict: checked as it passes, a cut sequence carried over. */
+static int feed_checked_utf8(fjx_text *t, const char *data, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)data;
+    int cut;
+    if (t->carry_len) {
+        /* Complete the carried sequence from the new bytes. */
+        unsigned char seq[8];
+        size_t have = t->carry_len, take = len < 4 ? len : 4;
+        memcpy(seq, t->carry, have);
+        memcpy(seq + have, p, take);
+        size_t ok = utf8_valid_prefix(seq, have + take, &cut);
+        if (ok < have) {
+            if (cut && take == len) { /* still cut: keep carrying */
+                memcpy(t->carry + have, p, take);
+                t->carry_len += take;
+                return 0;
+            }
+            report_invalid_utf8(t, t->fed - have);
+            return -1;
+        }
+        size_t seq_len = ok; /* ok >= have: the carried sequence ended in the new bytes */
+        size_t from_new = seq_len - have;
+        if (to_head(t, (const char *)seq, seq_len) != 0)
+            return -1;
+        t->carry_len = 0;
+        p += from_new;
+        len -= from_new;
+        t->fed += from_new;
+    }
+    size_t ok = utf8_valid_prefix(p, len, &cut);
+    if (ok < len && !cut) {
+        report_invalid_utf8(t, t->fed + ok);
+        return -1;
+    }
+    if (to_head(t, (const char *)p, ok) != 0)
+        return -1;
+    t->fed += len;
+    memcpy(t->carry, p + ok, len - ok);
+    t->carry_len = len - ok;
+    return 0;
+}
+
+static int feed_decoded(fjx_text *t, const char *data, size_t len)
+{
+    fjx_error err;
+    int rc;
+    if (t->decoder)
+        rc = fjx_recoder_feed(t->decoder, data, len, &err);
+    else if (t->check_utf8)
+        rc = feed_checked_utf8(t, data, len);
+    else
+        rc = to_head(t, data, len);
+    if (rc == 0)
+        return 0;
+    if (t->decoder && !chain_failed(t))
+        fprintf(stderr, "fanjian: %s: %s\n", t->name, err.message);
+    else if (chain_failed(t) || !t->check_utf8)
+        report_chain_failure(t, FJ_ERR_CALLBACK);
+    return -1;
+}
+
+int fjx_text_input(fjx_text *t, int fd, const char *name, unsigned long long *bytes_read)
+{
+    const fjx_settings *s = t->s;
+    t->name = name;
+    int eof = 0;
+    ssize_t n = read_some(fd, t->buf, DETECT_SAMPLE, &eof);
+    if (n < 0) {
+        fprintf(stderr, "fanjian: cannot read %s: %s\n", name, strerror(errno));
+        return -1;
+    }
+    fjx_encoding enc;
+    fjx_error err;
+    if (s->from_encoding) {
+        memset(&enc, 0, sizeof enc);
+        snprintf(enc.name, sizeof enc.name, "%s", s->from_encoding);
+        enc.source = "given";
+    } else if (fjx_encoding_detect(t->buf, (size_t)n, eof, &enc, &err) != 0) {
+        if (!(s->recode_flags & FJX_LOSSY)) {
+            fprintf(stderr, "fanjian: %s: %s (give --from-encoding, or --lossy)\n", name,
+                    err.message);
+            return -1;
+        }
+        /* Lossy: the guess detection settled on, replacing what fails. */
+        if (!enc.name[0])
+            snprintf(enc.name, sizeof enc.name, "UTF-8");
+    }
+    int rc = 0;
+    if (!is_utf8_name(enc.name) &&
+        fjx_recoder_new(enc.name, "UTF-8", s->recode_flags & FJX_LOSSY, to_head, t, &t->decoder,
+                        &err) != 0) {
+        fprintf(stderr, "fanjian: %s: %s\n", name, err.message);
+        return -1;
+    }
+    t->check_utf8 = is_utf8_name(enc.name) && !(s->recode_flags & FJX_LOSSY);
+    t->carry_len = 0;
+    t->fed = 0;
+    if (s->cleaner) {
+        void *next_ctx = t;
+        fj_write_fn next = t->conv ? to_conv : final_write(t, &next_ctx);
+        if (fj_clean_stream_new(s->cleaner, next, next_ctx, s->report ? report_line : NULL, t,
+                                &t->clean) != FJ_OK) {
+            fprintf(stderr, "fanjian: out of memory\n");
+            rc = -1;
+        }
+    }
+    unsigned long long total = 0;
+    while (rc == 0 && n > 0) {
+        total += (unsigned long long)n;
+        rc = feed_decoded(t, t->buf, (size_t)n);
+        if (rc != 0 || eof)
+            break;
+        n = read_some(fd, t->buf, READ_CHUNK, &eof);
+        if (n < 0) {
+            fprintf(stderr, "fanjian: cannot read %s: %s\n", name, strerror(errno));
+            rc = -1;
+        }
+    }
+    if (rc == 0 && t->carry_len) {
+        fprintf(stderr, "fanjian: %s: not valid UTF-8: the input ends inside a character at "
+                        "byte %llu (give --lossy to pass it through unchanged)\n",
+                name, t->fed - t->carry_len);
+        rc = -1;
+    }
+    if (rc == 0 && t->decoder && fjx_recoder_finish(t->decoder, &err) != 0) {
+        if (chain_failed(t))
+            report_chain_failure(t, FJ_OK);
+        else
+            fprintf(stderr, "fanjian: %s: %s\n", name, err.message);
+        rc = -1;
+    }
+    if (rc == 0 && t->decoder && fjx_recoder_replaced(t->decoder))
+        fprintf(stderr, "fanjian: %s: %llu bytes were not valid %s and became U+FFFD\n", name,
+                fjx_recoder_replaced(t->decoder), enc.name);
+    if (rc == 0 && t->clean) {
+        fj_status st = fj_clean_stream_finish(t->clean);
+        if (st != FJ_OK) {
+            report_chain_failure(t, st);
+            rc = -1;
+        }
+    }
+    fj_clean_stream_free(t->clean);
+    t->clean = NULL;
+    fjx_recoder_free(t->decoder);
+    t->decoder = NULL;
+    if (bytes_read)
+        *bytes_read = total;
+    return rc;
+}
+
+int fjx_text_end(fjx_text *t)
+{
+    fj_status st = FJ_OK;
+    if (t->conv)
+        st = fj_stream_finish(t->conv);
+    if (st == FJ_OK && t->punct)
+        st = fj_punct_finish(t->punct);
+    fjx_error err;
+    if (st == FJ_OK && t->encoder && fjx_recoder_finish(t->encoder, &err) != 0) {
+        if (!t->out->failed) {
+            fprintf(stderr, "fanjian: %s: cannot write %s: %s\n", t->out->name,
+                    t->s->to_encoding, err.message);
+            return -1;
+        }
+        st = FJ_ERR_CALLBACK;
+    }
+    if (st != FJ_OK) {
+        report_chain_failure(t, st);
+        return -1;
+    }
+    if (t->encoder && fjx_recoder_replaced(t->encoder))
+        fprintf(stderr, "fanjian: %s: %llu characters have no %s form and became '?'\n",
+                t->out->name, fjx_recoder_replaced(t->encoder), t->s->to_encoding);
+    return 0;
+}
+
+void fjx_text_free(fjx_text *t)
+{
+    if (!t)
+        return;
+    fj_clean_stream_free(t->clean);
+    fjx_recoder_free(t->decoder);
+    fj_stream_free(t->conv);
+    fj_punct_free(t->punct);
+    fjx_recoder_free(t->encoder);
+    free(t->buf);
+    free(t);
+}
+
+/* ---- whole documents ------------------------------------------------------------ */
+
+static int buf_write(void *ctx, const char *data, size_t len)
+{
+    return fjx_buf_append(ctx, data, len);
+}
+
+/* One text span of a document: converted, then typography. */
+static int convert_span(void *ctx, const char *text, size_t len, fjx_buf *out)
+{
+    const fjx_settings *s = ctx;
+    if (!s->conv)
+        return fjx_buf_append(out, text, len);
+    char *converted = NULL;
+    size_t converted_len = 0;
+    if (fj_convert_alloc(s->conv, text, len, &converted, &converted_len) != FJ_OK)
+        return -1;
+    int rc;
+    if (s->quotes != FJ_QUOTES_KEEP || s->punct_flags) {
+        fj_punct *p = NULL;
+        rc = fj_punct_new((fj_quotes)s->quotes, s->punct_flags, NULL, buf_write, out, &p) == FJ_OK &&
+                     fj_punct_feed(p, converted, converted_len) == FJ_OK &&
+                     fj_punct_finish(p) == FJ_OK
+                 ? 0
+                 : -1;
+        fj_punct_free(p);
+    } else {
+        rc = fjx_buf_append(out, converted, converted_len);
+    }
+    fj_free(s->conv, converted);
+    return rc;
+}
+
+char *fjx_convert_name(const fjx_settings *s, const char *name)
+{
+    fjx_buf b = {0};
+    fjx_settings plain = *s;
+    plain.quotes = FJ_QUOTES_KEEP;
+    plain.punct_flags = 0;
+    if (convert_span(&plain, name, strlen(name), &b) != 0 || fjx_buf_append(&b, "", 1) != 0) {
+        fjx_buf_free(&b);
+        return NULL;
+    }
+    return b.data;
+}
+
+int fjx_decode_whole(const fjx_settings *s, const char *data, size_t len, const char *name,
+                     char **utf8, size_t *utf8_len, fjx_encoding *enc)
+{
+    fjx_error err;
+    memset(enc, 0, sizeof *enc);
+    if (s->from_encoding) {
+        snprintf(enc->name, sizeof enc->name, "%s", s->from_encoding);
+        enc->source = "given";
+    } else if (fjx_encoding_detect(data, len, 1, enc, &err) != 0) {
+        if (!(s->recode_flags & FJX_LOSSY)) {
+            fprintf(stderr, "fanjian: %s: %s (give --from-encoding, or --lossy)\n", name,
+                    err.message);
+            return -1;
+        }
+        if (!enc->name[0])
+            snprintf(enc->name, sizeof enc->name, "UTF-8");
+    }
+    if (is_utf8_name(enc->name)) {
+        *utf8 = (char *)(uintptr_t)data;
+        *utf8_len = len;
+        return 0;
+    }
+    fjx_buf b = {0};
+    fjx_recoder *r = NULL;
+    if (fjx_recoder_new(enc->name, "UTF-8", s->recode_flags & FJX_LOSSY, buf_write, &b, &r,
+                        &err) != 0 ||
+        fjx_recoder_feed(r, data, len, &err) != 0 || fjx_recoder_finish(r, &err) != 0) {
+        fprintf(stderr, "fanjian: %s: %s\n", name, err.message);
+        fjx_recoder_free(r);
+        fjx_buf_free(&b);
+        return -1;
+    }
+    if (fjx_recoder_replaced(r))
+        fprintf(stderr, "fanjian: %s: %llu bytes were not valid %s and became U+FFFD\n", name,
+                fjx_recoder_replaced(r), enc->name);
+    fjx_recoder_free(r);
+    *utf8 = b.data ? b.data : calloc(1, 1);
+    *utf8_len = b.len;
+    return *utf8 ? 0 : -1;
+}
+
+static int rewrite(fjx_format format, const char *in, size_t len, const fjx_rewrite *rw,
+                   fjx_buf *out, fjx_error *err)
+{
+    switch (format) {
+    case FJX_HTML:
+        return fjx_html_rewrite(in, len, rw, out, err);
+    case FJX_XHTML:
+        return fjx_xml_rewrite(FJX_XML_XHTML, in, len, rw, out, err);
+    case FJX_MARKDOWN:
+        return fjx_markdown_rewrite(in, len, rw, out, err);
+    case FJX_SRT:
+        return fjx_srt_rewrite(in, len, rw, out, err);
+    case FJX_ASS:
+        return fjx_ass_rewrite(in, len, rw, out, err);
+    case FJX_VTT:
+        return fjx_vtt_rewrite(in, len, rw, out, err);
+    default:
+        fjx_error_set(err, (size_t)-1, "not a document format");
+        return -1;
+    }
+}
+
+int fjx_document_convert(const fjx_settings *s, fjx_format format, int fd, const char *name,
+                         fjx_sink *out, unsigned long long *bytes_read)
+{
+    size_t len = 0;
+    char *data = fjx_read_all(fd, &len, format == FJX_EPUB ? s->limits.max_total
+                                                           : DOCUMENT_LIMIT);
+    if (!data) {
+        fprintf(stderr, "fanjian: cannot read %s: %s\n", name,
+                errno == E2BIG ? "too large" : strerror(errno));
+        return -1;
+    }
+    if (bytes_read)
+        *bytes_read = len;
+    fjx_error err;
+    fjx_rewrite rw = {convert_span, (void *)(uintptr_t)s, s->lang, NULL};
+    int rc = 0;
+    if (format == FJX_EPUB) {
+        rc = fjx_epub_convert(data, len, out->fd, &rw, &s->limits, &err);
+        if (rc != 0)
+            fprintf(stderr, "fanjian: %s: %s\n", name, err.message);
+        free(data);
+        return rc;
+    }
+    char *utf8 = NULL;
+    size_t utf8_len = 0;
+    fjx_encoding enc;
+    if (fjx_decode_whole(s, data, len, name, &utf8, &utf8_len, &enc) != 0) {
+        free(data);
+        return -1;
+    }
+    const char *to = s->to_encoding ? s->to_encoding : "UTF-8";
+    /* A document that declares its charset must declare the one written. */
+    if (strcmp(enc.name, to) != 0)
+        rw.charset = to;
+    fjx_buf converted = {0};
+    if (rewrite(format, utf8, utf8_len, &rw, &converted, &err) != 0) {
+        if (err.offset != (size_t)-1)
+            fprintf(stderr, "fanjian: %s: %s (byte %zu)\n", name, err.message, err.offset);
+        else
+            fprintf(stderr, "fanjian: %s: %s\n", name, err.message);
+        rc = -1;
+    } else if (!is_utf8_name(to)) {
+        fjx_recoder *r = NULL;
+        if (fjx_recoder_new("UTF-8", to, s->recode_flags, fjx_sink_write, out, &r, &err) != 0 ||
+            fjx_recoder_feed(r, converted.data ? converted.data : "", converted.len, &err) != 0 ||
+            fjx_recoder_finish(r, &err) != 0) {
+            if (out->failed)
+                fprintf(stderr, "fanjian: cannot write %s: %s\n", out->name, strerror(out->err));
+            else
+                fprintf(stderr, "fanjian: %s: cannot write %s: %s\n", name, to, err.message);
+            rc = -1;
+        }
+        fjx_recoder_free(r);
+    } else if (fjx_sink_write(out, converted.data ? converted.data : "", converted.len) != 0) {
+        fprintf(stderr, "fanjian: cannot write %s: %s\n", out->name, strerror(out->err));
+        rc = -1;
+    }
+    fjx_buf_free(&converted);
+    if (utf8 != data)
+        free(utf8);
+    free(data);
+    return rc;
+}

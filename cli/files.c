@@ -1,0 +1,82 @@
+/* fanjian CLI: the types the file formats share. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "files.h"
+
+int fjx_buf_append(fjx_buf *b, const char *data, size_t len)
+{
+    if (len > b->cap - b->len) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap - b->len < len) {
+            if (cap > ((size_t)-1) / 2)
+                return -1;
+            cap *= 2;
+        }
+        char *d = realloc(b->data, cap);
+        if (!d)
+            return -1;
+        b->data = d;
+        b->cap = cap;
+    }
+    if (len)
+        memcpy(b->data + b->len, data, len);
+    b->len += len;
+    return 0;
+}
+
+void fjx_buf_free(fjx_buf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
+void fjx_error_set(fjx_error *err, size_t offset, const char *fmt, ...)
+{
+    if (!err)
+        return;
+    err->offset = offset;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+}
+
+static const struct {
+    const char *name;
+    fjx_format format;
+} format_names[] = {
+    {"text", FJX_TEXT}, {"txt", FJX_TEXT},       {"html", FJX_HTML},     {"htm", FJX_HTML},
+    {"xhtml", FJX_XHTML}, {"xht", FJX_XHTML},    {"markdown", FJX_MARKDOWN},
+    {"md", FJX_MARKDOWN}, {"srt", FJX_SRT},      {"ass", FJX_ASS},       {"ssa", FJX_ASS},
+    {"vtt", FJX_VTT},     {"epub", FJX_EPUB},
+};
+
+int fjx_format_from_name(const char *name)
+{
+    for (size_t i = 0; i < sizeof format_names / sizeof format_names[0]; i++)
+        if (strcasecmp(name, format_names[i].name) == 0)
+            return (int)format_names[i].format;
+    return -1;
+}
+
+fjx_format fjx_format_from_path(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    const char *dot = strrchr(slash ? slash + 1 : path, '.');
+    if (!dot || dot[1] == 0)
+        return FJX_TEXT;
+    int f = fjx_format_from_name(dot + 1);
+    return f < 0 ? FJX_TEXT : (fjx_format)f;
+}
+
+const char *fjx_format_name(fjx_format format)
+{
+    static const char *const names[] = {"text", "html", "xhtml", "markdown",
+                                        "srt",  "ass",  "vtt",   "epub"};
+    return (unsigned)format < sizeof names / sizeof names[0] ? names[format] : "?";
+}

@@ -1,0 +1,572 @@
+/* fanjian CLI: HTML as browsers read it, well-formed or not (files.h).
+ *
+ * A hand-written lexer after the tokenizer states of the HTML standard:
+ * tag soup parsers do not say where their tokens were, and every byte that
+ * is not text must come back as it was. Text nodes and a few attribute
+ * values go to the text callback; all else is copied. What cannot be
+ * parsed (a tag, comment or quote cut off by the end) is copied as it is.
+ */
+#include <string.h>
+
+#include "files.h"
+#include "html.h"
+
+#define NONE ((size_t)-1)
+
+typedef struct hw {
+    const char *in;
+    size_t len;
+    const fjx_rewrite *rw;
+    fjx_buf *out;
+    fjx_error *err;
+    int fragment;  /* a piece of a document: no lang for <html> */
+    int seen_html; /* the root <html> start tag has gone by */
+    size_t code;   /* open code, pre, kbd, samp: programmers' text, left alone */
+} hw;
+
+/* Elements whose text is not converted, and those whose content is not
+ * HTML: raw text ends only at its end tag; RCDATA is text up to it. */
+static const char *const code_tags[] = {"code", "pre", "kbd", "samp", NULL};
+static const char *const raw_tags[] = {"script",  "style",    "xmp", "iframe",
+                                       "noembed", "noframes", NULL};
+static const char *const rcdata_tags[] = {"textarea", "title", NULL};
+/* Attributes a reader sees (tooltips, image text, hints, screen readers). */
+static const char *const text_attrs[] = {"title", "alt", "placeholder", "aria-label", NULL};
+static const char *const content_type[] = {"content-type", NULL};
+/* <meta name|property=... content=...> shown in search results and link
+ * previews. */
+static const char *const meta_text[] = {"description",
+                                        "keywords",
+                                        "author",
+                                        "title",
+                                        "og:title",
+                                        "og:description",
+                                        "og:site_name",
+                                        "twitter:title",
+                                        "twitter:description",
+                                        NULL};
+
+static int lc(int c) { return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c; }
+static int is_alpha(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+static int is_ws(int c) { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'; }
+
+/* s[0..n) is the lower-case word w, ignoring ASCII case. */
+static int ieq(const char *s, size_t n, const char *w)
+{
+    size_t i = 0;
+    for (; i < n && w[i]; i++)
+        if (lc((unsigned char)s[i]) != w[i])
+            return 0;
+    return i == n && !w[i];
+}
+
+/* s[0..n) begins with the lower-case word w, ignoring ASCII case. */
+static int iprefix(const char *s, size_t n, const char *w)
+{
+    for (size_t i = 0; w[i]; i++)
+        if (i >= n || lc((unsigned char)s[i]) != w[i])
+            return 0;
+    return 1;
+}
+
+/* s[0..n), without surrounding white space, is one of list. */
+static int in_list(const char *s, size_t n, const char *const *list)
+{
+    while (n && is_ws((unsigned char)*s))
+        s++, n--;
+    while (n && is_ws((unsigned char)s[n - 1]))
+        n--;
+    for (; *list; list++)
+        if (ieq(s, n, *list))
+            return 1;
+    return 0;
+}
+
+/* A language tag naming Chinese: zh, zh-TW, zh_Hant ... (not zha). */
+static int is_zh(const char *s, size_t n)
+{
+    while (n && is_ws((unsigned char)*s))
+        s++, n--;
+    while (n && is_ws((unsigned char)s[n - 1]))
+        n--;
+    return n >= 2 && lc((unsigned char)s[0]) == 'z' && lc((unsigned char)s[1]) == 'h' &&
+           (n == 2 || s[2] == '-' || s[2] == '_');
+}
+
+static int copy(hw *w, size_t a, size_t b)
+{
+    if (a < b && fjx_buf_append(w->out, w->in + a, b - a) != 0) {
+        fjx_error_set(w->err, a, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* Appends s in place of the input at `at`. */
+static int put(hw *w, const char *s, size_t at)
+{
+    if (fjx_buf_append(w->out, s, strlen(s)) != 0) {
+        fjx_error_set(w->err, at, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* Converts in[a..b). */
+static int conv(hw *w, size_t a, size_t b)
+{
+    if (a >= b)
+        return 0;
+    if (!w->rw || !w->rw->text)
+        return copy(w, a, b);
+    if (w->rw->text(w->rw->text_ctx, w->in + a, b - a, w->out) != 0) {
+        fjx_error_set(w->err, a, "converting the text failed");
+        return -1;
+    }
+    return 0;
+}
+
+/* Element content: converted unless inside code. */
+static int text(hw *w, size_t a, size_t b) { return w->code ? copy(w, a, b) : conv(w, a, b); }
+
+/* ---- tags ---------------------------------------------------------------------- */
+
+typedef struct hattr {
+    size_t name, name_end;
+    size_t val, val_end; /* the value without its quotes */
+    int has_val;
+} hattr;
+
+/* The next attribute of a tag, from *pos (the tokenizer's attribute
+ * states): 1 with *a; 0 at the tag's '>' (*pos; *slash: the '/' of a
+ * closing "/>", else NONE); -1 when the input ends inside the tag. */
+static int next_attr(const char *in, size_t len, size_t *pos, hattr *a, size_t *slash)
+{
+    size_t i = *pos;
+    *slash = NONE;
+    for (;;) {
+        if (i >= len)
+            return -1;
+        if (is_ws((unsigned char)in[i])) {
+            i++;
+        } else if (in[i] == '/') {
+            if (i + 1 < len && in[i + 1] == '>') {
+                *slash = i;
+                *pos = i + 1;
+                return 0;
+            }
+            i++;
+        } else if (in[i] == '>') {
+            *pos = i;
+            return 0;
+        } else {
+            break;
+        }
+    }
+    /* The first character belongs to the name whatever it is (even '='). */
+    a->name = i++;
+    while (i < len && !is_ws((unsigned char)in[i]) && in[i] != '/' && in[i] != '>' && in[i] != '=')
+        i++;
+    a->name_end = a->val = a->val_end = i;
+    a->has_val = 0;
+    size_t j = i;
+    while (j < len && is_ws((unsigned char)in[j]))
+        j++;
+    if (j < len && in[j] == '=') {
+        j++;
+        while (j < len && is_ws((unsigned char)in[j]))
+            j++;
+        if (j >= len)
+            return -1;
+        if (in[j] == '"' || in[j] == '\'') {
+            const char *q = memchr(in + j + 1, in[j], len - j - 1);
+            if (!q)
+                return -1;
+            a->val = j + 1;
+            a->val_end = (size_t)(q - in);
+            a->has_val = 1;
+            i = a->val_end + 1;
+        } else if (in[j] != '>') { /* "a=>": no value */
+            size_t e = j;
+            while (e < len && !is_ws((unsigned char)in[e]) && in[e] != '>')
+                e++;
+            if (e >= len)
+                return -1;
+            a->val = j;
+            a->val_end = e;
+            a->has_val = 1;
+            i = e;
+        } else {
+            i = j;
+        }
+    }
+    *pos = i;
+    return 1;
+}
+
+/* The end of a tag name that starts at p. */
+static size_t name_end(const char *in, size_t len, size_t p)
+{
+    while (p < len && !is_ws((unsigned char)in[p]) && in[p] != '/' && in[p] != '>')
+        p++;
+    return p;
+}
+
+/* in[p..] is the tag name `name` followed by what ends a tag name. */
+static int named(const char *in, size_t len, size_t p, const char *name)
+{
+    size_t n = strlen(name);
+    return p + n < len && iprefix(in + p, n, name) &&
+           (is_ws((unsigned char)in[p + n]) || in[p + n] == '/' || in[p + n] == '>');
+}
+
+/* Where raw text or RCDATA of element `name` ends: its end tag, or len. */
+static size_t find_end_tag(const char *in, size_t len, size_t i, const char *name)
+{
+    while (i < len) {
+        const char *p = memchr(in + i, '<', len - i);
+        if (!p)
+            break;
+        i = (size_t)(p - in);
+        if (i + 1 < len && in[i + 1] == '/' && named(in, len, i + 2, name))
+            return i;
+        i++;
+    }
+    return len;
+}
+
+/* Where a script ends. Inside "<!--" a nested "<script>" hides the next
+ * "</script>" (the tokenizer's script data escaped states). */
+static size_t script_end(const char *in, size_t len, size_t i)
+{
+    int st = 0; /* 0 data, 1 escaped, 2 double escaped */
+    for (; i < len; i++) {
+        if (in[i] == '<' && i + 1 < len) {
+            if (st == 0 && i + 3 < len && in[i + 1] == '!' && in[i + 2] == '-' &&
+                in[i + 3] == '-') {
+                st = 1;
+                i += 3;
+            } else if (in[i + 1] == '/' && named(in, len, i + 2, "script")) {
+                if (st != 2)
+                    return i;
+                st = 1;
+                i += 7;
+            } else if (st == 1 && named(in, len, i + 1, "script")) {
+                st = 2;
+                i += 6;
+            }
+        } else if (in[i] == '>' && st != 0 && i >= 2 && in[i - 1] == '-' && in[i - 2] == '-') {
+            st = 0;
+        }
+    }
+    return len;
+}
+
+/* The charset value in the content of a Content-Type meta, in[a..b)
+ * (the standard's "extracting a character encoding from a meta element"). */
+static int content_charset(const char *in, size_t a, size_t b, size_t *cs, size_t *ce)
+{
+    size_t i = a;
+    for (;;) {
+        while (i + 7 <= b && !iprefix(in + i, b - i, "charset"))
+            i++;
+        if (i + 7 > b)
+            return 0;
+        i += 7;
+        while (i < b && is_ws((unsigned char)in[i]))
+            i++;
+        if (i < b && in[i] == '=')
+            break;
+    }
+    i++;
+    while (i < b && is_ws((unsigned char)in[i]))
+        i++;
+    if (i >= b)
+        return 0;
+    if (in[i] == '"' || in[i] == '\'') {
+        size_t j = i + 1;
+        while (j < b && in[j] != in[i])
+            j++;
+        if (j >= b)
+            return 0;
+        *cs = i + 1;
+        *ce = j;
+    } else {
+        size_t j = i;
+        while (j < b && !is_ws((unsigned char)in[j]) && in[j] != ';')
+            j++;
+        *cs = i;
+        *ce = j;
+    }
+    return 1;
+}
+
+/* A start tag at in[lt] == '<'; *next: where the document goes on. */
+static int start_tag(hw *w, size_t lt, size_t *next)
+{
+    const char *in = w->in;
+    size_t len = w->len, p = name_end(in, len, lt + 1);
+    const char *name = in + lt + 1;
+    size_t nlen = p - lt - 1;
+    int is_meta = ieq(name, nlen, "meta"), is_html = ieq(name, nlen, "html");
+    const char *lang = w->rw ? w->rw->lang : NULL;
+    const char *charset = w->rw ? w->rw->charset : NULL;
+
+    /* First pass: where the tag ends, and what its attributes say
+     * (a meta's name may come after its content). */
+    int meta_txt = 0, meta_type = 0, has_lang = 0, other_lang = 0, r;
+    size_t q = p, slash;
+    hattr a;
+    while ((r = next_attr(in, len, &q, &a, &slash)) > 0) {
+        const char *an = in + a.name, *av = in + a.val;
+        size_t al = a.name_end - a.name, vl = a.val_end - a.val;
+        if (is_meta && a.has_val && (ieq(an, al, "name") || ieq(an, al, "property")) &&
+            in_list(av, vl, meta_text))
+            meta_txt = 1;
+        if (is_meta && a.has_val && ieq(an, al, "http-equiv") && in_list(av, vl, content_type))
+            meta_type = 1;
+        if (ieq(an, al, "lang"))
+            has_lang = 1;
+        if (ieq(an, al, "xml:lang") && a.has_val && !is_zh(av, vl))
+            other_lang = 1;
+    }
+    if (r < 0) { /* cut off by the end: browsers drop it; we keep it */
+        *next = len;
+        return copy(w, lt, len);
+    }
+    size_t gt = q, end_slash = slash;
+
+    /* Second pass: copy, converting or replacing values. */
+    size_t c = lt;
+    q = p;
+    while (next_attr(in, len, &q, &a, &slash) > 0) {
+        if (!a.has_val)
+            continue;
+        const char *an = in + a.name, *av = in + a.val;
+        size_t al = a.name_end - a.name, vl = a.val_end - a.val;
+        const char *repl = NULL;
+        size_t ra = a.val, rb = a.val_end;
+        if (in_list(an, al, text_attrs) || (is_meta && meta_txt && ieq(an, al, "content"))) {
+            if (copy(w, c, a.val) || conv(w, a.val, a.val_end))
+                return -1;
+            c = a.val_end;
+            continue;
+        }
+        if (lang && (ieq(an, al, "lang") || ieq(an, al, "xml:lang")) && is_zh(av, vl))
+            repl = lang;
+        else if (is_meta && charset && ieq(an, al, "charset"))
+            repl = charset;
+        else if (is_meta && meta_type && charset && ieq(an, al, "content") &&
+                 content_charset(in, a.val, a.val_end, &ra, &rb))
+            repl = charset;
+        if (repl) {
+            if (copy(w, c, ra) || put(w, repl, ra))
+                return -1;
+            c = rb;
+        }
+    }
+    if (is_html && !w->seen_html && !w->fragment && lang && !has_lang && !other_lang) {
+        size_t at = end_slash != NONE ? end_slash : gt;
+        if (copy(w, c, at) || put(w, " lang=\"", at) || put(w, lang, at) || put(w, "\"", at))
+            return -1;
+        c = at;
+    }
+    if (is_html)
+        w->seen_html = 1;
+    if (copy(w, c, gt + 1))
+        return -1;
+    *next = gt + 1;
+
+    /* The element's content. */
+    for (int i = 0; raw_tags[i]; i++)
+        if (ieq(name, nlen, raw_tags[i])) {
+            size_t e =
+                i == 0 ? script_end(in, len, gt + 1) : find_end_tag(in, len, gt + 1, raw_tags[i]);
+            *next = e;
+            return copy(w, gt + 1, e);
+        }
+    if (ieq(name, nlen, "plaintext")) {
+        *next = len;
+        return copy(w, gt + 1, len);
+    }
+    for (int i = 0; rcdata_tags[i]; i++)
+        if (ieq(name, nlen, rcdata_tags[i])) {
+            size_t e = find_end_tag(in, len, gt + 1, rcdata_tags[i]);
+            *next = e;
+            return text(w, gt + 1, e);
+        }
+    /* "<code/>" is an empty element to whoever wrote it. */
+    if (end_slash == NONE && in_list(name, nlen, code_tags))
+        w->code++;
+    return 0;
+}
+
+/* An end tag at in[lt] == '<' (in[lt + 1] == '/'); copied as it is. */
+static int end_tag(hw *w, size_t lt, size_t *next)
+{
+    size_t p = name_end(w->in, w->len, lt + 2), q = p, slash;
+    hattr a;
+    int r;
+    while ((r = next_attr(w->in, w->len, &q, &a, &slash)) > 0)
+        ;
+    if (r < 0) {
+        *next = w->len;
+        return copy(w, lt, w->len);
+    }
+    if (w->code && in_list(w->in + lt + 2, p - lt - 2, code_tags))
+        w->code--;
+    *next = q + 1;
+    return copy(w, lt, q + 1);
+}
+
+/* After the next '>' from i, or len. */
+static size_t past_gt(const char *in, size_t len, size_t i)
+{
+    const char *p = i < len ? memchr(in + i, '>', len - i) : NULL;
+    return p ? (size_t)(p - in) + 1 : len;
+}
+
+/* After pat from i, or len. */
+static size_t past(const char *in, size_t len, size_t i, const char *pat)
+{
+    size_t n = strlen(pat);
+    while (i + n <= len) {
+        const char *p = memchr(in + i, pat[0], len - i - n + 1);
+        if (!p)
+            break;
+        i = (size_t)(p - in);
+        if (memcmp(in + i, pat, n) == 0)
+            return i + n;
+        i++;
+    }
+    return len;
+}
+
+/* A comment from in[i] ("<!--") to after its end, or len. */
+static size_t comment_end(const char *in, size_t len, size_t i)
+{
+    i += 4;
+    if (i < len && in[i] == '>') /* <!--> */
+        return i + 1;
+    if (i + 1 < len && in[i] == '-' && in[i + 1] == '>') /* <!---> */
+        return i + 2;
+    for (; i + 2 < len; i++) { /* "-->" or "--!>" */
+        const char *p = memchr(in + i, '-', len - i - 2);
+        if (!p)
+            break;
+        i = (size_t)(p - in);
+        if (in[i + 1] != '-')
+            continue;
+        if (in[i + 2] == '>')
+            return i + 3;
+        if (in[i + 2] == '!' && i + 3 < len && in[i + 3] == '>')
+            return i + 4;
+    }
+    return len;
+}
+
+/* <?...> in[a..b): an XML declaration gets the output encoding. */
+static int pi(hw *w, size_t a, size_t b)
+{
+    const char *in = w->in;
+    if (w->rw && w->rw->charset && b - a > 6 && memcmp(in + a, "<?xml", 5) == 0 &&
+        is_ws((unsigned char)in[a + 5])) {
+        for (size_t i = a + 5; i + 8 < b; i++) {
+            if (memcmp(in + i, "encoding", 8) != 0 || !is_ws((unsigned char)in[i - 1]))
+                continue;
+            size_t j = i + 8;
+            while (j < b && is_ws((unsigned char)in[j]))
+                j++;
+            if (j >= b || in[j] != '=')
+                break;
+            j++;
+            while (j < b && is_ws((unsigned char)in[j]))
+                j++;
+            if (j >= b || (in[j] != '"' && in[j] != '\''))
+                break;
+            const char *q = memchr(in + j + 1, in[j], b - j - 1);
+            if (!q)
+                break;
+            if (copy(w, a, j + 1) || put(w, w->rw->charset, j + 1))
+                return -1;
+            return copy(w, (size_t)(q - in), b);
+        }
+    }
+    return copy(w, a, b);
+}
+
+static int run(hw *w)
+{
+    const char *in = w->in;
+    size_t len = w->len, i = 0, t = 0; /* t: where the pending text began */
+    if (len >= 3 && memcmp(in, "\xEF\xBB\xBF", 3) == 0) {
+        if (copy(w, 0, 3))
+            return -1;
+        i = t = 3;
+    }
+    while (i < len) {
+        const char *p = memchr(in + i, '<', len - i);
+        if (!p)
+            break;
+        i = (size_t)(p - in);
+        if (i + 1 >= len)
+            break;
+        unsigned char c = (unsigned char)in[i + 1];
+        size_t next;
+        if (is_alpha(c)) {
+            if (text(w, t, i) || start_tag(w, i, &next))
+                return -1;
+        } else if (c == '/' && i + 2 < len && is_alpha((unsigned char)in[i + 2])) {
+            if (text(w, t, i) || end_tag(w, i, &next))
+                return -1;
+        } else if (c == '/' && i + 2 < len) { /* "</>", or a bogus comment */
+            next = past_gt(in, len, i + 2);
+            if (text(w, t, i) || copy(w, i, next))
+                return -1;
+        } else if (c == '!') {
+            if (i + 3 < len && in[i + 2] == '-' && in[i + 3] == '-')
+                next = comment_end(in, len, i);
+            else if (len - i >= 9 && memcmp(in + i, "<![CDATA[", 9) == 0)
+                next = past(in, len, i + 9, "]]>");
+            else /* <!DOCTYPE ...> and bogus comments */
+                next = past_gt(in, len, i + 2);
+            if (text(w, t, i) || copy(w, i, next))
+                return -1;
+        } else if (c == '?') {
+            next = past_gt(in, len, i + 2);
+            if (text(w, t, i) || pi(w, i, next))
+                return -1;
+        } else { /* a '<' in text: "a < b", "</" at the end */
+            i++;
+            continue;
+        }
+        i = t = next;
+    }
+    return text(w, t, len);
+}
+
+static int rewrite(const char *in, size_t len, const fjx_rewrite *rw, fjx_buf *out, fjx_error *err,
+                   int fragment)
+{
+    hw w;
+    memset(&w, 0, sizeof w);
+    w.in = in;
+    w.len = len;
+    w.rw = rw;
+    w.out = out;
+    w.err = err;
+    w.fragment = fragment;
+    return run(&w);
+}
+
+int fjx_html_rewrite(const char *in, size_t len, const fjx_rewrite *rw, fjx_buf *out,
+                     fjx_error *err)
+{
+    return rewrite(in, len, rw, out, err, 0);
+}
+
+int fjx_html_fragment_rewrite(const char *in, size_t len, const fjx_rewrite *rw, fjx_buf *out,
+                              fjx_error *err)
+{
+    return rewrite(in, len, rw, out, err, 1);
+}

@@ -1,0 +1,372 @@
+/* fanjian CLI: subtitles (files.h). SubRip (.srt), Advanced SubStation
+ * Alpha and SubStation Alpha (.ass, .ssa) and WebVTT (.vtt): only the
+ * lines a viewer reads are converted, one line a span, and in them only
+ * what lies outside formatting tags. Line endings may be LF, CRLF or CR.
+ */
+#include <string.h>
+
+#include "files.h"
+
+typedef struct sw {
+    const char *in;
+    size_t len;
+    const fjx_rewrite *rw;
+    fjx_buf *out;
+    fjx_error *err;
+} sw;
+
+/* A line: content in[a..e), line ending in[e..n). */
+typedef struct line {
+    size_t a, e, n;
+} line;
+
+static int copy(sw *w, size_t a, size_t b)
+{
+    if (a < b && fjx_buf_append(w->out, w->in + a, b - a) != 0) {
+        fjx_error_set(w->err, a, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+static int conv(sw *w, size_t a, size_t b)
+{
+    if (a >= b)
+        return 0;
+    if (!w->rw || !w->rw->text)
+        return copy(w, a, b);
+    if (w->rw->text(w->rw->text_ctx, w->in + a, b - a, w->out) != 0) {
+        fjx_error_set(w->err, a, "converting the text failed");
+        return -1;
+    }
+    return 0;
+}
+
+static void init(sw *w, const char *in, size_t len, const fjx_rewrite *rw, fjx_buf *out,
+                 fjx_error *err)
+{
+    w->in = in;
+    w->len = len;
+    w->rw = rw;
+    w->out = out;
+    w->err = err;
+}
+
+/* Copies a byte order mark; where the document begins after it, or -1. */
+static long bom(sw *w)
+{
+    if (w->len >= 3 && memcmp(w->in, "\xEF\xBB\xBF", 3) == 0)
+        return copy(w, 0, 3) ? -1 : 3;
+    return 0;
+}
+
+static int get_line(const sw *w, size_t pos, line *l)
+{
+    if (pos >= w->len)
+        return 0;
+    size_t i = pos;
+    while (i < w->len && w->in[i] != '\n' && w->in[i] != '\r')
+        i++;
+    l->a = pos;
+    l->e = i;
+    if (i < w->len)
+        i += (w->in[i] == '\r' && i + 1 < w->len && w->in[i + 1] == '\n') ? 2 : 1;
+    l->n = i;
+    return 1;
+}
+
+static int copy_line(sw *w, const line *l) { return copy(w, l->a, l->n); }
+
+static int is_digit(int c) { return c >= '0' && c <= '9'; }
+static int is_alpha(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+static int is_blank_char(int c) { return c == ' ' || c == '\t'; }
+
+static int blank(const char *in, const line *l)
+{
+    for (size_t i = l->a; i < l->e; i++)
+        if (!is_blank_char((unsigned char)in[i]))
+            return 0;
+    return 1;
+}
+
+static int has_arrow(const char *in, const line *l)
+{
+    for (size_t i = l->a; i + 3 <= l->e; i++)
+        if (in[i] == '-' && in[i + 1] == '-' && in[i + 2] == '>')
+            return 1;
+    return 0;
+}
+
+/* ---- text with markup ---------------------------------------------------------- */
+
+enum {
+    M_ANGLE = 1u << 0,    /* <i>, </font>: a '<' before a letter or '/' */
+    M_VTT = 1u << 1,      /* WebVTT: every '<' opens a tag, to '>' or the line's end */
+    M_BRACE = 1u << 2,    /* {\an8} */
+    M_ANY_BRACE = 1u << 3 /* ASS: every {...} is an override block (or a comment) */
+};
+
+/* The first ch at or after `from` in in[..e), or e. Remembers its answer,
+ * as the callers move forward: a long line is read once per character. */
+typedef struct seek {
+    size_t at;
+    int known;
+} seek;
+
+static size_t find(const char *in, size_t from, size_t e, char ch, seek *s)
+{
+    if (!s->known || s->at < from) {
+        const char *p = from < e ? memchr(in + from, ch, e - from) : NULL;
+        s->at = p ? (size_t)(p - in) : e;
+        s->known = 1;
+    }
+    return s->at;
+}
+
+/* One line of dialogue, in[a..e): the text between the tags is one span. */
+static int dialogue(sw *w, size_t a, size_t e, unsigned mode)
+{
+    const char *in = w->in;
+    size_t i = a, t = a;
+    seek gt = {0, 0}, rb = {0, 0};
+    while (i < e) {
+        size_t j = 0; /* the end of markup at i, if any */
+        if (in[i] == '<' && (mode & M_VTT)) {
+            j = find(in, i + 1, e, '>', &gt);
+            j = j < e ? j + 1 : e;
+        } else if (in[i] == '<' && (mode & M_ANGLE) && i + 1 < e &&
+                   (is_alpha((unsigned char)in[i + 1]) || in[i + 1] == '/')) {
+            j = find(in, i + 1, e, '>', &gt);
+            j = j < e ? j + 1 : 0;
+        } else if (in[i] == '{' && (mode & (M_BRACE | M_ANY_BRACE)) &&
+                   ((mode & M_ANY_BRACE) || (i + 1 < e && in[i + 1] == '\\'))) {
+            j = find(in, i + 1, e, '}', &rb);
+            j = j < e ? j + 1 : 0;
+        }
+        if (!j) {
+            i++;
+            continue;
+        }
+        if (conv(w, t, i) || copy(w, i, j))
+            return -1;
+        i = t = j;
+    }
+    return conv(w, t, e);
+}
+
+static int dialogue_line(sw *w, const line *l, unsigned mode)
+{
+    return dialogue(w, l->a, l->e, mode) || copy(w, l->e, l->n) ? -1 : 0;
+}
+
+/* ---- SubRip ---------------------------------------------------------------------- */
+
+/* A time stamp at in[i..e) (00:01:02,345; leniently 1:2:3.4): its end, or 0. */
+static size_t stamp(const char *in, size_t i, size_t e)
+{
+    size_t k = i, colons = 0;
+    while (k < e && is_digit((unsigned char)in[k]))
+        k++;
+    if (k == i)
+        return 0;
+    while (k < e && in[k] == ':') {
+        size_t d = ++k;
+        while (k < e && is_digit((unsigned char)in[k]))
+            k++;
+        if (k == d)
+            return 0;
+        colons++;
+    }
+    if (!colons)
+        return 0;
+    if (k + 1 < e && (in[k] == ',' || in[k] == '.') && is_digit((unsigned char)in[k + 1])) {
+        k++;
+        while (k < e && is_digit((unsigned char)in[k]))
+            k++;
+    }
+    return k;
+}
+
+/* "00:01:02,345 --> 00:01:04,000", maybe followed by a position. */
+static int srt_timing(const char *in, const line *l)
+{
+    size_t i = l->a;
+    while (i < l->e && is_blank_char((unsigned char)in[i]))
+        i++;
+    if (!(i = stamp(in, i, l->e)))
+        return 0;
+    while (i < l->e && is_blank_char((unsigned char)in[i]))
+        i++;
+    if (i + 3 > l->e || memcmp(in + i, "-->", 3) != 0)
+        return 0;
+    i += 3;
+    while (i < l->e && is_blank_char((unsigned char)in[i]))
+        i++;
+    return stamp(in, i, l->e) != 0;
+}
+
+static int digits(const char *in, const line *l)
+{
+    size_t i = l->a, n = 0;
+    while (i < l->e && is_blank_char((unsigned char)in[i]))
+        i++;
+    while (i < l->e && is_digit((unsigned char)in[i]))
+        i++, n++;
+    while (i < l->e && is_blank_char((unsigned char)in[i]))
+        i++;
+    return n && i == l->e;
+}
+
+/* Each line is judged by itself and its neighbours, so blank lines inside
+ * a cue, missing blank lines between cues or missing numbers do no harm. */
+int fjx_srt_rewrite(const char *in, size_t len, const fjx_rewrite *rw, fjx_buf *out, fjx_error *err)
+{
+    sw w;
+    init(&w, in, len, rw, out, err);
+    long start = bom(&w);
+    if (start < 0)
+        return -1;
+    size_t pos = (size_t)start;
+    int after_timing = 0;
+    line l, nx;
+    while (get_line(&w, pos, &l)) {
+        int timing = srt_timing(in, &l), r;
+        if (timing || blank(in, &l))
+            r = copy_line(&w, &l);
+        else if (!after_timing && digits(in, &l) && get_line(&w, l.n, &nx) && srt_timing(in, &nx))
+            r = copy_line(&w, &l); /* the cue's number */
+        else
+            r = dialogue_line(&w, &l, M_ANGLE | M_BRACE);
+        if (r)
+            return -1;
+        after_timing = timing;
+        pos = l.n;
+    }
+    return 0;
+}
+
+/* ---- ASS / SSA ----------------------------------------------------------------- */
+
+static int iprefix(const char *s, size_t n, const char *w)
+{
+    for (size_t i = 0; w[i]; i++) {
+        if (i >= n)
+            return 0;
+        int c = (unsigned char)s[i];
+        if (c >= 'A' && c <= 'Z')
+            c += 'a' - 'A';
+        if (c != w[i])
+            return 0;
+    }
+    return 1;
+}
+
+enum {
+    ASS_FIELDS = 10
+}; /* Layer (SSA: Marked), Start, End, Style, Name,
+      MarginL, MarginR, MarginV, Effect, Text */
+
+int fjx_ass_rewrite(const char *in, size_t len, const fjx_rewrite *rw, fjx_buf *out, fjx_error *err)
+{
+    sw w;
+    init(&w, in, len, rw, out, err);
+    long start = bom(&w);
+    if (start < 0)
+        return -1;
+    size_t pos = (size_t)start, fields = ASS_FIELDS;
+    int events = 0;
+    line l;
+    while (get_line(&w, pos, &l)) {
+        size_t s = l.a, t = l.e;
+        while (s < t && is_blank_char((unsigned char)in[s]))
+            s++;
+        while (t > s && is_blank_char((unsigned char)in[t - 1]))
+            t--;
+        int r;
+        if (t - s >= 2 && in[s] == '[' && in[t - 1] == ']') {
+            events = t - s == 8 && iprefix(in + s, 8, "[events]");
+            fields = ASS_FIELDS;
+            r = copy_line(&w, &l);
+        } else if (events && iprefix(in + s, t - s, "format:")) {
+            size_t n = 1;
+            for (size_t i = s + 7; i < l.e; i++)
+                n += in[i] == ',';
+            if (n >= 2)
+                fields = n;
+            r = copy_line(&w, &l);
+        } else if (events && iprefix(in + s, t - s, "dialogue:")) {
+            /* The text is the last field, so it may hold commas itself. */
+            size_t need = fields - 1, p = s + 9;
+            for (; need && p < l.e; p++)
+                need -= in[p] == ',';
+            if (need)
+                r = copy_line(&w, &l);
+            else
+                r = copy(&w, l.a, p) || dialogue_line(&w, &(line){p, l.e, l.n}, M_ANY_BRACE);
+        } else {
+            r = copy_line(&w, &l);
+        }
+        if (r)
+            return -1;
+        pos = l.n;
+    }
+    return 0;
+}
+
+/* ---- WebVTT --------------------------------------------------------------------- */
+
+/* Blocks as the WebVTT parser collects them: lines up to an empty line,
+ * or up to a line with "-->" that is not the block's first or second. A
+ * block with "-->" in its first or second line is a cue; every other
+ * block (the header, NOTE, STYLE, REGION) is copied. */
+int fjx_vtt_rewrite(const char *in, size_t len, const fjx_rewrite *rw, fjx_buf *out, fjx_error *err)
+{
+    sw w;
+    init(&w, in, len, rw, out, err);
+    long start = bom(&w);
+    if (start < 0)
+        return -1;
+    size_t pos = (size_t)start;
+    line l, l2;
+    if (get_line(&w, pos, &l) && l.e - l.a >= 6 && memcmp(in + l.a, "WEBVTT", 6) == 0 &&
+        (l.e - l.a == 6 || is_blank_char((unsigned char)in[l.a + 6]))) {
+        if (copy_line(&w, &l))
+            return -1;
+        pos = l.n;
+        while (get_line(&w, pos, &l) && (l.a == l.e || !has_arrow(in, &l))) {
+            if (copy_line(&w, &l))
+                return -1;
+            pos = l.n;
+            if (l.a == l.e)
+                break;
+        }
+    }
+    while (get_line(&w, pos, &l)) {
+        if (l.a == l.e) { /* between blocks */
+            if (copy_line(&w, &l))
+                return -1;
+            pos = l.n;
+            continue;
+        }
+        int cue = 1;
+        if (has_arrow(in, &l)) {
+            pos = l.n;
+        } else if (get_line(&w, l.n, &l2) && l2.a != l2.e && has_arrow(in, &l2)) {
+            pos = l2.n; /* an identifier and the timing */
+            l.n = l2.n;
+        } else {
+            cue = 0;
+            pos = l.n;
+        }
+        if (copy_line(&w, &l))
+            return -1;
+        while (get_line(&w, pos, &l) && !has_arrow(in, &l)) {
+            if ((cue && l.a != l.e) ? dialogue_line(&w, &l, M_VTT) : copy_line(&w, &l))
+                return -1;
+            pos = l.n;
+            if (l.a == l.e)
+                break;
+        }
+    }
+    return 0;
+}
