@@ -3,7 +3,7 @@
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 pkgs=(build-essential pkg-config libjansson-dev libcmocka-dev ca-certificates
-      libuchardet-dev libzip-dev libexpat1-dev zip unzip)
+      libuchardet-dev libzip-dev libexpat1-dev zip unzip epubcheck)
 command -v npm >/dev/null || pkgs+=(npm)
 missing=()
 for p in "${pkgs[@]}"; do

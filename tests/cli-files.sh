@@ -201,7 +201,7 @@ XML
   </metadata>
   <manifest>
     <item id="nav" href="nav.xhtml" media-type="application/xhtml+xml" properties="nav"/>
-    <item id="c1" href="ch1.xhtml" media-type="application/xhtml+xml"/>
+    <item id="c1" href="ch1.xhtml" media-type="application/xhtml+xml" properties="scripted"/>
     <item id="css" href="style.css" media-type="text/css"/>
     <item id="ncx" href="toc.ncx" media-type="application/x-dtbncx+xml"/>
   </manifest>
@@ -265,6 +265,22 @@ XML
         ok "CLI EPUB: other entries byte-identical, same entries in the same order"
     else
         bad "CLI EPUB: other entries byte-identical, same entries in the same order"
+    fi
+    # epubcheck (Debian's, a Java program) judges both books.
+    jar=/usr/share/java/epubcheck.jar
+    if command -v java >/dev/null && [ -r "$jar" ]; then
+        java -jar "$jar" -q "$F/book.epub" >"$F/check.in" 2>&1
+        in_rc=$?
+        java -jar "$jar" -q "$F/book.tw.epub" >"$F/check.out" 2>&1
+        out_rc=$?
+        if [ "$in_rc" -eq 0 ] && [ "$out_rc" -eq 0 ]; then
+            ok "CLI EPUB: epubcheck passes the input and the converted book"
+        else
+            bad "CLI EPUB: epubcheck passes the input and the converted book" \
+                "input: $in_rc $(head -c 300 "$F/check.in")" "output: $out_rc $(head -c 300 "$F/check.out")"
+        fi
+    else
+        skip "CLI EPUB: epubcheck" "epubcheck (and java) not installed"
     fi
     # Unsafe names are refused before anything is written.
     cp "$F/book.epub" "$F/slip.epub"
