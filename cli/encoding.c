@@ -18,8 +18,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include <uchardet/uchardet.h>
 
+#include "dynlib.h"
 #include "files.h"
 
 #define NO_OFFSET ((size_t)-1)
@@ -316,12 +316,16 @@ static int try_decode(candidate *cand, const char *data, size_t len, int complet
 static void detector_guess(const char *data, size_t len, char name[32])
 {
     name[0] = 0;
-    uchardet_t ud = uchardet_new();
+    /* Without the library, the Chinese candidates are still tried. */
+    const fjx_uchardet_api *u = fjx_uchardet_api_load();
+    if (!u)
+        return;
+    uchardet_t ud = u->uchardet_new();
     if (!ud)
         return;
-    if (uchardet_handle_data(ud, data, len) == 0) {
-        uchardet_data_end(ud);
-        const char *answer = uchardet_get_charset(ud);
+    if (u->uchardet_handle_data(ud, data, len) == 0) {
+        u->uchardet_data_end(ud);
+        const char *answer = u->uchardet_get_charset(ud);
         static const char *const gb_family[] = {"GB2312", "GBK", "GB18030", "CP936",
                                                 "EUC-CN", "X-GBK"};
         if (!answer || !*answer || strlen(answer) >= 32 || same_name(answer, "ASCII") ||
@@ -346,7 +350,7 @@ static void detector_guess(const char *data, size_t len, char name[32])
         if (*answer && iconv_knows(answer))
             strcpy(name, answer);
     }
-    uchardet_delete(ud);
+    u->uchardet_delete(ud);
 }
 
 /* UTF-16 without a mark, by its NUL bytes: text has none, while UTF-16

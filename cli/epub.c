@@ -18,9 +18,12 @@
 #include <unistd.h>
 
 #include <expat.h>
-#include <zip.h>
 
+#include "dynlib.h"
 #include "files.h"
+
+/* libzip, loaded on first use (dynlib.h); fjx_epub_convert checks it loads. */
+#define ZIP(f) (fjx_zip_api_load(NULL, 0)->f)
 
 #define MIMETYPE "application/epub+zip"
 #define MT_XHTML "application/xhtml+xml"
@@ -225,17 +228,17 @@ static int read_entry(book *b, zip_uint64_t i)
     if (e->loaded)
         return 0;
     printable(e->name, shown, sizeof shown);
-    zip_file_t *f = zip_fopen_index(b->za, i, 0);
+    zip_file_t *f = ZIP(zip_fopen_index)(b->za, i, 0);
     if (!f) {
-        fjx_error_set(b->err, (size_t)-1, "%s: %s", shown, zip_strerror(b->za));
+        fjx_error_set(b->err, (size_t)-1, "%s: %s", shown, ZIP(zip_strerror)(b->za));
         return -1;
     }
     char chunk[16384];
     unsigned long long total = 0;
     for (;;) {
-        zip_int64_t got = zip_fread(f, chunk, sizeof chunk);
+        zip_int64_t got = ZIP(zip_fread)(f, chunk, sizeof chunk);
         if (got < 0) {
-            fjx_error_set(b->err, (size_t)-1, "%s: %s", shown, zip_file_strerror(f));
+            fjx_error_set(b->err, (size_t)-1, "%s: %s", shown, ZIP(zip_file_strerror)(f));
             goto fail;
         }
         if (got == 0)
@@ -258,7 +261,7 @@ static int read_entry(book *b, zip_uint64_t i)
             goto fail;
         }
     }
-    zip_fclose(f);
+    ZIP(zip_fclose)(f);
     if (total != e->st.size) {
         fjx_error_set(b->err, (size_t)-1, "%s: %llu bytes, but its header declares %llu", shown,
                       total, (unsigned long long)e->st.size);
@@ -268,14 +271,14 @@ static int read_entry(book *b, zip_uint64_t i)
     e->loaded = 1;
     return 0;
 fail:
-    zip_fclose(f);
+    ZIP(zip_fclose)(f);
     fjx_buf_free(&e->data);
     return -1;
 }
 
 static long long locate(const book *b, const char *name)
 {
-    zip_int64_t i = zip_name_locate(b->za, name, ZIP_FL_ENC_RAW);
+    zip_int64_t i = ZIP(zip_name_locate)(b->za, name, ZIP_FL_ENC_RAW);
     return i < 0 || (zip_uint64_t)i >= b->n ? -1 : (long long)i;
 }
 
@@ -593,27 +596,27 @@ static int write_all(int fd, const char *p, size_t n)
 static int carry_over(zip_t *za, zip_uint64_t i, const zip_stat_t *st, zip_t *oza,
                       zip_uint64_t j)
 {
-    if ((st->valid & ZIP_STAT_MTIME) && zip_file_set_mtime(oza, j, st->mtime, 0) < 0)
+    if ((st->valid & ZIP_STAT_MTIME) && ZIP(zip_file_set_mtime)(oza, j, st->mtime, 0) < 0)
         return -1;
     zip_uint8_t opsys;
     zip_uint32_t attrs;
-    if (zip_file_get_external_attributes(za, i, 0, &opsys, &attrs) == 0 &&
-        zip_file_set_external_attributes(oza, j, 0, opsys, attrs) < 0)
+    if (ZIP(zip_file_get_external_attributes)(za, i, 0, &opsys, &attrs) == 0 &&
+        ZIP(zip_file_set_external_attributes)(oza, j, 0, opsys, attrs) < 0)
         return -1;
     zip_uint32_t clen = 0;
-    const char *c = zip_file_get_comment(za, i, &clen, ZIP_FL_ENC_RAW);
-    if (c && clen > 0 && clen <= 0xFFFF && zip_file_set_comment(oza, j, c, (zip_uint16_t)clen, 0) < 0)
+    const char *c = ZIP(zip_file_get_comment)(za, i, &clen, ZIP_FL_ENC_RAW);
+    if (c && clen > 0 && clen <= 0xFFFF && ZIP(zip_file_set_comment)(oza, j, c, (zip_uint16_t)clen, 0) < 0)
         return -1;
     const zip_flags_t where[2] = {ZIP_FL_LOCAL, ZIP_FL_CENTRAL};
     for (int w = 0; w < 2; w++) {
-        zip_int16_t n = zip_file_extra_fields_count(za, i, where[w]);
+        zip_int16_t n = ZIP(zip_file_extra_fields_count)(za, i, where[w]);
         for (zip_int16_t k = 0; k < n; k++) {
             zip_uint16_t id, len;
-            const zip_uint8_t *d = zip_file_extra_field_get(za, i, (zip_uint16_t)k, &id, &len,
+            const zip_uint8_t *d = ZIP(zip_file_extra_field_get)(za, i, (zip_uint16_t)k, &id, &len,
                                                             where[w]);
             if (!d || id == 0x0001 || id == 0x6375 || id == 0x7075)
                 continue;
-            if (zip_file_extra_field_set(oza, j, id, ZIP_EXTRA_FIELD_NEW, d, len, where[w]) < 0)
+            if (ZIP(zip_file_extra_field_set)(oza, j, id, ZIP_EXTRA_FIELD_NEW, d, len, where[w]) < 0)
                 return -1;
         }
     }
@@ -624,16 +627,16 @@ static int carry_over(zip_t *za, zip_uint64_t i, const zip_stat_t *st, zip_t *oz
 static long long add(zip_t *oza, const char *name, zip_source_t *src, zip_int32_t method,
                      fjx_error *err)
 {
-    zip_int64_t j = zip_file_add(oza, name, src, ZIP_FL_ENC_GUESS);
+    zip_int64_t j = ZIP(zip_file_add)(oza, name, src, ZIP_FL_ENC_GUESS);
     if (j < 0) {
         char shown[200];
         printable(name, shown, sizeof shown);
-        fjx_error_set(err, (size_t)-1, "%s: %s", shown, zip_strerror(oza));
-        zip_source_free(src);
+        fjx_error_set(err, (size_t)-1, "%s: %s", shown, ZIP(zip_strerror)(oza));
+        ZIP(zip_source_free)(src);
         return -1;
     }
-    if (zip_set_file_compression(oza, (zip_uint64_t)j, method, 0) < 0) {
-        fjx_error_set(err, (size_t)-1, "%s", zip_strerror(oza));
+    if (ZIP(zip_set_file_compression)(oza, (zip_uint64_t)j, method, 0) < 0) {
+        fjx_error_set(err, (size_t)-1, "%s", ZIP(zip_strerror)(oza));
         return -1;
     }
     return j;
@@ -642,18 +645,18 @@ static long long add(zip_t *oza, const char *name, zip_source_t *src, zip_int32_
 static int build(book *b, long long mimetype, const fjx_rewrite *rw, int out_fd)
 {
     zip_error_t ze;
-    zip_error_init(&ze);
-    zip_source_t *dst = zip_source_buffer_create(NULL, 0, 0, &ze);
-    zip_t *oza = dst ? zip_open_from_source(dst, ZIP_TRUNCATE, &ze) : NULL;
+    ZIP(zip_error_init)(&ze);
+    zip_source_t *dst = ZIP(zip_source_buffer_create)(NULL, 0, 0, &ze);
+    zip_t *oza = dst ? ZIP(zip_open_from_source)(dst, ZIP_TRUNCATE, &ze) : NULL;
     if (!oza) {
-        fjx_error_set(b->err, (size_t)-1, "creating the new EPUB: %s", zip_error_strerror(&ze));
-        zip_error_fini(&ze);
+        fjx_error_set(b->err, (size_t)-1, "creating the new EPUB: %s", ZIP(zip_error_strerror)(&ze));
+        ZIP(zip_error_fini)(&ze);
         if (dst)
-            zip_source_free(dst);
+            ZIP(zip_source_free)(dst);
         return -1;
     }
-    zip_error_fini(&ze);
-    zip_source_keep(dst); /* it outlives the archive: the bytes are read after close */
+    ZIP(zip_error_fini)(&ze);
+    ZIP(zip_source_keep)(dst); /* it outlives the archive: the bytes are read after close */
 
     /* An EPUB is not re-encoded: its documents keep declaring UTF-8. */
     fjx_rewrite sub = {0};
@@ -662,19 +665,19 @@ static int build(book *b, long long mimetype, const fjx_rewrite *rw, int out_fd)
     sub.charset = NULL;
 
     /* mimetype: first, stored, no extra field, so readers can sniff it. */
-    zip_source_t *ms = zip_source_buffer(oza, MIMETYPE, sizeof MIMETYPE - 1, 0);
+    zip_source_t *ms = ZIP(zip_source_buffer)(oza, MIMETYPE, sizeof MIMETYPE - 1, 0);
     long long j = ms ? add(oza, "mimetype", ms, ZIP_CM_STORE, b->err) : -1;
     if (!ms)
-        fjx_error_set(b->err, (size_t)-1, "%s", zip_strerror(oza));
+        fjx_error_set(b->err, (size_t)-1, "%s", ZIP(zip_strerror)(oza));
     if (j < 0)
         goto fail;
     zip_uint8_t opsys;
     zip_uint32_t attrs;
     if ((b->e[mimetype].st.valid & ZIP_STAT_MTIME) &&
-        zip_file_set_mtime(oza, (zip_uint64_t)j, b->e[mimetype].st.mtime, 0) < 0)
+        ZIP(zip_file_set_mtime)(oza, (zip_uint64_t)j, b->e[mimetype].st.mtime, 0) < 0)
         goto libfail;
-    if (zip_file_get_external_attributes(b->za, (zip_uint64_t)mimetype, 0, &opsys, &attrs) == 0 &&
-        zip_file_set_external_attributes(oza, (zip_uint64_t)j, 0, opsys, attrs) < 0)
+    if (ZIP(zip_file_get_external_attributes)(b->za, (zip_uint64_t)mimetype, 0, &opsys, &attrs) == 0 &&
+        ZIP(zip_file_set_external_attributes)(oza, (zip_uint64_t)j, 0, opsys, attrs) < 0)
         goto libfail;
 
     for (zip_uint64_t i = 0; i < b->n; i++) {
@@ -687,7 +690,7 @@ static int build(book *b, long long mimetype, const fjx_rewrite *rw, int out_fd)
         if (e->kind == K_COPY) {
             /* Whole, method unchanged: libzip copies the compressed bytes as
              * stored, without inflating or recompressing them. */
-            src = zip_source_zip(oza, b->za, i, 0, 0, -1);
+            src = ZIP(zip_source_zip)(oza, b->za, i, 0, 0, -1);
         } else {
             if (read_entry(b, i) < 0)
                 goto fail;
@@ -714,12 +717,12 @@ static int build(book *b, long long mimetype, const fjx_rewrite *rw, int out_fd)
                 goto fail;
             }
             fjx_buf_free(&e->data);
-            src = zip_source_buffer(oza, conv.data, conv.len, 1);
+            src = ZIP(zip_source_buffer)(oza, conv.data, conv.len, 1);
             if (!src)
                 fjx_buf_free(&conv);
         }
         if (!src) {
-            fjx_error_set(b->err, (size_t)-1, "%s: %s", shown, zip_strerror(oza));
+            fjx_error_set(b->err, (size_t)-1, "%s: %s", shown, ZIP(zip_strerror)(oza));
             goto fail;
         }
         j = add(oza, e->name, src, (zip_int32_t)e->st.comp_method, b->err);
@@ -729,31 +732,31 @@ static int build(book *b, long long mimetype, const fjx_rewrite *rw, int out_fd)
             goto libfail;
     }
     int clen = 0;
-    const char *comment = zip_get_archive_comment(b->za, &clen, ZIP_FL_ENC_RAW);
+    const char *comment = ZIP(zip_get_archive_comment)(b->za, &clen, ZIP_FL_ENC_RAW);
     if (comment && clen > 0 && clen <= 0xFFFF &&
-        zip_set_archive_comment(oza, comment, (zip_uint16_t)clen) < 0)
+        ZIP(zip_set_archive_comment)(oza, comment, (zip_uint16_t)clen) < 0)
         goto libfail;
 
-    if (zip_close(oza) < 0) {
-        fjx_error_set(b->err, (size_t)-1, "writing the new EPUB: %s", zip_strerror(oza));
+    if (ZIP(zip_close)(oza) < 0) {
+        fjx_error_set(b->err, (size_t)-1, "writing the new EPUB: %s", ZIP(zip_strerror)(oza));
         goto fail;
     }
     oza = NULL;
 
     /* Only now, with the whole book made, does anything reach out_fd. */
-    if (zip_source_open(dst) < 0) {
+    if (ZIP(zip_source_open)(dst) < 0) {
         fjx_error_set(b->err, (size_t)-1, "reading the new EPUB back: %s",
-                      zip_error_strerror(zip_source_error(dst)));
-        zip_source_free(dst);
+                      ZIP(zip_error_strerror)(ZIP(zip_source_error)(dst)));
+        ZIP(zip_source_free)(dst);
         return -1;
     }
     char chunk[65536];
     int rc = 0;
     for (;;) {
-        zip_int64_t got = zip_source_read(dst, chunk, sizeof chunk);
+        zip_int64_t got = ZIP(zip_source_read)(dst, chunk, sizeof chunk);
         if (got < 0) {
             fjx_error_set(b->err, (size_t)-1, "reading the new EPUB back: %s",
-                          zip_error_strerror(zip_source_error(dst)));
+                          ZIP(zip_error_strerror)(ZIP(zip_source_error)(dst)));
             rc = -1;
             break;
         }
@@ -769,16 +772,16 @@ static int build(book *b, long long mimetype, const fjx_rewrite *rw, int out_fd)
             break;
         }
     }
-    zip_source_close(dst);
-    zip_source_free(dst);
+    ZIP(zip_source_close)(dst);
+    ZIP(zip_source_free)(dst);
     return rc;
 
 libfail:
-    fjx_error_set(b->err, (size_t)-1, "%s", zip_strerror(oza));
+    fjx_error_set(b->err, (size_t)-1, "%s", ZIP(zip_strerror)(oza));
 fail:
     if (oza)
-        zip_discard(oza);
-    zip_source_free(dst);
+        ZIP(zip_discard)(oza);
+    ZIP(zip_source_free)(dst);
     return -1;
 }
 
@@ -787,7 +790,7 @@ fail:
 /* Everything that can be known from the directory: count, names, sizes. */
 static int check_entries(book *b, const char *in, size_t len, unsigned max_entries)
 {
-    zip_int64_t n = zip_get_num_entries(b->za, 0);
+    zip_int64_t n = ZIP(zip_get_num_entries)(b->za, 0);
     if (n < 0 || (unsigned long long)n > max_entries) {
         fjx_error_set(b->err, (size_t)-1, "%lld entries, more than the limit of %u",
                       (long long)n, max_entries);
@@ -805,10 +808,10 @@ static int check_entries(book *b, const char *in, size_t len, unsigned max_entri
         entry *e = &b->e[i];
         char shown[200];
         e->kind = K_COPY;
-        e->name = zip_get_name(b->za, i, ZIP_FL_ENC_RAW);
-        if (!e->name || zip_stat_index(b->za, i, ZIP_FL_ENC_RAW, &e->st) < 0) {
+        e->name = ZIP(zip_get_name)(b->za, i, ZIP_FL_ENC_RAW);
+        if (!e->name || ZIP(zip_stat_index)(b->za, i, ZIP_FL_ENC_RAW, &e->st) < 0) {
             fjx_error_set(b->err, (size_t)-1, "entry %llu: %s", (unsigned long long)i,
-                          zip_strerror(b->za));
+                          ZIP(zip_strerror)(b->za));
             return -1;
         }
         printable(e->name, shown, sizeof shown);
@@ -853,6 +856,11 @@ static int check_entries(book *b, const char *in, size_t len, unsigned max_entri
 int fjx_epub_convert(const char *in, size_t len, int out_fd, const fjx_rewrite *rw,
                      const fjx_epub_limits *limits, fjx_error *err)
 {
+    char why[200];
+    if (!fjx_zip_api_load(why, sizeof why)) {
+        fjx_error_set(err, (size_t)-1, "%s", why);
+        return -1;
+    }
     book b;
     memset(&b, 0, sizeof b);
     b.err = err;
@@ -864,19 +872,19 @@ int fjx_epub_convert(const char *in, size_t len, int out_fd, const fjx_rewrite *
     memset(&s, 0, sizeof s);
 
     zip_error_t ze;
-    zip_error_init(&ze);
-    zip_source_t *src = zip_source_buffer_create(in, len, 0, &ze);
+    ZIP(zip_error_init)(&ze);
+    zip_source_t *src = ZIP(zip_source_buffer_create)(in, len, 0, &ze);
     if (src)
-        b.za = zip_open_from_source(src, ZIP_RDONLY, &ze);
+        b.za = ZIP(zip_open_from_source)(src, ZIP_RDONLY, &ze);
     if (!b.za) {
         fjx_error_set(err, (size_t)-1, "not an EPUB (not a readable ZIP archive: %s)",
-                      zip_error_strerror(&ze));
-        zip_error_fini(&ze);
+                      ZIP(zip_error_strerror)(&ze));
+        ZIP(zip_error_fini)(&ze);
         if (src)
-            zip_source_free(src);
+            ZIP(zip_source_free)(src);
         return -1;
     }
-    zip_error_fini(&ze);
+    ZIP(zip_error_fini)(&ze);
 
     if (check_entries(&b, in, len, max_entries) < 0)
         goto done;
@@ -951,6 +959,6 @@ done:
     for (zip_uint64_t i = 0; i < b.n; i++)
         fjx_buf_free(&b.e[i].data);
     free(b.e);
-    zip_discard(b.za);
+    ZIP(zip_discard)(b.za);
     return rc;
 }

@@ -46,6 +46,29 @@ void fjx_error_set(fjx_error *err, size_t offset, const char *fmt, ...)
     va_end(ap);
 }
 
+int fjx_emit_copy(const char *in, size_t a, size_t b, fjx_buf *out, fjx_error *err)
+{
+    if (a < b && fjx_buf_append(out, in + a, b - a) != 0) {
+        fjx_error_set(err, a, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+int fjx_emit_text(const fjx_rewrite *rw, const char *in, size_t a, size_t b, fjx_buf *out,
+                  fjx_error *err)
+{
+    if (a >= b)
+        return 0;
+    if (!rw || !rw->text)
+        return fjx_emit_copy(in, a, b, out, err);
+    if (rw->text(rw->text_ctx, in + a, b - a, out) != 0) {
+        fjx_error_set(err, a, "converting the text failed");
+        return -1;
+    }
+    return 0;
+}
+
 static const struct {
     const char *name;
     fjx_format format;

@@ -52,6 +52,12 @@ typedef struct fjx_rewrite {
                             <?xml encoding?> (NULL: leave declarations alone) */
 } fjx_rewrite;
 
+/* For the rewriters: append in[a..b) as it is, or through rw->text (as it
+ * is when rw or rw->text is NULL). 0, or -1 with err set at offset a. */
+int fjx_emit_copy(const char *in, size_t a, size_t b, fjx_buf *out, fjx_error *err);
+int fjx_emit_text(const fjx_rewrite *rw, const char *in, size_t a, size_t b, fjx_buf *out,
+                  fjx_error *err);
+
 /* ---- formats ------------------------------------------------------------------ */
 
 typedef enum fjx_format {

@@ -93,14 +93,7 @@ static int is_zh(const char *s, size_t n)
            (n == 2 || s[2] == '-' || s[2] == '_');
 }
 
-static int copy(hw *w, size_t a, size_t b)
-{
-    if (a < b && fjx_buf_append(w->out, w->in + a, b - a) != 0) {
-        fjx_error_set(w->err, a, "out of memory");
-        return -1;
-    }
-    return 0;
-}
+static int copy(hw *w, size_t a, size_t b) { return fjx_emit_copy(w->in, a, b, w->out, w->err); }
 
 /* Appends s in place of the input at `at`. */
 static int put(hw *w, const char *s, size_t at)
@@ -115,15 +108,7 @@ static int put(hw *w, const char *s, size_t at)
 /* Converts in[a..b). */
 static int conv(hw *w, size_t a, size_t b)
 {
-    if (a >= b)
-        return 0;
-    if (!w->rw || !w->rw->text)
-        return copy(w, a, b);
-    if (w->rw->text(w->rw->text_ctx, w->in + a, b - a, w->out) != 0) {
-        fjx_error_set(w->err, a, "converting the text failed");
-        return -1;
-    }
-    return 0;
+    return fjx_emit_text(w->rw, w->in, a, b, w->out, w->err);
 }
 
 /* Element content: converted unless inside code. */

@@ -161,12 +161,7 @@ static int oom(md *m, size_t at)
     return -1;
 }
 
-static int copy(md *m, size_t a, size_t b)
-{
-    if (a < b && fjx_buf_append(m->out, m->in + a, b - a) != 0)
-        return oom(m, a);
-    return 0;
-}
+static int copy(md *m, size_t a, size_t b) { return fjx_emit_copy(m->in, a, b, m->out, m->err); }
 
 /* The input offset of byte `at` of the paragraph's text. */
 static size_t tmap(const md *m, size_t at)

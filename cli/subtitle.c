@@ -20,26 +20,11 @@ typedef struct line {
     size_t a, e, n;
 } line;
 
-static int copy(sw *w, size_t a, size_t b)
-{
-    if (a < b && fjx_buf_append(w->out, w->in + a, b - a) != 0) {
-        fjx_error_set(w->err, a, "out of memory");
-        return -1;
-    }
-    return 0;
-}
+static int copy(sw *w, size_t a, size_t b) { return fjx_emit_copy(w->in, a, b, w->out, w->err); }
 
 static int conv(sw *w, size_t a, size_t b)
 {
-    if (a >= b)
-        return 0;
-    if (!w->rw || !w->rw->text)
-        return copy(w, a, b);
-    if (w->rw->text(w->rw->text_ctx, w->in + a, b - a, w->out) != 0) {
-        fjx_error_set(w->err, a, "converting the text failed");
-        return -1;
-    }
-    return 0;
+    return fjx_emit_text(w->rw, w->in, a, b, w->out, w->err);
 }
 
 static void init(sw *w, const char *in, size_t len, const fjx_rewrite *rw, fjx_buf *out,
