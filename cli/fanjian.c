@@ -13,6 +13,7 @@
 #include "batch.h"
 #include "convert.h"
 #include "fanjian.h"
+#include "serve.h"
 
 static const char *prog = "fanjian";
 
@@ -647,6 +648,8 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "detect") == 0)
         return detect_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "serve") == 0)
+        return fjx_serve_main(argc - 1, argv + 1);
     const char **inputs = calloc((size_t)argc + 1, sizeof(char *));
     const char **rules = calloc((size_t)argc + 1, sizeof(char *));
     int rc = inputs && rules ? convert_main(argc, argv, inputs, rules) : 1;

@@ -566,6 +566,14 @@ else
     echo "== command-line tool: done in $(elapsed "$CLI_START") s"
 fi
 
+# ---- the parts beyond the CLI: tests/suite-*.sh (server, Python, install) -------
+for suite in "$ROOT"/tests/suite-*.sh; do
+    [ -e "$suite" ] || continue
+    echo "== $(basename "$suite" .sh)"
+    # shellcheck source=/dev/null
+    . "$suite"
+done
+
 echo "== total time $(elapsed "$T0") s"
 summary="$pass passed, $fail failed"
 if [ "$skipped" -gt 0 ]; then summary="$summary, $skipped skipped"; fi
