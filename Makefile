@@ -154,4 +154,4 @@ accuracy: all
 	ACC_CMD='$(BENCH_CMD)' ./bench/accuracy.sh $(BUILD)/fanjian $(SET) $(BUILD) $(DATA)
 
 clean:
-	rm -rf $(BUILD) build-asan
+	rm -rf $(BUILD) build-asan build-fuzz

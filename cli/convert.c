@@ -6,6 +6,8 @@
  * Markup and EPUB are read whole: a document's structure decides what is
  * text, and its text spans are converted one at a time. */
 #include <errno.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,6 +94,34 @@ char *fjx_read_all(int fd, size_t *len, unsigned long long limit)
 static int is_utf8_name(const char *name)
 {
     return strcmp(name, "UTF-8") == 0;
+}
+
+/* ---- the dictionary ---------------------------------------------------------------- */
+
+/* The dictionary: --dict, $FANJIAN_DICT, next to the executable, ../share/fanjian/
+ * from it, the library's default. */
+fj_status fjx_open_dict(const char *path, fj_dict **dict, fj_error *err)
+{
+    const char *env = getenv("FANJIAN_DICT");
+    if (path || (env && *env))
+        return fj_dict_open(path, NULL, dict, err);
+    /* Beside the executable (a build tree), then ../share/fanjian/ from it
+     * (an installed tree, whatever its prefix: PREFIX/bin/fanjian). The
+     * executable's real path: a symbolic link to it does not count. */
+    static const char *const rel[] = {"fanjian.fjd", "../share/fanjian/fanjian.fjd"};
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = 0;
+        const char *dir = dirname(exe);
+        for (size_t i = 0; i < sizeof rel / sizeof *rel; i++) {
+            char candidate[PATH_MAX + 64];
+            snprintf(candidate, sizeof candidate, "%s/%s", dir, rel[i]);
+            if (access(candidate, R_OK) == 0)
+                return fj_dict_open(candidate, NULL, dict, err);
+        }
+    }
+    return fj_dict_open(NULL, NULL, dict, err);
 }
 
 /* ---- text -------------------------------------------------------------------- */

@@ -25,6 +25,11 @@ typedef struct fjx_settings {
     fjx_epub_limits limits;
 } fjx_settings;
 
+/* Opens the dictionary the way every command does: `path` (--dict), else
+ * $FANJIAN_DICT, else fanjian.fjd beside the executable, else
+ * ../share/fanjian/fanjian.fjd from it, else the library's default. */
+fj_status fjx_open_dict(const char *path, fj_dict **dict, fj_error *err);
+
 /* The language tag a profile's output is in (zh-TW, zh-HK, zh-Hant,
  * zh-CN), or NULL when the profile does not change the language (t2jp). */
 const char *fjx_profile_lang(const char *profile);

@@ -1,7 +1,6 @@
 /* fanjian: the command-line converter. */
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -80,27 +79,11 @@ static void usage(FILE *f)
             "                        when it is a terminal)\n"
             "\n"
             "      --dict IMAGE      dictionary image (default: $FANJIAN_DICT, then the\n"
-            "                        image next to this program, then %s)\n"
+            "                        image next to this program, then\n"
+            "                        ../share/fanjian/fanjian.fjd from it, then %s)\n"
             "      --list            list the profiles\n"
             "      --version         print the version\n",
             fj_dict_default_path());
-}
-
-/* The dictionary: --dict, $FANJIAN_DICT, next to the executable, installed. */
-static fj_status open_dict(const char *path, fj_dict **dict, fj_error *err)
-{
-    if (path || getenv("FANJIAN_DICT"))
-        return fj_dict_open(path, NULL, dict, err);
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = 0;
-        char beside[PATH_MAX + 32];
-        snprintf(beside, sizeof beside, "%s/fanjian.fjd", dirname(exe));
-        if (access(beside, R_OK) == 0)
-            return fj_dict_open(beside, NULL, dict, err);
-    }
-    return fj_dict_open(NULL, NULL, dict, err);
 }
 
 /* ---- fanjian detect ----------------------------------------------------------- */
@@ -177,7 +160,7 @@ static int detect_main(int argc, char **argv)
     }
     fj_dict *dict = NULL;
     fj_error err;
-    if (open_dict(dict_path, &dict, &err) != FJ_OK) {
+    if (fjx_open_dict(dict_path, &dict, &err) != FJ_OK) {
         fprintf(stderr, "%s: %s\n", prog, err.message);
         free(inputs);
         return 1;
@@ -512,7 +495,7 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
 
     fj_dict *dict = NULL;
     fj_error err;
-    if (open_dict(dict_path, &dict, &err) != FJ_OK) {
+    if (fjx_open_dict(dict_path, &dict, &err) != FJ_OK) {
         fprintf(stderr, "%s: %s\n", prog, err.message);
         return 1;
     }

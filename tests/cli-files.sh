@@ -384,3 +384,37 @@ for sig in TERM KILL; do
         bad "CLI -r killed by SIG$sig half-way" "$broken truncated, $temps temporaries"
     fi
 done
+
+# ---- hostile and changing files ----------------------------------------------------
+
+# Deep nesting: handled or refused with a message, never a crash.
+H=$F/hostile
+mkdir -p "$H"
+awk 'BEGIN { printf "<?xml version=\"1.0\"?><html xmlns=\"http://www.w3.org/1999/xhtml\"><body>";
+             for (i = 0; i < 100000; i++) printf "<div>"; printf "头发";
+             for (i = 0; i < 100000; i++) printf "</div>"; print "</body></html>" }' >"$H/deep.xhtml"
+run "$FJ" -c s2tw "$H/deep.xhtml"
+check "CLI deeply nested XHTML (100,000 levels): converted, no crash" \
+    test "$rc" -eq 0 -a "$(grep -c '頭髮' "$TMP/out")" -eq 1
+sed 's/^<?xml version="1.0"?>//' "$H/deep.xhtml" | awk '{ gsub("</div>", ""); print }' >"$H/deep.html"
+run "$FJ" -c s2tw "$H/deep.html"
+check "CLI deeply nested, unclosed HTML: converted, no crash" test "$rc" -eq 0 -a "$(grep -c '頭髮' "$TMP/out")" -eq 1
+printf '<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "头发头发头发头发"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;"><!ENTITY d "&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;"><!ENTITY e "&d;&d;&d;&d;&d;&d;&d;&d;&d;&d;"><!ENTITY f "&e;&e;&e;&e;&e;&e;&e;&e;&e;&e;"><!ENTITY g "&f;&f;&f;&f;&f;&f;&f;&f;&f;&f;"><!ENTITY h "&g;&g;&g;&g;&g;&g;&g;&g;&g;&g;">]><html xmlns="http://www.w3.org/1999/xhtml"><body><p>&h;</p></body></html>' >"$H/laughs.xhtml"
+run "$FJ" -c s2tw -o "$H/laughs.out" "$H/laughs.xhtml"
+check "CLI billion laughs in XHTML: refused with a message, nothing written" \
+    test "$rc" -ne 0 -a -s "$TMP/err" -a ! -e "$H/laughs.out"
+# Input and output the same file: the output replaces it whole.
+cp "$F/chapter.txt" "$H/same.txt"
+run "$FJ" -c s2tw -o "$H/same.txt" "$H/same.txt"
+check "CLI -o onto its own input gives the full conversion" cmp -s "$H/same.txt" "$F/chapter.s2tw"
+# A file cut short and grown while it is read: no crash, no temporary left.
+for _ in $(seq 1 3000); do cat "$F/chapter.txt"; done >"$H/moving.txt"
+( sleep 0.05; : >"$H/moving.txt"; for _ in $(seq 1 200); do cat "$F/chapter.txt"; done >>"$H/moving.txt" ) &
+mover=$!
+run "$FJ" -c s2tw -o "$H/moving.out" "$H/moving.txt"
+wait "$mover"
+if [ "$rc" -lt 2 ] && [ -z "$(find "$H" -name '.*.fanjian-*')" ]; then
+    ok "CLI a file changing while it is read: exit $rc, no crash, no temporary"
+else
+    bad "CLI a file changing while it is read" "exit $rc: $(err1)"
+fi
