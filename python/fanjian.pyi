@@ -1,0 +1,85 @@
+# Type stubs for the fanjian extension module (python/fanjianmodule.c).
+import os
+from types import ModuleType, TracebackType
+from typing import Literal, NamedTuple, Optional, Type, Union
+
+__version__: str
+DEFAULT_DICT: str
+
+_Path = Union[str, bytes, os.PathLike[str], os.PathLike[bytes]]
+_Quotes = Optional[Literal["tw", "hk", "cn", "keep"]]
+
+class DictionaryError(OSError): ...
+
+class Span(NamedTuple):
+    start: int
+    end: int
+    script: Literal["simplified", "traditional"]
+
+class Detection(NamedTuple):
+    script: Literal["none", "simplified", "traditional", "both", "mixed"]
+    confidence: float
+    han: int
+    simplified: int
+    traditional: int
+    spans: list[Span]
+
+def convert(
+    text: str,
+    profile: str = "s2t",
+    *,
+    compat: bool = False,
+    quotes: _Quotes = None,
+    punct: bool = False,
+    dict: Optional[_Path] = None,
+) -> str: ...
+def detect(text: str, *, dict: Optional[_Path] = None) -> Detection: ...
+def profiles(*, dict: Optional[_Path] = None) -> list[str]: ...
+
+class Converter:
+    def __init__(
+        self,
+        profile: str = "s2t",
+        *,
+        compat: bool = False,
+        quotes: _Quotes = None,
+        punct: bool = False,
+        dict: Optional[_Path] = None,
+    ) -> None: ...
+    def convert(self, text: str, /) -> str: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> "Converter": ...
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> None: ...
+    @property
+    def profile(self) -> str: ...
+    @property
+    def compat(self) -> bool: ...
+    @property
+    def quotes(self) -> Literal["tw", "cn", "keep"]: ...
+    @property
+    def punct(self) -> bool: ...
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def dict_path(self) -> str: ...
+
+class OpenCC(Converter):
+    def __init__(
+        self,
+        config: Optional[str] = "t2s",
+        *,
+        conversion: Optional[str] = None,
+        dict: Optional[_Path] = None,
+    ) -> None: ...
+    def set_conversion(self, conversion: str, /) -> None: ...
+    @property
+    def config(self) -> str: ...
+    @property
+    def conversion(self) -> str: ...
+
+opencc: ModuleType

@@ -1,0 +1,1187 @@
+/*
+ * fanjian — the Python module: a CPython extension over the C library
+ * (include/fanjian.h), which is linked into it statically. See
+ * python/README.md for the Python API and the decisions behind it.
+ *
+ *   fanjian.convert(text, profile="s2t", *, compat=False, quotes=None, punct=False, dict=None)
+ *   fanjian.Converter(profile="s2t", *, compat=False, quotes=None, punct=False, dict=None)
+ *   fanjian.detect(text, *, dict=None)
+ *   fanjian.profiles(*, dict=None)
+ *   fanjian.OpenCC(config="t2s")      OpenCC 1.4.2-identical (FJ_COMPAT)
+ *   fanjian.opencc                    a submodule like the `opencc` package
+ *
+ * Dictionaries. Each dictionary file is opened once per process and kept
+ * open for the life of the process (an fj_dict is immutable and may be shared
+ * by any number of threads): every Converter and every module-level call on
+ * the same file uses the same fj_dict. The cache is keyed by the file's
+ * identity (device, inode, size, modification time), so a dictionary that is
+ * rebuilt or replaced is opened anew on the next lookup, while converters made
+ * before keep the image they were made with.
+ *
+ * The module-level convert() likewise keeps one fj_converter per dictionary,
+ * profile and mode (opening one builds tables: 0.1 to 1 ms); a Converter or
+ * OpenCC object opens its own, released by close() or when it is freed.
+ *
+ * Threads. Conversion and detection run without the GIL. The input is the
+ * str's own UTF-8 form (PyUnicode_AsUTF8AndSize), valid while we hold a
+ * reference to the str. A Converter's fj_converter is reference-counted (the
+ * count changes only under the GIL), so close() or set_conversion() while
+ * another thread is converting frees it only when that conversion is done.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fanjian.h"
+
+PyMODINIT_FUNC PyInit_fanjian(void);
+
+/* ---- the dictionary cache --------------------------------------------------- */
+
+typedef struct dict_entry {
+    struct dict_entry *next;
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtime;
+    fj_dict *dict;
+    char path[]; /* absolute, as it was first opened */
+} dict_entry;
+
+/* Entries are never freed: an fj_dict lives as long as the process. */
+static pthread_mutex_t dict_lock = PTHREAD_MUTEX_INITIALIZER;
+static dict_entry *dict_cache;
+
+/* A fork while another thread holds the lock (it never waits for the GIL
+ * then) would leave the child's copy locked for good: fork waits for it. */
+static void lock_for_fork(void) { pthread_mutex_lock(&dict_lock); }
+static void unlock_after_fork(void) { pthread_mutex_unlock(&dict_lock); }
+
+static int same_file(const dict_entry *e, const struct stat *sb)
+{
+    return e->dev == sb->st_dev && e->ino == sb->st_ino && e->size == sb->st_size &&
+           e->mtime.tv_sec == sb->st_mtim.tv_sec && e->mtime.tv_nsec == sb->st_mtim.tv_nsec;
+}
+
+/* The opened dictionary at `path`, from the cache or opened now. Runs without
+ * the GIL. On failure returns NULL with *st, *err and *sys_errno (0 when not
+ * known) set. */
+static dict_entry *dict_get(const char *path, fj_status *st, fj_error *err, int *sys_errno)
+{
+    struct stat sb;
+    *sys_errno = 0;
+    if (stat(path, &sb) != 0) {
+        int e = errno;
+        /* Let the library word the message, as the CLI does. */
+        fj_dict *d = NULL;
+        *st = fj_dict_open(path, NULL, &d, err);
+        if (*st == FJ_OK) { /* it appeared in between: report what stat saw */
+            fj_dict_close(d);
+            *st = FJ_ERR_IO;
+            snprintf(err->message, sizeof err->message, "cannot open dictionary %s: %s", path,
+                     strerror(e));
+        }
+        *sys_errno = e;
+        return NULL;
+    }
+    pthread_mutex_lock(&dict_lock);
+    dict_entry *e;
+    for (e = dict_cache; e; e = e->next)
+        if (same_file(e, &sb))
+            break;
+    if (!e) {
+        fj_dict *d = NULL;
+        errno = 0;
+        *st = fj_dict_open(path, NULL, &d, err);
+        if (*st != FJ_OK) {
+            *sys_errno = *st == FJ_ERR_IO ? errno : 0;
+        } else {
+            /* Kept absolute, for Converter.dict_path. */
+            char *real = realpath(path, NULL);
+            const char *name = real ? real : path;
+            size_t n = strlen(name) + 1;
+            e = malloc(sizeof *e + n);
+            if (!e) {
+                fj_dict_close(d);
+                *st = FJ_ERR_NOMEM;
+                snprintf(err->message, sizeof err->message, "%s", fj_strerror(FJ_ERR_NOMEM));
+            } else {
+                e->dev = sb.st_dev;
+                e->ino = sb.st_ino;
+                e->size = sb.st_size;
+                e->mtime = sb.st_mtim;
+                e->dict = d;
+                memcpy(e->path, name, n);
+                e->next = dict_cache;
+                dict_cache = e;
+            }
+            free(real);
+        }
+    }
+    pthread_mutex_unlock(&dict_lock);
+    return e;
+}
+
+/* Converters for the module-level convert(), which would otherwise open one
+ * per call (building a profile's tables takes 0.1 ms, its context tables in
+ * the default mode about 1 ms). One per dictionary, profile and mode, kept
+ * like the dictionaries; immutable, so shared by every thread. */
+typedef struct conv_entry {
+    struct conv_entry *next;
+    const dict_entry *dict;
+    unsigned flags;
+    fj_converter *conv;
+} conv_entry;
+
+static conv_entry *conv_cache; /* under dict_lock */
+
+static conv_entry *conv_find(const dict_entry *d, unsigned flags, const char *name)
+{
+    for (conv_entry *e = conv_cache; e; e = e->next)
+        if (e->dict == d && e->flags == flags && strcmp(fj_converter_profile(e->conv), name) == 0)
+            return e;
+    return NULL;
+}
+
+/* The shared converter for `profile` (a name or "DIR/NAME.json"). Runs
+ * without the GIL. */
+static fj_status conv_get(const dict_entry *d, const char *profile, unsigned flags,
+                          const fj_converter **out, fj_error *err)
+{
+    /* The profile's name as fj_converter_open takes it from `profile`. */
+    char key[64];
+    const char *base = strrchr(profile, '/');
+    base = base ? base + 1 : profile;
+    size_t n = strlen(base);
+    if (n > 5 && strcmp(base + n - 5, ".json") == 0)
+        n -= 5;
+    if (n >= sizeof key)
+        n = sizeof key - 1;
+    memcpy(key, base, n);
+    key[n] = 0;
+
+    fj_status st = FJ_OK;
+    pthread_mutex_lock(&dict_lock);
+    conv_entry *e = conv_find(d, flags, key);
+    if (!e) {
+        fj_converter *c = NULL;
+        st = fj_converter_open(d->dict, profile, flags, &c, err);
+        /* Should the library name it otherwise, keep one all the same. */
+        if (st == FJ_OK && (e = conv_find(d, flags, fj_converter_profile(c))) != NULL) {
+            fj_converter_close(c);
+        } else if (st == FJ_OK) {
+            e = malloc(sizeof *e);
+            if (!e) {
+                fj_converter_close(c);
+                st = FJ_ERR_NOMEM;
+            } else {
+                e->dict = d;
+                e->flags = flags;
+                e->conv = c;
+                e->next = conv_cache;
+                conv_cache = e;
+            }
+        }
+    }
+    pthread_mutex_unlock(&dict_lock);
+    if (e)
+        *out = e->conv;
+    return st;
+}
+
+/* ---- errors ------------------------------------------------------------------ */
+
+static PyObject *DictionaryError; /* fanjian.DictionaryError, an OSError */
+
+/* Raises the Python exception for a library failure: ValueError for an
+ * unknown profile, OSError (FileNotFoundError, PermissionError, ... when the
+ * errno is known) when a dictionary cannot be read, DictionaryError (an
+ * OSError) when it is damaged or of another format version, MemoryError,
+ * else RuntimeError. The message is the library's. */
+static void raise_fj(fj_status st, const fj_error *err, int sys_errno)
+{
+    if (st == FJ_ERR_NOMEM) {
+        PyErr_NoMemory();
+        return;
+    }
+    const char *text = err && err->message[0] ? err->message : fj_strerror(st);
+    /* Messages name files, whose names need not be UTF-8. */
+    PyObject *msg = PyUnicode_DecodeFSDefault(text);
+    if (!msg)
+        return;
+    PyObject *type = PyExc_RuntimeError;
+    switch (st) {
+    case FJ_ERR_UNKNOWN_PROFILE:
+    case FJ_ERR_INVALID_ARGUMENT:
+        type = PyExc_ValueError;
+        break;
+    case FJ_ERR_IO:
+        type = PyExc_OSError;
+        break;
+    case FJ_ERR_DICT_FORMAT:
+    case FJ_ERR_DICT_VERSION:
+    case FJ_ERR_DICT_CHECKSUM:
+        type = DictionaryError;
+        break;
+    default:
+        break;
+    }
+    if (type == PyExc_OSError && sys_errno) {
+        /* OSError(errno, message) becomes the matching subclass. */
+        PyObject *args = Py_BuildValue("(iO)", sys_errno, msg);
+        if (args) {
+            PyErr_SetObject(type, args);
+            Py_DECREF(args);
+        }
+    } else {
+        PyErr_SetObject(type, msg);
+    }
+    Py_DECREF(msg);
+}
+
+/* ---- which dictionary --------------------------------------------------------- */
+
+static PyObject *the_module;  /* for its __file__ */
+static PyObject *beside_path; /* bytes: <module's directory>/fanjian.fjd, once known */
+
+/* The dictionary beside the module file, when that file exists: a new
+ * reference, or NULL (with no error set when there is none). */
+static PyObject *dict_beside_module(void)
+{
+    if (!beside_path && the_module) {
+        PyObject *file = PyObject_GetAttrString(the_module, "__file__");
+        PyObject *fs = NULL;
+        if (!file || !PyUnicode_FSConverter(file, &fs)) {
+            Py_XDECREF(file);
+            PyErr_Clear(); /* no file: a module loaded otherwise */
+            return NULL;
+        }
+        Py_DECREF(file);
+        const char *s = PyBytes_AS_STRING(fs);
+        const char *slash = strrchr(s, '/');
+        char *dir = slash ? strndup(s, (size_t)(slash - s) + (slash == s)) : strdup(".");
+        char *real = dir ? realpath(dir, NULL) : NULL;
+        Py_DECREF(fs);
+        if (real)
+            beside_path = PyBytes_FromFormat("%s%sfanjian.fjd", real,
+                                             strcmp(real, "/") == 0 ? "" : "/");
+        free(real);
+        free(dir);
+    }
+    if (!beside_path)
+        return NULL;
+    struct stat sb;
+    if (stat(PyBytes_AS_STRING(beside_path), &sb) != 0)
+        return NULL;
+    Py_INCREF(beside_path);
+    return beside_path;
+}
+
+/* The dictionary to use, as bytes: `arg` (str, bytes or os.PathLike) unless
+ * it is None, else $FANJIAN_DICT when set and not empty, else fanjian.fjd
+ * beside the module file when it exists, else fj_dict_default_path(). */
+static PyObject *dict_path_for(PyObject *arg)
+{
+    if (arg && arg != Py_None) {
+        PyObject *b = NULL;
+        if (!PyUnicode_FSConverter(arg, &b))
+            return NULL;
+        return b;
+    }
+    /* Read under the GIL, as os.environ writes it. */
+    const char *env = getenv("FANJIAN_DICT");
+    if (env && *env)
+        return PyBytes_FromString(env);
+    PyObject *beside = dict_beside_module();
+    if (beside || PyErr_Occurred())
+        return beside;
+    return PyBytes_FromString(fj_dict_default_path());
+}
+
+/* The opened dictionary for `arg` (see dict_path_for), or NULL with an
+ * exception set. */
+static dict_entry *open_dict(PyObject *arg)
+{
+    PyObject *path = dict_path_for(arg);
+    if (!path)
+        return NULL;
+    const char *p = PyBytes_AS_STRING(path);
+    fj_status st = FJ_OK;
+    fj_error err;
+    int sys_errno = 0;
+    dict_entry *d;
+    memset(&err, 0, sizeof err);
+    Py_BEGIN_ALLOW_THREADS
+    d = dict_get(p, &st, &err, &sys_errno);
+    Py_END_ALLOW_THREADS
+    if (!d)
+        raise_fj(st, &err, sys_errno);
+    Py_DECREF(path);
+    return d;
+}
+
+/* ---- text in and out ------------------------------------------------------------ */
+
+/* A str's UTF-8 form, valid while `keep` is held. A str with lone surrogates
+ * (which UTF-8 cannot carry) is encoded with 'surrogatepass': the library
+ * copies those bytes unchanged, and the result is decoded the same way, so
+ * the surrogates come back where they were. */
+typedef struct utf8_text {
+    const char *data;
+    Py_ssize_t len;
+    PyObject *keep;
+    int surrogates;
+} utf8_text;
+
+static int text_arg(PyObject *text, const char *func)
+{
+    if (PyUnicode_Check(text))
+        return 0;
+    PyErr_Format(PyExc_TypeError, "%s() argument must be str, not %.200s", func,
+                 Py_TYPE(text)->tp_name);
+    return -1;
+}
+
+static int utf8_get(PyObject *text, utf8_text *t)
+{
+    t->data = PyUnicode_AsUTF8AndSize(text, &t->len);
+    if (t->data) {
+        Py_INCREF(text);
+        t->keep = text;
+        t->surrogates = 0;
+        return 0;
+    }
+    if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError))
+        return -1;
+    PyErr_Clear();
+    PyObject *b = PyUnicode_AsEncodedString(text, "utf-8", "surrogatepass");
+    if (!b)
+        return -1;
+    t->data = PyBytes_AS_STRING(b);
+    t->len = PyBytes_GET_SIZE(b);
+    t->keep = b;
+    t->surrogates = 1;
+    return 0;
+}
+
+/* A growing malloc'd buffer, written by fj_punct without the GIL. */
+typedef struct growbuf {
+    char *data;
+    size_t len, cap;
+    int nomem;
+} growbuf;
+
+static int growbuf_write(void *ctx, const char *data, size_t len)
+{
+    growbuf *g = ctx;
+    if (len > g->cap - g->len) {
+        size_t cap = g->cap ? g->cap : 64;
+        while (cap - g->len < len) {
+            if (cap > SIZE_MAX / 2) {
+                g->nomem = 1;
+                return -1;
+            }
+            cap *= 2;
+        }
+        char *p = realloc(g->data, cap);
+        if (!p) {
+            g->nomem = 1;
+            return -1;
+        }
+        g->data = p;
+        g->cap = cap;
+    }
+    memcpy(g->data + g->len, data, len);
+    g->len += len;
+    return 0;
+}
+
+/* Converts, then applies the typography when asked. Runs without the GIL.
+ * On FJ_OK, *out is to be released with fj_free (when *out_fj) or free. */
+static fj_status run_convert(const fj_converter *conv, fj_quotes quotes, unsigned punct,
+                             const char *in, size_t n, char **out, size_t *out_len, int *out_fj)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    fj_status st = fj_convert_alloc(conv, in, n, &buf, &len);
+    if (st != FJ_OK)
+        return st;
+    if (quotes == FJ_QUOTES_KEEP && !punct) {
+        *out = buf;
+        *out_len = len;
+        *out_fj = 1;
+        return FJ_OK;
+    }
+    growbuf g = {NULL, 0, 0, 0};
+    g.cap = len + len / 8 + 16;
+    g.data = malloc(g.cap);
+    fj_punct *p = NULL;
+    if (!g.data)
+        st = FJ_ERR_NOMEM;
+    if (st == FJ_OK)
+        st = fj_punct_new(quotes, punct, NULL, growbuf_write, &g, &p);
+    if (st == FJ_OK)
+        st = fj_punct_feed(p, buf, len);
+    if (st == FJ_OK)
+        st = fj_punct_finish(p);
+    fj_punct_free(p);
+    fj_free(conv, buf);
+    if (st == FJ_ERR_CALLBACK && g.nomem)
+        st = FJ_ERR_NOMEM;
+    if (st != FJ_OK) {
+        free(g.data);
+        return st;
+    }
+    *out = g.data;
+    *out_len = g.len;
+    *out_fj = 0;
+    return FJ_OK;
+}
+
+/* Converts the str `text` (checked by the caller) with the GIL released. */
+static PyObject *convert_text(const fj_converter *conv, fj_quotes quotes, unsigned punct,
+                              PyObject *text)
+{
+    utf8_text t;
+    if (utf8_get(text, &t) < 0)
+        return NULL;
+    char *out = NULL;
+    size_t len = 0;
+    int out_fj = 0;
+    fj_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = run_convert(conv, quotes, punct, t.data, (size_t)t.len, &out, &len, &out_fj);
+    Py_END_ALLOW_THREADS
+    PyObject *result = NULL;
+    if (st != FJ_OK) {
+        raise_fj(st, NULL, 0);
+    } else {
+        if (len > (size_t)PY_SSIZE_T_MAX)
+            PyErr_NoMemory();
+        else
+            result = PyUnicode_DecodeUTF8(len ? out : "", (Py_ssize_t)len,
+                                          t.surrogates ? "surrogatepass" : NULL);
+        if (out_fj)
+            fj_free(conv, out);
+        else
+            free(out);
+    }
+    Py_DECREF(t.keep);
+    return result;
+}
+
+/* ---- options --------------------------------------------------------------------- */
+
+static const char *const quotes_names[] = {"keep", "tw", "cn"}; /* by fj_quotes */
+
+/* quotes=: None (*given = 0), "tw" or "hk", "cn", "keep". */
+static int quotes_arg(PyObject *arg, fj_quotes *q, int *given)
+{
+    *given = 0;
+    if (!arg || arg == Py_None)
+        return 0;
+    if (PyUnicode_Check(arg)) {
+        *given = 1;
+        if (PyUnicode_CompareWithASCIIString(arg, "tw") == 0 ||
+            PyUnicode_CompareWithASCIIString(arg, "hk") == 0) {
+            *q = FJ_QUOTES_CORNER;
+            return 0;
+        }
+        if (PyUnicode_CompareWithASCIIString(arg, "cn") == 0) {
+            *q = FJ_QUOTES_CURLY;
+            return 0;
+        }
+        if (PyUnicode_CompareWithASCIIString(arg, "keep") == 0) {
+            *q = FJ_QUOTES_KEEP;
+            return 0;
+        }
+    }
+    PyErr_Format(PyExc_ValueError, "quotes must be None, 'tw', 'cn' or 'keep', not %R", arg);
+    return -1;
+}
+
+#define PUNCT_ALL (FJ_PUNCT_ELLIPSIS | FJ_PUNCT_FULLWIDTH)
+
+/* ---- Converter -------------------------------------------------------------------- */
+
+/* An fj_converter shared by a Converter and the conversions running on it.
+ * `refs` changes only under the GIL. */
+typedef struct conv_handle {
+    fj_converter *conv;
+    Py_ssize_t refs;
+} conv_handle;
+
+static void handle_release(conv_handle *h)
+{
+    if (h && --h->refs == 0) {
+        fj_converter_close(h->conv);
+        PyMem_Free(h);
+    }
+}
+
+typedef struct {
+    PyObject_HEAD
+    conv_handle *h;    /* NULL when closed or never initialised */
+    dict_entry *dict;  /* the cache's, never freed */
+    unsigned flags;    /* FJ_COMPAT or 0 */
+    fj_quotes quotes;  /* in effect */
+    unsigned punct;    /* FJ_PUNCT_* */
+    PyObject *profile; /* str: canonical name, or NULL */
+    PyObject *config;  /* OpenCC only: str, the config as given (+ ".json") */
+} ConverterObject;
+
+static PyTypeObject ConverterType;
+static PyTypeObject OpenCCType;
+
+/* Opens `profile` on `dict` and installs it in `self`, replacing what was
+ * there. `quotes_given` 0: the profile's style (keep in compat mode). */
+static int converter_setup(ConverterObject *self, dict_entry *dict, const char *profile,
+                           unsigned flags, fj_quotes quotes, int quotes_given, unsigned punct)
+{
+    fj_converter *c = NULL;
+    fj_error err;
+    memset(&err, 0, sizeof err);
+    fj_status st = fj_converter_open(dict->dict, profile, flags, &c, &err);
+    if (st != FJ_OK) {
+        raise_fj(st, &err, 0);
+        return -1;
+    }
+    const char *canonical = fj_converter_profile(c);
+    PyObject *name = PyUnicode_FromString(canonical);
+    conv_handle *h = name ? PyMem_Malloc(sizeof *h) : NULL;
+    if (!h) {
+        Py_XDECREF(name);
+        fj_converter_close(c);
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
+        return -1;
+    }
+    h->conv = c;
+    h->refs = 1;
+    conv_handle *old = self->h;
+    self->h = h;
+    handle_release(old);
+    Py_XSETREF(self->profile, name);
+    self->dict = dict;
+    self->flags = flags;
+    if (!quotes_given)
+        quotes = (flags & FJ_COMPAT) ? FJ_QUOTES_KEEP : fj_profile_quotes(canonical);
+    self->quotes = quotes;
+    self->punct = punct;
+    return 0;
+}
+
+static int Converter_init(ConverterObject *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"profile", "compat", "quotes", "punct", "dict", NULL};
+    const char *profile = "s2t";
+    int compat = 0, punct = 0, quotes_given;
+    PyObject *quotes = Py_None, *dictarg = Py_None;
+    fj_quotes q = FJ_QUOTES_KEEP;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|s$pOpO:Converter", kwlist, &profile, &compat,
+                                     &quotes, &punct, &dictarg))
+        return -1;
+    if (quotes_arg(quotes, &q, &quotes_given) < 0)
+        return -1;
+    dict_entry *d = open_dict(dictarg);
+    if (!d)
+        return -1;
+    return converter_setup(self, d, profile, compat ? FJ_COMPAT : 0, q, quotes_given,
+                           punct ? PUNCT_ALL : 0);
+}
+
+static void Converter_dealloc(ConverterObject *self)
+{
+    handle_release(self->h);
+    Py_XDECREF(self->profile);
+    Py_XDECREF(self->config);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *closed_error(ConverterObject *self)
+{
+    PyErr_SetString(PyExc_ValueError, self->profile ? "the converter is closed"
+                                                    : "the converter is not initialised");
+    return NULL;
+}
+
+PyDoc_STRVAR(Converter_convert_doc,
+"convert(text, /) -> str\n\n"
+"Converts `text` (a str). The GIL is released while converting, so\n"
+"threads may share one Converter.");
+
+static PyObject *Converter_convert(ConverterObject *self, PyObject *text)
+{
+    if (text_arg(text, "convert") < 0)
+        return NULL;
+    conv_handle *h = self->h;
+    if (!h)
+        return closed_error(self);
+    h->refs++; /* close() meanwhile leaves it to us */
+    PyObject *r = convert_text(h->conv, self->quotes, self->punct, text);
+    handle_release(h);
+    return r;
+}
+
+PyDoc_STRVAR(Converter_close_doc,
+"close() -> None\n\n"
+"Releases the converter; convert() then raises ValueError. Conversions\n"
+"running in other threads finish first. The dictionary stays open for\n"
+"other converters. Closing twice is allowed.");
+
+static PyObject *Converter_close(ConverterObject *self, PyObject *Py_UNUSED(ignored))
+{
+    conv_handle *h = self->h;
+    self->h = NULL;
+    handle_release(h);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Converter_enter(ConverterObject *self, PyObject *Py_UNUSED(ignored))
+{
+    if (!self->h)
+        return closed_error(self);
+    Py_INCREF(self);
+    return (PyObject *)self;
+}
+
+static PyObject *Converter_exit(ConverterObject *self, PyObject *Py_UNUSED(args))
+{
+    return Converter_close(self, NULL);
+}
+
+static PyObject *Converter_repr(ConverterObject *self)
+{
+    if (!self->profile)
+        return PyUnicode_FromFormat("<%s (not initialised)>", Py_TYPE(self)->tp_name);
+    return PyUnicode_FromFormat("<%s profile=%R compat=%s quotes='%s' punct=%s%s>",
+                                Py_TYPE(self)->tp_name, self->profile,
+                                (self->flags & FJ_COMPAT) ? "True" : "False",
+                                quotes_names[self->quotes], self->punct ? "True" : "False",
+                                self->h ? "" : " closed");
+}
+
+static PyObject *Converter_get_profile(ConverterObject *self, void *Py_UNUSED(closure))
+{
+    if (!self->profile)
+        Py_RETURN_NONE;
+    Py_INCREF(self->profile);
+    return self->profile;
+}
+
+static PyObject *Converter_get_compat(ConverterObject *self, void *Py_UNUSED(closure))
+{
+    return PyBool_FromLong((self->flags & FJ_COMPAT) != 0);
+}
+
+static PyObject *Converter_get_quotes(ConverterObject *self, void *Py_UNUSED(closure))
+{
+    return PyUnicode_FromString(quotes_names[self->quotes]);
+}
+
+static PyObject *Converter_get_punct(ConverterObject *self, void *Py_UNUSED(closure))
+{
+    return PyBool_FromLong(self->punct != 0);
+}
+
+static PyObject *Converter_get_closed(ConverterObject *self, void *Py_UNUSED(closure))
+{
+    return PyBool_FromLong(self->h == NULL);
+}
+
+static PyObject *Converter_get_dict_path(ConverterObject *self, void *Py_UNUSED(closure))
+{
+    if (!self->dict)
+        Py_RETURN_NONE;
+    return PyUnicode_DecodeFSDefault(self->dict->path);
+}
+
+static PyMethodDef Converter_methods[] = {
+    {"convert", (PyCFunction)Converter_convert, METH_O, Converter_convert_doc},
+    {"close", (PyCFunction)Converter_close, METH_NOARGS, Converter_close_doc},
+    {"__enter__", (PyCFunction)Converter_enter, METH_NOARGS, NULL},
+    {"__exit__", (PyCFunction)Converter_exit, METH_VARARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef Converter_getset[] = {
+    {"profile", (getter)Converter_get_profile, NULL, "The canonical profile name ('s2twp').", NULL},
+    {"compat", (getter)Converter_get_compat, NULL, "True: OpenCC 1.4.2-identical output.", NULL},
+    {"quotes", (getter)Converter_get_quotes, NULL,
+     "The quotation marks written: 'tw' (「」), 'cn' (“”) or 'keep'.", NULL},
+    {"punct", (getter)Converter_get_punct, NULL, "True: 。。。 -> …… and full-width , ! ? : ;", NULL},
+    {"closed", (getter)Converter_get_closed, NULL, "True after close().", NULL},
+    {"dict_path", (getter)Converter_get_dict_path, NULL, "The dictionary file in use.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyDoc_STRVAR(Converter_doc,
+"Converter(profile='s2t', *, compat=False, quotes=None, punct=False, dict=None)\n\n"
+"A conversion profile bound to a dictionary, for converting many texts.\n\n"
+"profile: s2t t2s s2tw tw2s s2twp tw2sp s2hk hk2s s2hkp hk2sp t2tw tw2t\n"
+"  t2hk hk2t t2jp jp2t, or an OpenCC config name such as 's2t.json'.\n"
+"compat: True for OpenCC 1.4.2-identical output (maximum matching);\n"
+"  False (the default) chooses forms from context.\n"
+"quotes: None for the profile's own style (s2twp and s2hkp write 「」,\n"
+"  tw2sp and hk2sp “”, the others and compat mode keep them), or 'tw',\n"
+"  'cn', 'keep'.\n"
+"punct: True turns 。。。 and ... into …… and , ! ? : ; between Han\n"
+"  characters into full-width marks.\n"
+"dict: a dictionary file; else $FANJIAN_DICT, else fanjian.fjd beside this\n"
+"  module, else fanjian.DEFAULT_DICT.\n\n"
+"Immutable and thread-safe; also a context manager (close() on exit).\n"
+"Raises ValueError for an unknown profile, OSError when the dictionary\n"
+"cannot be read (DictionaryError when it is damaged).");
+
+static PyTypeObject ConverterType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "fanjian.Converter",
+    .tp_basicsize = sizeof(ConverterObject),
+    .tp_dealloc = (destructor)Converter_dealloc,
+    .tp_repr = (reprfunc)Converter_repr,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = Converter_doc,
+    .tp_methods = Converter_methods,
+    .tp_getset = Converter_getset,
+    .tp_init = (initproc)Converter_init,
+    .tp_new = PyType_GenericNew,
+};
+
+/* ---- OpenCC: the `opencc` package's class, OpenCC-identical ---------------------------- */
+
+/* The name the `opencc` package keeps in .config: with ".json". */
+static PyObject *config_name(const char *config)
+{
+    size_t n = strlen(config);
+    if (n >= 5 && strcmp(config + n - 5, ".json") == 0)
+        return PyUnicode_FromString(config);
+    return PyUnicode_FromFormat("%s.json", config);
+}
+
+static int opencc_setup(ConverterObject *self, dict_entry *d, const char *config)
+{
+    PyObject *name = config_name(config);
+    if (!name)
+        return -1;
+    if (converter_setup(self, d, config, FJ_COMPAT, FJ_QUOTES_KEEP, 1, 0) < 0) {
+        Py_DECREF(name);
+        return -1;
+    }
+    Py_XSETREF(self->config, name);
+    return 0;
+}
+
+static int OpenCC_init(ConverterObject *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"config", "conversion", "dict", NULL};
+    const char *config = NULL, *conversion = NULL;
+    PyObject *dictarg = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|z$zO:OpenCC", kwlist, &config, &conversion,
+                                     &dictarg))
+        return -1;
+    if (config && conversion) {
+        PyErr_SetString(PyExc_TypeError, "OpenCC() takes config or conversion, not both");
+        return -1;
+    }
+    dict_entry *d = open_dict(dictarg);
+    if (!d)
+        return -1;
+    return opencc_setup(self, d, config ? config : conversion ? conversion : "t2s");
+}
+
+PyDoc_STRVAR(OpenCC_set_conversion_doc,
+"set_conversion(conversion, /) -> None\n\n"
+"Switches to another profile ('s2tw' or 's2tw.json'), on the same\n"
+"dictionary (as opencc-python-reimplemented's OpenCC does).");
+
+static PyObject *OpenCC_set_conversion(ConverterObject *self, PyObject *arg)
+{
+    if (!PyUnicode_Check(arg)) {
+        PyErr_Format(PyExc_TypeError, "set_conversion() argument must be str, not %.200s",
+                     Py_TYPE(arg)->tp_name);
+        return NULL;
+    }
+    Py_ssize_t len;
+    const char *conversion = PyUnicode_AsUTF8AndSize(arg, &len);
+    if (!conversion)
+        return NULL;
+    if (strlen(conversion) != (size_t)len) {
+        PyErr_SetString(PyExc_ValueError, "embedded null character");
+        return NULL;
+    }
+    dict_entry *d = self->dict;
+    if (!d && !(d = open_dict(Py_None)))
+        return NULL;
+    if (opencc_setup(self, d, conversion) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *OpenCC_get_config(ConverterObject *self, void *Py_UNUSED(closure))
+{
+    if (!self->config)
+        Py_RETURN_NONE;
+    Py_INCREF(self->config);
+    return self->config;
+}
+
+static PyMethodDef OpenCC_methods[] = {
+    {"set_conversion", (PyCFunction)OpenCC_set_conversion, METH_O, OpenCC_set_conversion_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef OpenCC_getset[] = {
+    {"config", (getter)OpenCC_get_config, NULL, "The config, as the opencc package keeps it ('s2t.json').", NULL},
+    {"conversion", (getter)Converter_get_profile, NULL, "The profile ('s2t').", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyDoc_STRVAR(OpenCC_doc,
+"OpenCC(config='t2s', *, dict=None)\n\n"
+"A drop-in for the `opencc` package's class: OpenCC('s2t').convert(text).\n"
+"config is a profile name or an OpenCC config file name ('s2tw.json', a\n"
+"leading directory is ignored); the default is 't2s', as in `opencc`.\n"
+"Converts in compatibility mode (FJ_COMPAT): the output is byte for byte\n"
+"OpenCC 1.4.2's, and quotation marks are kept. Also has .config\n"
+"('s2t.json'), .conversion ('s2t') and set_conversion(name), and is a\n"
+"fanjian.Converter (profile, close(), context manager).");
+
+static PyTypeObject OpenCCType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "fanjian.OpenCC",
+    .tp_basicsize = sizeof(ConverterObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = OpenCC_doc,
+    .tp_methods = OpenCC_methods,
+    .tp_getset = OpenCC_getset,
+    .tp_init = (initproc)OpenCC_init,
+    .tp_new = PyType_GenericNew,
+};
+
+/* ---- module functions -------------------------------------------------------------------- */
+
+PyDoc_STRVAR(mod_convert_doc,
+"convert(text, profile='s2t', *, compat=False, quotes=None, punct=False, dict=None) -> str\n\n"
+"Converts `text` (a str) with `profile`; the options are Converter's.\n"
+"The GIL is released while converting.");
+
+static PyObject *mod_convert(PyObject *Py_UNUSED(m), PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"text", "profile", "compat", "quotes", "punct", "dict", NULL};
+    PyObject *text, *quotes = Py_None, *dictarg = Py_None;
+    const char *profile = "s2t";
+    int compat = 0, punct = 0, quotes_given;
+    fj_quotes q = FJ_QUOTES_KEEP;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|s$pOpO:convert", kwlist, &text, &profile,
+                                     &compat, &quotes, &punct, &dictarg))
+        return NULL;
+    if (text_arg(text, "convert") < 0 || quotes_arg(quotes, &q, &quotes_given) < 0)
+        return NULL;
+    dict_entry *d = open_dict(dictarg);
+    if (!d)
+        return NULL;
+    const fj_converter *c = NULL;
+    fj_error err;
+    fj_status st;
+    memset(&err, 0, sizeof err);
+    Py_BEGIN_ALLOW_THREADS
+    st = conv_get(d, profile, compat ? FJ_COMPAT : 0, &c, &err);
+    Py_END_ALLOW_THREADS
+    if (st != FJ_OK) {
+        raise_fj(st, &err, 0);
+        return NULL;
+    }
+    if (!quotes_given)
+        q = compat ? FJ_QUOTES_KEEP : fj_profile_quotes(fj_converter_profile(c));
+    return convert_text(c, q, punct ? PUNCT_ALL : 0, text);
+}
+
+static PyTypeObject DetectionType, SpanType;
+static int structseq_ready;
+
+static PyStructSequence_Field detection_fields[] = {
+    {"script", "'none', 'simplified', 'traditional', 'both' or 'mixed'"},
+    {"confidence", "in [0, 1]"},
+    {"han", "the number of Han characters"},
+    {"simplified", "of them, found only in Simplified text"},
+    {"traditional", "of them, found only in Traditional text"},
+    {"spans", "list of Span: the stretches in the minority script"},
+    {NULL, NULL},
+};
+static PyStructSequence_Desc detection_desc = {
+    "fanjian.Detection", "The result of fanjian.detect().", detection_fields, 6};
+
+static PyStructSequence_Field span_fields[] = {
+    {"start", "index of its first character in the str"},
+    {"end", "index after its last character: text[start:end] is the span"},
+    {"script", "'simplified' or 'traditional'"},
+    {NULL, NULL},
+};
+static PyStructSequence_Desc span_desc = {
+    "fanjian.Span", "A stretch of text in the minority script (see fanjian.detect).",
+    span_fields, 3};
+
+/* Character index of UTF-8 byte offset `target`: lead bytes before it,
+ * counted on from the cursor (*byte, *chars) when it is not past `target`. */
+static Py_ssize_t char_index(const char *s, size_t target, size_t *byte, Py_ssize_t *chars)
+{
+    if (target < *byte) {
+        *byte = 0;
+        *chars = 0;
+    }
+    for (size_t i = *byte; i < target; i++)
+        *chars += ((unsigned char)s[i] & 0xC0) != 0x80;
+    *byte = target;
+    return *chars;
+}
+
+PyDoc_STRVAR(mod_detect_doc,
+"detect(text, *, dict=None) -> Detection\n\n"
+"What script `text` is written in: a Detection with script ('none',\n"
+"'simplified', 'traditional', 'both', 'mixed'), confidence (0..1), han,\n"
+"simplified and traditional (character counts) and spans, the stretches in\n"
+"the minority script as Span(start, end, script), with str indices\n"
+"(text[start:end]). See fj_detect in include/fanjian.h.");
+
+static PyObject *mod_detect(PyObject *Py_UNUSED(m), PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"text", "dict", NULL};
+    PyObject *text, *dictarg = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|$O:detect", kwlist, &text, &dictarg))
+        return NULL;
+    if (text_arg(text, "detect") < 0)
+        return NULL;
+    dict_entry *d = open_dict(dictarg);
+    if (!d)
+        return NULL;
+    utf8_text t;
+    if (utf8_get(text, &t) < 0)
+        return NULL;
+    fj_script_span small[16];
+    fj_script_span *spans = small;
+    size_t cap = sizeof small / sizeof small[0];
+    fj_detection r;
+    fj_status st;
+    PyObject *result = NULL, *list = NULL;
+    for (;;) {
+        memset(&r, 0, sizeof r);
+        r.spans = spans;
+        r.span_capacity = cap;
+        Py_BEGIN_ALLOW_THREADS
+        st = fj_detect(d->dict, t.data, (size_t)t.len, &r);
+        Py_END_ALLOW_THREADS
+        if (st != FJ_OK || r.span_count <= cap)
+            break;
+        cap = r.span_count;
+        if (spans != small)
+            PyMem_Free(spans);
+        spans = PyMem_New(fj_script_span, cap);
+        if (!spans) {
+            PyErr_NoMemory();
+            goto done;
+        }
+    }
+    if (st != FJ_OK) {
+        raise_fj(st, NULL, 0);
+        goto done;
+    }
+    list = PyList_New((Py_ssize_t)r.span_count);
+    if (!list)
+        goto done;
+    size_t byte = 0;
+    Py_ssize_t chars = 0;
+    for (size_t i = 0; i < r.span_count; i++) {
+        size_t end = spans[i].offset + spans[i].length;
+        if (end > (size_t)t.len || spans[i].offset > end) {
+            PyErr_SetString(PyExc_RuntimeError, "fj_detect returned a span outside the text");
+            goto done;
+        }
+        PyObject *span = PyStructSequence_New(&SpanType);
+        if (!span)
+            goto done;
+        PyList_SET_ITEM(list, (Py_ssize_t)i, span);
+        Py_ssize_t a = char_index(t.data, spans[i].offset, &byte, &chars);
+        Py_ssize_t b = char_index(t.data, end, &byte, &chars);
+        PyObject *v0 = PyLong_FromSsize_t(a), *v1 = PyLong_FromSsize_t(b);
+        PyObject *v2 = PyUnicode_FromString(fj_script_name(spans[i].script));
+        if (v0)
+            PyStructSequence_SET_ITEM(span, 0, v0);
+        if (v1)
+            PyStructSequence_SET_ITEM(span, 1, v1);
+        if (v2)
+            PyStructSequence_SET_ITEM(span, 2, v2);
+        if (!v0 || !v1 || !v2)
+            goto done;
+    }
+    result = PyStructSequence_New(&DetectionType);
+    if (!result)
+        goto done;
+    PyObject *vals[5] = {
+        PyUnicode_FromString(fj_script_name(r.script)), PyFloat_FromDouble(r.confidence),
+        PyLong_FromSize_t(r.han), PyLong_FromSize_t(r.simplified),
+        PyLong_FromSize_t(r.traditional)};
+    int failed = 0;
+    for (int i = 0; i < 5; i++) {
+        if (vals[i])
+            PyStructSequence_SET_ITEM(result, i, vals[i]);
+        else
+            failed = 1;
+    }
+    PyStructSequence_SET_ITEM(result, 5, list);
+    list = NULL;
+    if (failed)
+        Py_CLEAR(result);
+done:
+    Py_XDECREF(list);
+    if (spans != small)
+        PyMem_Free(spans);
+    Py_DECREF(t.keep);
+    return result;
+}
+
+PyDoc_STRVAR(mod_profiles_doc,
+"profiles(*, dict=None) -> list of str\n\n"
+"The profile names the dictionary offers ('s2t', 't2s', 's2tw', ...).");
+
+static PyObject *mod_profiles(PyObject *Py_UNUSED(m), PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"dict", NULL};
+    PyObject *dictarg = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$O:profiles", kwlist, &dictarg))
+        return NULL;
+    dict_entry *d = open_dict(dictarg);
+    if (!d)
+        return NULL;
+    size_t n = fj_dict_profile_count(d->dict);
+    PyObject *list = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; list && i < n; i++) {
+        PyObject *s = PyUnicode_FromString(fj_dict_profile_name(d->dict, i));
+        if (!s)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, (Py_ssize_t)i, s);
+    }
+    return list;
+}
+
+static PyMethodDef module_methods[] = {
+    {"convert", (PyCFunction)(void (*)(void))mod_convert, METH_VARARGS | METH_KEYWORDS,
+     mod_convert_doc},
+    {"detect", (PyCFunction)(void (*)(void))mod_detect, METH_VARARGS | METH_KEYWORDS,
+     mod_detect_doc},
+    {"profiles", (PyCFunction)(void (*)(void))mod_profiles, METH_VARARGS | METH_KEYWORDS,
+     mod_profiles_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+PyDoc_STRVAR(module_doc,
+"Chinese script conversion: Simplified, Traditional, Taiwan, Hong Kong and\n"
+"Japanese kanji forms (the fanjian C library).\n\n"
+"    import fanjian\n"
+"    fanjian.convert('头发干了', 's2t')          # '頭髮乾了'\n"
+"    with fanjian.Converter('s2twp') as c:\n"
+"        c.convert('鼠标和打印机')                # '滑鼠和印表機'\n"
+"    fanjian.detect('這是繁體').script           # 'traditional'\n"
+"    fanjian.OpenCC('s2t').convert('头发干了')   # OpenCC 1.4.2's output: '頭髮幹了'\n\n"
+"Text is str; a str with lone surrogates is accepted and they are kept.\n"
+"Conversion releases the GIL. The dictionary: dict=, else $FANJIAN_DICT,\n"
+"else fanjian.fjd beside this module, else DEFAULT_DICT; each file is\n"
+"opened once per process and shared.");
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "fanjian", module_doc, -1, module_methods, NULL, NULL, NULL, NULL};
+
+/* The profiles every fanjian dictionary offers, for fanjian.opencc.CONFIGS. */
+static const char *const opencc_configs[] = {
+    "s2t", "t2s", "s2tw", "tw2s", "s2twp", "tw2sp", "s2hk", "hk2s",
+    "s2hkp", "hk2sp", "t2tw", "tw2t", "t2hk", "hk2t", "t2jp", "jp2t"};
+
+PyDoc_STRVAR(opencc_doc,
+"fanjian.opencc: the `opencc` package's interface on fanjian.\n\n"
+"    import fanjian.opencc as opencc\n"
+"    opencc.OpenCC('s2t.json').convert('汉字')\n\n"
+"OpenCC is fanjian.OpenCC (OpenCC 1.4.2-identical output); CONFIGS lists\n"
+"the config names ('s2t.json', ...).");
+
+/* fanjian.opencc, registered in sys.modules as os.path is, so that
+ * `import fanjian.opencc as opencc` works. */
+static PyObject *make_opencc_module(void)
+{
+    PyObject *m = PyModule_New("fanjian.opencc");
+    if (!m)
+        return NULL;
+    size_t n = sizeof opencc_configs / sizeof opencc_configs[0];
+    PyObject *configs = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; configs && i < n; i++) {
+        PyObject *s = PyUnicode_FromFormat("%s.json", opencc_configs[i]);
+        if (!s)
+            Py_CLEAR(configs);
+        else
+            PyList_SET_ITEM(configs, (Py_ssize_t)i, s);
+    }
+    PyObject *doc = PyUnicode_FromString(opencc_doc);
+    PyObject *all = Py_BuildValue("[ss]", "OpenCC", "CONFIGS");
+    if (!configs || !doc || !all || PyModule_AddObjectRef(m, "CONFIGS", configs) < 0 ||
+        PyModule_AddObjectRef(m, "OpenCC", (PyObject *)&OpenCCType) < 0 ||
+        PyModule_AddObjectRef(m, "__doc__", doc) < 0 ||
+        PyModule_AddObjectRef(m, "__all__", all) < 0)
+        Py_CLEAR(m);
+    Py_XDECREF(configs);
+    Py_XDECREF(doc);
+    Py_XDECREF(all);
+    return m;
+}
+
+PyMODINIT_FUNC PyInit_fanjian(void)
+{
+    if (PyType_Ready(&ConverterType) < 0)
+        return NULL;
+    OpenCCType.tp_base = &ConverterType;
+    if (PyType_Ready(&OpenCCType) < 0)
+        return NULL;
+    if (!structseq_ready) {
+        if (PyStructSequence_InitType2(&DetectionType, &detection_desc) < 0 ||
+            PyStructSequence_InitType2(&SpanType, &span_desc) < 0)
+            return NULL;
+        structseq_ready = 1;
+    }
+    if (!DictionaryError) { /* first time only */
+        if (pthread_atfork(lock_for_fork, unlock_after_fork, unlock_after_fork) != 0) {
+            PyErr_SetString(PyExc_RuntimeError, "pthread_atfork failed");
+            return NULL;
+        }
+        DictionaryError = PyErr_NewExceptionWithDoc(
+            "fanjian.DictionaryError",
+            "The dictionary file is damaged or not a fanjian dictionary of this version.",
+            PyExc_OSError, NULL);
+        if (!DictionaryError)
+            return NULL;
+    }
+    PyObject *m = PyModule_Create(&module_def);
+    if (!m)
+        return NULL;
+    PyObject *sub = make_opencc_module();
+    PyObject *modules = PyImport_GetModuleDict();
+    if (!sub || PyModule_AddObjectRef(m, "Converter", (PyObject *)&ConverterType) < 0 ||
+        PyModule_AddObjectRef(m, "OpenCC", (PyObject *)&OpenCCType) < 0 ||
+        PyModule_AddObjectRef(m, "Detection", (PyObject *)&DetectionType) < 0 ||
+        PyModule_AddObjectRef(m, "Span", (PyObject *)&SpanType) < 0 ||
+        PyModule_AddObjectRef(m, "DictionaryError", DictionaryError) < 0 ||
+        PyModule_AddStringConstant(m, "__version__", fj_version()) < 0 ||
+        PyModule_AddStringConstant(m, "DEFAULT_DICT", fj_dict_default_path()) < 0 ||
+        PyModule_AddObjectRef(m, "opencc", sub) < 0 ||
+        PyDict_SetItemString(modules, "fanjian.opencc", sub) < 0) {
+        Py_XDECREF(sub);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_DECREF(sub);
+    Py_XSETREF(the_module, Py_NewRef(m));
+    return m;
+}
