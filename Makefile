@@ -4,6 +4,9 @@
 #   make bench      throughput and memory next to OpenCC
 #   make accuracy   errors against native text, next to OpenCC (SET=tune)
 #   make sample     convert a short sample
+#   make fuzz       libFuzzer targets (mk/fuzz.mk); make difftest: engine vs reference
+#   make python     the Python module (mk/python.mk)
+#   make install    PREFIX=/usr/local DESTDIR= ; make uninstall (mk/install.mk)
 
 CC      ?= cc
 BUILD   ?= build
@@ -25,7 +28,8 @@ TOOL_OBJ = $(BUILD)/tools/ocdata.o $(BUILD)/tools/model.o
 # The command-line tool's file formats (cli/files.h) and what they link.
 CLI_SRC  = cli/files.c cli/encoding.c cli/html.c cli/xml.c cli/subtitle.c cli/markdown.c \
            cli/convert.c cli/outfile.c cli/batch.c cli/dynlib.c cli/epub.c cli/serve.c
-CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
+# The web page `fanjian serve` serves, generated into C by mk/serve.mk.
+CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/web_index.o
 # libzip and uchardet are opened on first use (cli/dynlib.h), not linked.
 CLI_LIBS = -lexpat -lmicrohttpd -ljansson -lpthread -ldl
 DICT     = $(BUILD)/fanjian.fjd

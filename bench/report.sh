@@ -7,7 +7,8 @@
 # Sections: the CLI table from run.sh (fanjian CLI vs OpenCC CLI), the
 # library's in-memory throughput (bench/throughput.c) next to OpenCC's CLI
 # figures from the same run, open time, peak memory on a >= 1 GiB file, and
-# tree mode on 2,000 files with one thread and with one per core (batch.sh).
+# tree mode on 2,000 files with one thread and with one per core (batch.sh),
+# and the HTTP service under wrk (serve.sh).
 # Progress goes to stderr.
 # Knobs (environment), besides run.sh's (FANJIAN_RUNS, OPENCC_RUNS,
 # OPEN_RUNS, PROFILES, PIN_CPU, BENCH_CACHE):
@@ -235,6 +236,15 @@ big_row "\`${pin[*]:+${pin[*]} }fanjian -c s2t -i BIG -o OUT\`" "$work/big-file.
 big_row "\`${other[*]:+${other[*]} }cat BIG \\| ${pin[*]:+${pin[*]} }fanjian -c s2t > OUT\`" "$work/big-pipe.time" >&3
 r ""
 r "Disk: the big file stays in \`$cache\` ($(mb "$bsize") MB, next to the corpus and the downloaded packages; \`rm $big\` reclaims it, the next run rebuilds it). While the runs last, up to $(mb "$((2 * osize))") MB of output (file and pipe) also exist."
+r ""
+
+# ---- the HTTP service (issue 6) ---------------------------------------------
+progress "HTTP service: wrk, 64 connections, ${SERVE_SECONDS:-30} s"
+"$here/serve.sh" "$fanjian" "$dict" >"$work/serve.md" 2>"$work/serve.err" || serve_failed=1
+cat "$work/serve.md" >&3
+if [ -n "${serve_failed:-}" ]; then
+    r "" "**bench/serve.sh reported wrong or failed answers:** $(tail -n 3 "$work/serve.err" | tr '\n' ' ')"
+fi
 r ""
 
 # ---- tree mode (issue 5) ----------------------------------------------------

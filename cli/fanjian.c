@@ -24,6 +24,8 @@ static void usage(FILE *f)
             "       fanjian -c PROFILE [OPTIONS] --in-place FILE...\n"
             "       fanjian clean [--rules FILE] [--report] [-o OUTPUT] [FILE...]\n"
             "       fanjian detect [--json] [FILE...]\n"
+            "       fanjian serve [--listen HOST:PORT] [--dict IMAGE] [--max-body BYTES]\n"
+            "                     [--threads N]   (the web page and JSON API; serve --help)\n"
             "       fanjian --list | --version | --help\n"
             "\n"
             "Converts Chinese text between Simplified and Traditional script and their\n"

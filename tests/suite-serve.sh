@@ -1,0 +1,357 @@
+# shellcheck shell=bash disable=SC1112 # “” and 「」 here are test data
+# `fanjian serve`: the JSON API through curl, then the web page in headless
+# Chromium (tests/browser/page.mjs). Sourced by tests/run.sh, whose helpers
+# (ok bad check skip run err1) and variables (FJ TMP B ROOT) it uses.
+# Servers listen on 127.0.0.1 port 0 (a free port) and are stopped by
+# signal; under AddressSanitizer a leak at exit fails the stop check.
+
+SV_CURL=(curl -sS --max-time 120)
+
+# sv_start NAME ARGS...: starts a server; sets sv_pid and sv_url. The
+# sanitizer build takes a moment to start: up to 60 s.
+sv_start() {
+    local name=$1 i addr=
+    shift
+    "$FJ" serve --listen 127.0.0.1:0 "$@" 2>"$TMP/serve-$name.err" &
+    sv_pid=$!
+    for i in $(seq 1 600); do
+        addr=$(sed -n 's|^fanjian: serving on http://\(.*\)/$|\1|p' "$TMP/serve-$name.err" 2>/dev/null)
+        [ -n "$addr" ] && break
+        kill -0 "$sv_pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    if [ -z "$addr" ]; then
+        kill -KILL "$sv_pid" 2>/dev/null
+        wait "$sv_pid" 2>/dev/null
+        bad "serve $name: starts and prints its address" "$(head -n 3 "$TMP/serve-$name.err")"
+        return 1
+    fi
+    sv_url=http://$addr
+    ok "serve $name: starts and prints its address"
+}
+
+# sv_stop NAME PID SIGNAL: stops a server, which must exit 0 with nothing
+# from a sanitizer on stderr.
+sv_stop() {
+    local name=$1 pid=$2 sig=$3 i rc
+    kill -"$sig" "$pid" 2>/dev/null
+    for i in $(seq 1 600); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
+    wait "$pid"
+    rc=$?
+    if [ "$rc" -eq 0 ] && ! grep -Eq 'Sanitizer|runtime error' "$TMP/serve-$name.err"; then
+        ok "serve $name: SIG$sig stops it, exit 0, no leak"
+    else
+        bad "serve $name: SIG$sig stops it, exit 0, no leak" "exit $rc" \
+            "$(grep -E -m 3 'Sanitizer|runtime error|SUMMARY' "$TMP/serve-$name.err")"
+    fi
+}
+
+# sv_req PATH CURL_ARGS...: the answer's body in $TMP/sv.body, its headers
+# in $TMP/sv.head, its status in $code.
+sv_req() {
+    local path=$1
+    shift
+    code=$("${SV_CURL[@]}" -D "$TMP/sv.head" -o "$TMP/sv.body" -w '%{http_code}' "$@" "$sv_url$path" 2>"$TMP/sv.curl") || code=000
+}
+
+# sv_jstr TEXT: TEXT as a JSON string, escaped as the server escapes: \" \\
+# \n \r \t, other control characters as \u00XX, everything else as it is.
+sv_jstr() {
+    local s=$1 i c
+    s=${s//\\/\\\\}
+    s=${s//\"/\\\"}
+    s=${s//$'\n'/\\n}
+    s=${s//$'\r'/\\r}
+    s=${s//$'\t'/\\t}
+    if [[ $s == *[$'\x01'-$'\x1f']* ]]; then
+        for i in $(seq 1 31); do
+            printf -v c '%b' "\\x$(printf %02x "$i")"
+            s=${s//"$c"/$(printf '\\u%04x' "$i")}
+        done
+    fi
+    printf '"%s"' "$s"
+}
+
+# sv_convert NAME TEXT PROFILE EXTRA_MEMBERS EXPECTED: one /v1/convert
+# check; EXTRA_MEMBERS is JSON to add to the object (",\"compat\":true").
+sv_convert() {
+    local name=$1 want
+    want="{\"text\":$(sv_jstr "$5"),\"profile\":"
+    sv_req /v1/convert --data-binary "{\"text\":$(sv_jstr "$2"),\"profile\":\"$3\"$4}"
+    if [ "$code" = 200 ] && [[ $(cat "$TMP/sv.body") == "$want"* ]]; then
+        ok "serve convert: $name"
+    else
+        bad "serve convert: $name" "status $code, expected: $want" "got: $(head -c 300 "$TMP/sv.body")"
+    fi
+}
+
+# sv_status NAME STATUS PATH CURL_ARGS...: the answer has that status and a
+# JSON {"error": "..."} body.
+sv_status() {
+    local name=$1 want=$2
+    shift 2
+    sv_req "$@"
+    if [ "$code" = "$want" ] && grep -q '^{"error":"..*"}$' "$TMP/sv.body" &&
+        grep -qi '^content-type: application/json; charset=utf-8' "$TMP/sv.head"; then
+        ok "serve $want: $name"
+    else
+        bad "serve $want: $name" "status $code: $(head -c 300 "$TMP/sv.body")"
+    fi
+}
+
+if ! command -v curl >/dev/null || ! command -v python3 >/dev/null; then
+    bad "serve: curl and python3 are needed (scripts/install-deps.sh)"
+elif [ ! -x "$FJ" ]; then
+    bad "serve: $FJ not built"
+elif sv_start main; then
+    main_pid=$sv_pid
+
+    # -- fixed answers ------------------------------------------------------------
+    sv_req /healthz
+    if [ "$code" = 200 ] && [ "$(tr -d '\n' <"$TMP/sv.body")" = '{"ok":true}' ] &&
+        grep -qi '^content-type: application/json; charset=utf-8' "$TMP/sv.head"; then
+        ok "serve GET /healthz"
+    else
+        bad "serve GET /healthz" "status $code: $(head -c 200 "$TMP/sv.body")"
+    fi
+
+    sv_req /v1/profiles
+    want=$("$FJ" --list | sed 's/.*/"&"/' | paste -sd, -)
+    if [ "$code" = 200 ] && [ "$(tr -d '\n' <"$TMP/sv.body")" = "{\"profiles\":[$want]}" ] &&
+        [ "$("$FJ" --list | wc -l)" -eq 16 ]; then
+        ok "serve GET /v1/profiles lists the CLI's 16 profiles"
+    else
+        bad "serve GET /v1/profiles lists the CLI's 16 profiles" "status $code: $(head -c 300 "$TMP/sv.body")"
+    fi
+
+    sv_req /
+    if [ "$code" = 200 ] && grep -qi '^content-type: text/html; charset=utf-8' "$TMP/sv.head" &&
+        grep -q 'id="input"' "$TMP/sv.body" && grep -q 'id="output"' "$TMP/sv.body" &&
+        grep -qi '^content-security-policy: default-src .none.' "$TMP/sv.head"; then
+        ok "serve GET / is the page"
+    else
+        bad "serve GET / is the page" "status $code, $(wc -c <"$TMP/sv.body") bytes"
+    fi
+    # Offline: nothing is loaded from elsewhere.
+    if ! grep -Eiq '(src|href|url)[=(] *["'\'']?(https?:)?//' "$TMP/sv.body" &&
+        ! grep -Eiq '<link|@import' "$TMP/sv.body"; then
+        ok "serve page loads nothing from elsewhere"
+    else
+        bad "serve page loads nothing from elsewhere" \
+            "$(grep -Eio '((src|href|url)[=(] *["'\'']?(https?:)?//[^"'\'' ]*|<link[^>]*|@import[^;]*)' "$TMP/sv.body" | head -n 3)"
+    fi
+    sv_req / -I
+    check "serve HEAD / answers 200" test "$code" = 200
+
+    # -- conversion -----------------------------------------------------------------
+    sv_convert "s2tw 头发干了 (default mode)" '头发干了' s2tw '' '頭髮乾了'
+    sv_convert "s2tw 头发干了 with compat" '头发干了' s2tw ',"compat":true' '頭髮幹了'
+    sv_convert "profile given as s2tw.json" '头发干了' s2tw.json '' '頭髮乾了'
+    sv_req /v1/convert --data-binary '{"text":"头发","profile":"s2tw"}'
+    if [ "$code" = 200 ] && grep -Eq '^\{"text":"頭髮","profile":"s2tw","ms":[0-9]+(\.[0-9]+)?\}$' "$TMP/sv.body" &&
+        grep -qi '^content-type: application/json; charset=utf-8' "$TMP/sv.head"; then
+        ok "serve convert: answers text, profile and ms as JSON"
+    else
+        bad "serve convert: answers text, profile and ms as JSON" "$(head -c 200 "$TMP/sv.body")"
+    fi
+    q='他说：“你好，‘朋友’。”'
+    sv_convert "s2tw keeps quotation marks" "$q" s2tw '' '他說：“你好，‘朋友’。”'
+    sv_convert "s2tw quotes tw" "$q" s2tw ',"quotes":"tw"' '他說：「你好，『朋友』。」'
+    sv_convert "s2twp writes 「」 by default" "$q" s2twp '' '他說：「你好，『朋友』。」'
+    sv_convert "s2twp quotes keep" "$q" s2twp ',"quotes":"keep"' "$(printf '%s' "$q" | "$FJ" -c s2twp --quotes=keep)"
+    sv_convert "compat keeps quotation marks" "$q" s2twp ',"compat":true' "$(printf '%s' "$q" | "$FJ" --compat -c s2twp)"
+    sv_convert "tw2s quotes cn" '他說：「你好」' tw2s ',"quotes":"cn"' '他说：“你好”'
+    sv_convert "punct" '等等。。。' s2t ',"punct":true' '等等……'
+    story=$(printf '%s\n' '头发干了' '天才一秒记住本站地址：www.fakebook.cc，最快更新无弹窗！' '他说')
+    sv_convert "clean drops a boilerplate line" "$story" s2t ',"clean":true' "$(printf '頭髮乾了\n他說')"
+    sv_convert "without clean every line stays" "$story" s2t ',"clean":false' "$(printf '%s' "$story" | "$FJ" -c s2t)"
+    sv_convert "escapes and control characters" $'a"b\\c\t\r\x01头' s2t '' $'a"b\\c\t\r\x01頭'
+    # NUL is text like any other.
+    sv_req /v1/convert --data-binary '{"text":"a\u0000头发","profile":"s2t"}'
+    check "serve convert: NUL passes through" grep -q '^{"text":"a\\u0000頭髮",' "$TMP/sv.body"
+
+    # -- detection --------------------------------------------------------------------
+    sv_req /v1/detect --data-binary '{"text":"这里有简体，這裡有繁體，兩者混在一起了。"}'
+    check "serve detect: mixed text, counts and spans" test "$code $(cat "$TMP/sv.body")" = \
+        '200 {"script":"mixed","confidence":0.875,"han":17,"simplified":3,"traditional":4,"spans":[{"offset":0,"length":18,"script":"simplified"}]}'
+    sv_req /v1/detect --data-binary '{"text":"這是繁體中文。"}'
+    check "serve detect: traditional" grep -q '^{"script":"traditional",' "$TMP/sv.body"
+
+    # -- errors -------------------------------------------------------------------------
+    sv_status "malformed JSON" 400 /v1/convert --data-binary '{"text": "头发'
+    sv_status "a body that is not an object" 400 /v1/convert --data-binary '["头发"]'
+    sv_status "an empty body" 400 /v1/convert --data-binary ''
+    sv_status "missing text" 400 /v1/convert --data-binary '{"profile":"s2t"}'
+    sv_status "text not a string" 400 /v1/convert --data-binary '{"text":12,"profile":"s2t"}'
+    sv_status "missing profile" 400 /v1/convert --data-binary '{"text":"头发"}'
+    sv_status "unknown profile" 400 /v1/convert --data-binary '{"text":"头发","profile":"nonesuch"}'
+    check "serve 400: unknown profile is named" grep -q nonesuch "$TMP/sv.body"
+    sv_status "bad quotes value" 400 /v1/convert --data-binary '{"text":"头发","profile":"s2t","quotes":"fancy"}'
+    sv_status "clean not a boolean" 400 /v1/convert --data-binary '{"text":"头发","profile":"s2t","clean":"yes"}'
+    printf '{"text":"\xe5\xa4\xb4\xff","profile":"s2t"}' >"$TMP/sv.bad"
+    sv_status "text that is not UTF-8" 400 /v1/convert --data-binary @"$TMP/sv.bad"
+    sv_status "detect without text" 400 /v1/detect --data-binary '{}'
+    sv_status "unknown path" 404 /nonesuch
+    sv_status "unknown API path" 404 /v1/nonesuch --data-binary '{}'
+    sv_status "GET /v1/convert" 405 /v1/convert
+    check "serve 405: Allow: POST" grep -qi '^allow: POST' "$TMP/sv.head"
+    sv_status "POST /healthz" 405 /healthz --data-binary '{}'
+    check "serve 405: Allow: GET, HEAD" grep -qi '^allow: GET, HEAD' "$TMP/sv.head"
+    sv_status "DELETE /v1/profiles" 405 /v1/profiles -X DELETE
+    sv_req /healthz
+    check "serve still answers after the errors" test "$code" = 200
+
+    # -- a large text: the same as the CLI -------------------------------------------------
+    awk 'BEGIN { for (i = 0; i < 50000; i++)
+        printf "第%d行：这是只有一个人的世界，头发干了，“我们去打印机那里取文件。”\n", i }' >"$TMP/sv.big"
+    "$FJ" -c s2twp "$TMP/sv.big" >"$TMP/sv.big.cli"
+    # The body and the text out of the answers, by Python's JSON module.
+    python3 -c 'import json, sys
+json.dump({"text": open(sys.argv[1], encoding="utf-8").read(), "profile": "s2twp"},
+          open(sys.argv[2], "w", encoding="utf-8"), ensure_ascii=False)' "$TMP/sv.big" "$TMP/sv.big.req"
+    sv_req /v1/convert --data-binary @"$TMP/sv.big.req"
+    mv "$TMP/sv.body" "$TMP/sv.big.ans1"
+    code1=$code
+    # The same body sent chunked (no Content-Length).
+    sv_req /v1/convert -H 'Transfer-Encoding: chunked' --data-binary @"$TMP/sv.big.req"
+    mv "$TMP/sv.body" "$TMP/sv.big.ans2"
+    python3 -c 'import json, sys
+for a, o in ((sys.argv[1], sys.argv[2]), (sys.argv[3], sys.argv[4])):
+    try:
+        t = json.load(open(a, "rb"))["text"]
+    except Exception:
+        t = ""
+    open(o, "w", encoding="utf-8", newline="").write(t)' \
+        "$TMP/sv.big.ans1" "$TMP/sv.big.srv1" "$TMP/sv.big.ans2" "$TMP/sv.big.srv2"
+    if [ "$code1" = 200 ] && [ "$(wc -c <"$TMP/sv.big")" -gt 5000000 ] && cmp -s "$TMP/sv.big.srv1" "$TMP/sv.big.cli"; then
+        ok "serve convert: 5 MB equals the CLI's output"
+    else
+        bad "serve convert: 5 MB equals the CLI's output" "status $code1; $(cmp "$TMP/sv.big.srv1" "$TMP/sv.big.cli" 2>&1 | head -n 1)"
+    fi
+    if [ "$code" = 200 ] && cmp -s "$TMP/sv.big.srv2" "$TMP/sv.big.cli"; then
+        ok "serve convert: 5 MB sent chunked"
+    else
+        bad "serve convert: 5 MB sent chunked" "status $code; $(cmp "$TMP/sv.big.srv2" "$TMP/sv.big.cli" 2>&1 | head -n 1)"
+    fi
+    rm -f "$TMP"/sv.big*
+
+    # -- 32 requests at once ----------------------------------------------------------------
+    profs=(s2t s2tw s2twp s2hk)
+    pids=()
+    for i in $(seq 1 32); do
+        printf -v text '第%d封信：她的头发干了，众将干了这碗酒，这是只有%d个人的世界。\n' "$i" "$i"
+        printf '%s' "{\"text\":$(sv_jstr "$text"),\"profile\":\"${profs[i % 4]}\"}" >"$TMP/sv.c$i.req"
+        out=$(printf '%s' "$text" | "$FJ" -c "${profs[i % 4]}"; echo .)
+        printf '%s' "{\"text\":$(sv_jstr "${out%.}"),\"profile\":\"${profs[i % 4]}\"," >"$TMP/sv.c$i.want"
+    done
+    for i in $(seq 1 32); do
+        "${SV_CURL[@]}" -o "$TMP/sv.c$i.body" --data-binary @"$TMP/sv.c$i.req" "$sv_url/v1/convert" 2>/dev/null &
+        pids+=($!)
+    done
+    wait "${pids[@]}"
+    wrong=0
+    for i in $(seq 1 32); do
+        [[ $(cat "$TMP/sv.c$i.body" 2>/dev/null) == "$(cat "$TMP/sv.c$i.want")"* ]] || wrong=$((wrong + 1))
+    done
+    check "serve 32 concurrent requests all correct ($wrong wrong)" test "$wrong" -eq 0
+
+    # -- the default-mode case file: the server answers as the CLI does ---------------------
+    lineno=0
+    while IFS= read -r line || [ -n "$line" ]; do
+        lineno=$((lineno + 1))
+        case $line in '' | '#'*) continue ;; esac
+        prof=${line%%$'\t'*}
+        rest=${line#*$'\t'}
+        printf '%b' "${rest%%$'\t'*}" >"$TMP/sv.case"
+        # $(...) drops final newlines: keep them with a sentinel.
+        input=$(cat "$TMP/sv.case"; echo .)
+        expected=$("$FJ" -c "$prof" "$TMP/sv.case" 2>/dev/null; echo .)
+        sv_convert "default.tsv:$lineno $prof equals the CLI" "${input%.}" "$prof" '' "${expected%.}"
+    done <"$ROOT/tests/cases/default.tsv"
+    # -- the page, in headless Chromium ---------------------------------------------------------
+    chromium_bin=${CHROMIUM:-/usr/bin/chromium}
+    if ! command -v node >/dev/null; then
+        skip "serve page in Chromium" "node is not installed"
+    elif [ ! -x "$chromium_bin" ]; then
+        skip "serve page in Chromium" "$chromium_bin is not installed"
+    elif ! pw_dir=$("$ROOT/scripts/fetch-playwright.sh" 2>"$TMP/sv.fetch"); then
+        skip "serve page in Chromium" "npm could not fetch playwright-core: $(tail -n 1 "$TMP/sv.fetch")"
+    else
+        python3 - "$TMP/sv.browser.json" "$sv_url/" "$chromium_bin" "$FJ" <<'PY'
+import json, subprocess, sys
+out, url, chromium, fj = sys.argv[1:5]
+def cli(text, profile, *opts):
+    r = subprocess.run([fj, *opts, "-c", profile], input=text.encode(), capture_output=True, check=True)
+    return r.stdout.decode()
+story = "头发干了\n天才一秒记住本站地址：www.fakebook.cc，最快更新无弹窗！\n他说"
+cases = [
+    # marks: the changed characters the page must highlight, in order
+    {"name": "s2tw 头发干了", "input": "头发干了", "profile": "s2tw", "marks": "頭髮乾"},
+    {"name": "astral characters (t2s 絺 -> U+2B128)", "input": "是刈是濩，為絺為綌。", "profile": "t2s",
+     "marks": "为\U0002B128为绤"},
+    {"name": "clean drops a line (lengths differ)", "input": story, "profile": "s2t", "clean": True,
+     "marks": "頭髮乾說"},
+]
+# Too long for one character table: compared line by line.
+lines = ["头发干了，第%d行。\n" % i for i in range(1500)]
+lines.insert(700, "天才一秒记住本站地址：www.fakebook.cc，最快更新无弹窗！\n")
+cases.append({"name": "1,500 lines with one dropped (line by line)", "input": "".join(lines),
+              "profile": "s2t", "clean": True, "marks": "頭髮乾" * 1500})
+for c in cases:
+    c["expected"] = cli(c["input"], c["profile"], *(["--clean"] if c.get("clean") else []))
+text = "第一章 头发\n她的头发干了。\n"
+json.dump({"url": url, "chromium": chromium, "cases": cases,
+           "file": {"name": "chapter.txt", "text": text, "profile": "s2tw",
+                    "expected": cli(text, "s2tw")}},
+          open(out, "w", encoding="utf-8"), ensure_ascii=False)
+PY
+        node "$ROOT/tests/browser/page.mjs" "$pw_dir" "$TMP/sv.browser.json" >"$TMP/sv.browser.out" 2>"$TMP/sv.browser.err"
+        brc=$?
+        nfail=0
+        while IFS= read -r line; do
+            case $line in
+            "ok "*) ok "serve page: ${line#ok }" ;;
+            "not ok "*) bad "serve page: ${line#not ok }"; nfail=$((nfail + 1)) ;;
+            esac
+        done <"$TMP/sv.browser.out"
+        if [ "$brc" -ne 0 ] && [ "$nfail" -eq 0 ]; then
+            bad "serve page: the browser test exited with status $brc" "$(head -n 5 "$TMP/sv.browser.err")"
+        fi
+    fi
+
+    sv_stop main "$main_pid" TERM
+fi
+
+# -- body limits: a second server with --max-body 1000 -------------------------------------
+if [ -x "$FJ" ] && command -v curl >/dev/null && command -v python3 >/dev/null &&
+    sv_start max-body --max-body 1000 --threads 2; then
+    small_pid=$sv_pid
+    head -c 3000 /dev/zero | tr '\0' x >"$TMP/sv.pad"
+    printf '{"text":"%s","profile":"s2t"}' "$(cat "$TMP/sv.pad")" >"$TMP/sv.large"
+    sv_status "body over --max-body (Content-Length)" 413 /v1/convert --data-binary @"$TMP/sv.large"
+    sv_status "body over --max-body (chunked)" 413 /v1/convert -H 'Transfer-Encoding: chunked' \
+        --data-binary @"$TMP/sv.large"
+    sv_status "detect body over --max-body" 413 /v1/detect --data-binary @"$TMP/sv.large"
+    head -c 900 "$TMP/sv.pad" >"$TMP/sv.pad900"
+    sv_convert "a body just under --max-body" "$(cat "$TMP/sv.pad900")" s2t '' "$(cat "$TMP/sv.pad900")"
+    sv_req /v1/convert -H 'Transfer-Encoding: chunked' --data-binary '{"text":"头发","profile":"s2t"}'
+    check "serve small chunked body under --max-body" grep -q '^{"text":"頭髮",' "$TMP/sv.body"
+    sv_stop max-body "$small_pid" INT
+fi
+
+run "$FJ" serve --max-body lots
+check "serve --max-body with a bad size" test "$rc" -ne 0 -a -s "$TMP/err"
+run "$FJ" serve --no-such-option
+check "serve unknown option" test "$rc" -ne 0 -a -s "$TMP/err"
+run "$FJ" serve --dict "$TMP/nonexistent.fjd" --listen 127.0.0.1:0
+if [ "$rc" -ne 0 ] && grep -q nonexistent.fjd "$TMP/err"; then
+    ok "serve --dict missing image names it"
+else
+    bad "serve --dict missing image names it" "exit $rc: $(err1)"
+fi
+run "$FJ" serve --listen 127.0.0.1:99999
+check "serve --listen with a bad port" test "$rc" -ne 0 -a -s "$TMP/err"
