@@ -45,3 +45,19 @@ int fuzz_valid_utf8(const unsigned char *s, size_t n)
     }
     return 1;
 }
+
+int fuzz_collect(void *ctx, const char *data, size_t len)
+{
+    fuzz_sink *s = ctx;
+    FUZZ_ASSERT(len > 0); /* a write of nothing is a wasted call */
+    if (len > s->cap - s->len) {
+        size_t cap = (s->len + len) * 2 + 16;
+        char *p = realloc(s->p, cap);
+        FUZZ_ASSERT(p);
+        s->p = p;
+        s->cap = cap;
+    }
+    memcpy(s->p + s->len, data, len);
+    s->len += len;
+    return 0;
+}

@@ -13,33 +13,14 @@
 static const char *const encodings[] = {NULL, "UTF-8", "GB18030", "BIG5", "BIG5-HKSCS",
                                         "UTF-16LE", "UTF-16BE", "UTF-16", "EUC-JP"};
 
-typedef struct sink {
-    char *p;
-    size_t len, cap;
-} sink;
-
-static int collect(void *ctx, const char *data, size_t len)
-{
-    sink *s = ctx;
-    if (s->len + len > s->cap) {
-        size_t cap = (s->len + len) * 2 + 16;
-        char *p = realloc(s->p, cap);
-        FUZZ_ASSERT(p);
-        s->p = p;
-        s->cap = cap;
-    }
-    memcpy(s->p + s->len, data, len);
-    s->len += len;
-    return 0;
-}
 
 /* Decodes in pieces chosen by seed (0: at once); 0 or -1. */
 static int recode(const char *from, const char *to, unsigned flags, const char *in, size_t n,
-                  uint64_t seed, sink *out)
+                  uint64_t seed, fuzz_sink *out)
 {
     fjx_recoder *r = NULL;
     fjx_error err;
-    if (fjx_recoder_new(from, to, flags, collect, out, &r, &err) != 0)
+    if (fjx_recoder_new(from, to, flags, fuzz_collect, out, &r, &err) != 0)
         return -1;
     int rc = 0;
     for (size_t at = 0; at < n && rc == 0;) {
@@ -75,7 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!from)
         from = enc.name[0] ? enc.name : "UTF-8";
 
-    sink whole = {0}, pieces = {0};
+    fuzz_sink whole = {0}, pieces = {0};
     int rc_whole = recode(from, "UTF-8", flags, in, n, 0, &whole);
     int rc_pieces = recode(from, "UTF-8", flags, in, n, seed, &pieces);
     FUZZ_ASSERT(rc_whole == rc_pieces);
@@ -88,7 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (!(flags & FJX_LOSSY) &&
             (!strcmp(from, "UTF-8") || !strcmp(from, "GB18030") || !strcmp(from, "UTF-16LE") ||
              !strcmp(from, "UTF-16BE"))) {
-            sink back = {0};
+            fuzz_sink back = {0};
             FUZZ_ASSERT(recode("UTF-8", from, 0, whole.p ? whole.p : "", whole.len, seed, &back) == 0);
             FUZZ_ASSERT(back.len == n && (n == 0 || memcmp(back.p, in, n) == 0));
             free(back.p);

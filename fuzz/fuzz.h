@@ -36,6 +36,14 @@ extern const char *const fuzz_profiles[16];
 /* Whether s[0..n) is valid UTF-8. */
 int fuzz_valid_utf8(const unsigned char *s, size_t n);
 
+/* A growing buffer that collects what an fj_write_fn receives (never
+ * called with nothing to write). */
+typedef struct fuzz_sink {
+    char *p;
+    size_t len, cap;
+} fuzz_sink;
+int fuzz_collect(void *ctx, const char *data, size_t len);
+
 /* A small deterministic generator for choices drawn from the input. */
 static inline uint64_t fuzz_next(uint64_t *state)
 {

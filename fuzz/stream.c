@@ -18,26 +18,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
-typedef struct sink {
-    char *p;
-    size_t len, cap;
-} sink;
-
-static int collect(void *ctx, const char *data, size_t len)
-{
-    sink *s = ctx;
-    FUZZ_ASSERT(len > 0);
-    if (s->len + len > s->cap) {
-        size_t cap = (s->len + len) * 2;
-        char *p = realloc(s->p, cap);
-        FUZZ_ASSERT(p);
-        s->p = p;
-        s->cap = cap;
-    }
-    memcpy(s->p + s->len, data, len);
-    s->len += len;
-    return 0;
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -53,9 +33,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t whole_len = 0;
     FUZZ_ASSERT(fj_convert_alloc(conv, text, n, &whole, &whole_len) == FJ_OK);
 
-    sink s = {0};
+    fuzz_sink s = {0};
     fj_stream *st = NULL;
-    FUZZ_ASSERT(fj_stream_new(conv, collect, &s, &st) == FJ_OK);
+    FUZZ_ASSERT(fj_stream_new(conv, fuzz_collect, &s, &st) == FJ_OK);
     /* Mostly small pieces, sometimes large ones, sometimes empty feeds. */
     for (size_t at = 0; at < n;) {
         uint64_t r = fuzz_next(&seed);
