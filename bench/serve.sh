@@ -5,6 +5,10 @@
 # sampled each second. Prints one Markdown section on stdout (progress on
 # stderr); exits 1 when an answer was wrong or not 2xx.
 #
+# A long run is a soak: is anything leaking under load? It samples the
+# server's open file descriptors each second too, and reports them beside
+# RSS, with both each minute.
+#
 #   bench/serve.sh SERVER_BIN [DICT]
 #
 # SERVER_BIN is the fanjian CLI; DICT defaults to fanjian.fjd beside it.
@@ -14,6 +18,8 @@
 #   SERVE_SECONDS      length of the run (30)
 #   SERVE_CONNECTIONS  wrk's connections (64)
 #   SERVE_THREADS      server worker threads (default: the server's, one per core)
+#   SERVE_SOAK         1: soak report (fds, each minute); default 1 when
+#                      SERVE_SECONDS is 300 or more
 set -euo pipefail
 export LC_ALL=C
 
@@ -25,6 +31,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 seconds=${SERVE_SECONDS:-30}
 conns=${SERVE_CONNECTIONS:-64}
+soak=${SERVE_SOAK:-$([ "$seconds" -ge 300 ] && echo 1 || echo 0)}
 progress() { echo "bench serve: $*" >&2; }
 for tool in wrk curl python3; do
     command -v "$tool" >/dev/null || { echo "bench serve: $tool is not installed (scripts/install-deps.sh)" >&2; exit 2; }
@@ -106,9 +113,16 @@ if [ "$(head -c "$(wc -c <"$work/expect.json")" "$work/first.json")" != "$(cat "
     exit 1
 fi
 rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$server_pid/status"; }
+# Open file descriptors: listening socket, connections, the threads' epoll
+# and wake-up descriptors, the standard three.
+fds() {
+    local f=(/proc/"$server_pid"/fd/*)
+    echo "${#f[@]}"
+}
 rss_idle=$(rss)
+fds_idle=$(fds)
 
-# ---- the load, with the server's RSS each second ------------------------------------
+# ---- the load, with the server's RSS (and in a soak its fds) each second -------------
 progress "wrk -t2 -c$conns -d${seconds}s on $url ($text_bytes-byte body)"
 SERVE_BODY=$work/body.json SERVE_EXPECT=$work/expect.json \
     wrk -t2 -c"$conns" -d"${seconds}s" --latency -s "$here/serve.lua" "$url" >"$work/wrk.out" 2>&1 &
@@ -117,12 +131,20 @@ load_start=$(cut -d' ' -f1 /proc/loadavg)
 : >"$work/rss.log"
 t=0
 while kill -0 "$wrk_pid" 2>/dev/null; do
-    echo "$t $(rss)" >>"$work/rss.log"
+    if [ "$soak" = 1 ]; then
+        echo "$t $(rss) $(fds)" >>"$work/rss.log"
+    else
+        echo "$t $(rss)" >>"$work/rss.log"
+    fi
     sleep 1
     t=$((t + 1))
 done
 wait "$wrk_pid" || { echo "bench serve: wrk failed: $(tail -n 5 "$work/wrk.out")" >&2; exit 1; }
+# In a soak, "after load" is 2 s on: time for the server to see wrk's
+# connections close, so that they do not count as kept.
+if [ "$soak" = 1 ]; then sleep 2; fi
 rss_final=$(rss)
+fds_final=$(fds)
 load_end=$(cut -d' ' -f1 /proc/loadavg)
 
 # ---- the report -----------------------------------------------------------------
@@ -145,6 +167,12 @@ rss_5=$(rss_at 5)
 rss_end=$(tail -n 1 "$work/rss.log" | awk '{ print $2 }')
 rss_peak=$(awk 'BEGIN { m = 0 } $2 > m { m = $2 } END { print m }' "$work/rss.log")
 server_threads=${SERVE_THREADS:-$(nproc) (one per core)}
+if [ "$soak" = 1 ]; then
+    fds_start=$(awk '$1 == 0 { print $3; exit }' "$work/rss.log")
+    fds_5=$(awk '$1 == 5 { print $3; exit }' "$work/rss.log")
+    fds_end=$(tail -n 1 "$work/rss.log" | awk '{ print $3 }')
+    fds_peak=$(awk 'BEGIN { m = 0 } $3 > m { m = $3 } END { print m }' "$work/rss.log")
+fi
 
 echo "## HTTP service (\`fanjian serve\`)"
 echo
@@ -162,10 +190,38 @@ printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' \
     "$(ms "$(val p50_us)")" "$(ms "$(val p99_us)")" "$(ms "$(val max_us)")" \
     "$requests" "$mismatches" "$non2xx" "$socket_errors"
 echo
-echo "| server RSS | idle | start of load | after 5 s | end of load | peak during load | after load |"
+if [ "$soak" = 1 ]; then
+    echo "| server | idle | start of load | after 5 s | end of load | max during load | after load |"
+else
+    echo "| server RSS | idle | start of load | after 5 s | end of load | peak during load | after load |"
+fi
 echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
 printf '| VmRSS | %s | %s | %s | %s | %s | %s |\n' "$(mib "$rss_idle")" "$(mib "$rss_start")" \
     "$(mib "${rss_5:-0}")" "$(mib "$rss_end")" "$(mib "$rss_peak")" "$(mib "$rss_final")"
+if [ "$soak" = 1 ]; then
+    printf '| open fds | %s | %s | %s | %s | %s | %s |\n' "$fds_idle" "$fds_start" "${fds_5:-?}" \
+        "$fds_end" "$fds_peak" "$fds_final"
+    col() { awk -v t="$1" -v c="$2" '$1 == t { print $c; exit }' "$work/rss.log"; }
+    last=$(tail -n 1 "$work/rss.log" | awk '{ print $1 }')
+    echo
+    echo "Soak: the server's VmRSS and open file descriptors each minute of the load (sampled"
+    echo "each second). During load the descriptors include wrk's $conns connections; idle and"
+    echo "after load (2 s after wrk exits) wrk has none open."
+    echo
+    echo "| time | VmRSS | open fds |"
+    echo "| ---: | ---: | ---: |"
+    for t in $(seq 0 60 "$last") $([ $((last % 60)) != 0 ] && echo "$last"); do
+        printf '| %d s | %s | %s |\n' "$t" "$(mib "$(col "$t" 2)")" "$(col "$t" 3)"
+    done
+    # Past warm-up (5 s) to the end: what a leak would add.
+    rss_min=$(awk '$1 >= 5 && (m == "" || $2 < m) { m = $2 } END { print m + 0 }' "$work/rss.log")
+    echo
+    printf 'From 5 s to the end of load VmRSS went from %s to %s (lowest %s, highest %s);\n' \
+        "$(mib "${rss_5:-0}")" "$(mib "$rss_end")" "$(mib "$rss_min")" "$(mib "$rss_peak")"
+    printf 'open fds were %s idle, between %s and %s during load, and %s after load.\n' \
+        "$fds_idle" "$(awk '(m == "" || $3 < m) { m = $3 } END { print m }' "$work/rss.log")" \
+        "$fds_peak" "$fds_final"
+fi
 first_bad=$(val first_bad)
 if [ -n "$first_bad" ]; then
     echo

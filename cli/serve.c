@@ -5,12 +5,12 @@
  *   GET  /              the web page (cli/web/index.html, compiled in)
  *   GET  /healthz       {"ok":true}
  *   GET  /v1/profiles   {"profiles":[...]}
- *   POST /v1/convert    {"text","profile","quotes"?,"clean"?,"compat"?,"punct"?}
- *   POST /v1/detect     {"text"}
+ *   POST /v1/convert    answered by cli/serve_api.c
+ *   POST /v1/detect     answered by cli/serve_api.c
  *
- * A request body is held whole (at most --max-body bytes); the answer is
- * built from it in a few buffers of about its size, each freed as soon as
- * the next exists, so memory per request is bounded by the body's size. */
+ * This file is the HTTP side: routes, methods, bodies and their limit. A
+ * request body is held whole (at most --max-body bytes) and handed to
+ * fjx_api_answer, which frees it once parsed. */
 #include <errno.h>
 #include <limits.h>
 #include <netdb.h>
@@ -22,15 +22,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
-#include <jansson.h>
 #include <microhttpd.h>
 
 #include "fanjian.h"
 #include "convert.h"
 #include "serve.h"
+#include "serve_api.h"
 
 /* The page, generated from cli/web/index.html at build time. */
 extern const unsigned char fjx_web_index_html[];
@@ -52,9 +51,7 @@ enum route { R_NONE, R_INDEX, R_HEALTH, R_PROFILES, R_CONVERT, R_DETECT };
 /* Everything the handlers use; read-only once the daemon runs. */
 typedef struct server {
     fj_dict *dict;
-    size_t nprofiles;
-    fj_converter **conv; /* [2 * profile + compat] */
-    fj_clean *clean;
+    fjx_api *api;
     unsigned long long max_body;
     struct MHD_Response *index, *health, *profiles; /* shared, answered as they are */
 } server;
@@ -68,167 +65,25 @@ typedef struct request {
     int too_big;
 } request;
 
-/* A growable buffer that also serves as an fj_write_fn target. */
-typedef struct buf {
-    char *p;
-    size_t len, cap;
-} buf;
-
-/* Room for `more` bytes: doubles, or grows to exactly what is asked when
- * that is more, so that one large reservation is not rounded up. */
-static int buf_reserve(buf *b, size_t more)
-{
-    if (more <= b->cap - b->len)
-        return 0;
-    if (more > SIZE_MAX - b->len)
-        return -1;
-    size_t need = b->len + more;
-    size_t cap = b->cap <= SIZE_MAX / 2 ? b->cap * 2 : need;
-    if (cap < need)
-        cap = need;
-    if (cap < 256)
-        cap = 256;
-    char *p = realloc(b->p, cap);
-    if (!p)
-        return -1;
-    b->p = p;
-    b->cap = cap;
-    return 0;
-}
-
-static int buf_put(buf *b, const char *data, size_t len)
-{
-    if (buf_reserve(b, len) != 0)
-        return -1;
-    if (len)
-        memcpy(b->p + b->len, data, len);
-    b->len += len;
-    return 0;
-}
-
-static int buf_write(void *ctx, const char *data, size_t len)
-{
-    return buf_put(ctx, data, len);
-}
-
-static int buf_puts(buf *b, const char *s)
-{
-    return buf_put(b, s, strlen(s));
-}
-
-static int buf_printf(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int buf_printf(buf *b, const char *fmt, ...)
-{
-    char tmp[256];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    return n < 0 || (size_t)n >= sizeof tmp ? -1 : buf_put(b, tmp, (size_t)n);
-}
-
-/* ---- JSON output ------------------------------------------------------------------ */
-
-/* The length of the valid UTF-8 sequence at s[0..n), or 0. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-    unsigned c = s[0];
-    size_t len = c >= 0xC2 && c < 0xE0 ? 2 : c >= 0xE0 && c < 0xF0 ? 3 : c >= 0xF0 && c < 0xF5 ? 4 : 0;
-    if (len == 0 || len > n)
-        return 0;
-    for (size_t k = 1; k < len; k++)
-        if ((s[k] & 0xC0) != 0x80)
-            return 0;
-    if (len == 3 && ((c == 0xE0 && s[1] < 0xA0) || (c == 0xED && s[1] >= 0xA0)))
-        return 0;
-    if (len == 4 && ((c == 0xF0 && s[1] < 0x90) || (c == 0xF4 && s[1] >= 0x90)))
-        return 0;
-    return len;
-}
-
-/* Writes s[0..n) as a JSON string into out (when not NULL) and returns its
- * size. Bytes that are not UTF-8 become U+FFFD: JSON cannot carry them (the
- * converters pass such bytes through, though valid JSON input has none). */
-static size_t json_escape(const char *s, size_t n, char *out)
-{
-    static const char hex[] = "0123456789abcdef";
-    const unsigned char *p = (const unsigned char *)s;
-    size_t o = 0;
-#define PUT(ch) (out ? (void)(out[o] = (char)(ch)) : (void)0, o++)
-    PUT('"');
-    for (size_t i = 0; i < n;) {
-        unsigned c = p[i];
-        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-            PUT(c);
-            i++;
-        } else if (c == '"' || c == '\\') {
-            PUT('\\');
-            PUT(c);
-            i++;
-        } else if (c < 0x20) {
-            const char *esc = c == '\n' ? "\\n" : c == '\r' ? "\\r" : c == '\t' ? "\\t" : NULL;
-            if (esc) {
-                PUT(esc[0]);
-                PUT(esc[1]);
-            } else {
-                PUT('\\');
-                PUT('u');
-                PUT('0');
-                PUT('0');
-                PUT(hex[c >> 4]);
-                PUT(hex[c & 15]);
-            }
-            i++;
-        } else {
-            size_t len = utf8_seq(p + i, n - i);
-            if (len) {
-                if (out)
-                    memcpy(out + o, p + i, len);
-                o += len;
-                i += len;
-            } else {
-                static const char fffd[] = "\\ufffd";
-                if (out)
-                    memcpy(out + o, fffd, 6);
-                o += 6;
-                i++;
-            }
-        }
-    }
-    PUT('"');
-#undef PUT
-    return o;
-}
-
-static int buf_json(buf *b, const char *s, size_t n)
-{
-    size_t need = json_escape(s, n, NULL);
-    if (buf_reserve(b, need) != 0)
-        return -1;
-    b->len += json_escape(s, n, b->p + b->len);
-    return 0;
-}
-
 /* ---- responses --------------------------------------------------------------------- */
 
-static struct MHD_Response *json_response(buf *b)
+/* Sends a JSON answer made by serve_api.c, which the response then owns;
+ * none (no memory) drops the connection. */
+static enum MHD_Result send_json(struct MHD_Connection *c, unsigned status, char *body, size_t len,
+                                 const char *allow)
 {
-    struct MHD_Response *r =
-        MHD_create_response_from_buffer(b->len, b->p, MHD_RESPMEM_MUST_FREE);
-    if (!r)
-        return NULL;
-    b->p = NULL; /* now the response's */
-    b->len = b->cap = 0;
+    if (!body)
+        return MHD_NO;
+    struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        free(body);
+        return MHD_NO;
+    }
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json; charset=utf-8");
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
     MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-    return r;
-}
-
-static enum MHD_Result queue(struct MHD_Connection *c, unsigned status, struct MHD_Response *r)
-{
-    if (!r)
-        return MHD_NO; /* no memory: drop the connection */
+    if (allow)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
     enum MHD_Result ret = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
     return ret;
@@ -239,253 +94,24 @@ static enum MHD_Result send_error(struct MHD_Connection *c, unsigned status, con
 static enum MHD_Result send_error(struct MHD_Connection *c, unsigned status, const char *allow,
                                   const char *fmt, ...)
 {
-    char msg[512];
+    char *body;
+    size_t len;
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(msg, sizeof msg, fmt, ap);
+    fjx_api_error(&body, &len, fmt, ap);
     va_end(ap);
-    size_t len = n < 0 ? 0 : (size_t)n >= sizeof msg ? sizeof msg - 1 : (size_t)n;
-    buf b = {0};
-    if (buf_puts(&b, "{\"error\":") != 0 || buf_json(&b, msg, len) != 0 || buf_puts(&b, "}\n") != 0) {
-        free(b.p);
-        return MHD_NO;
-    }
-    struct MHD_Response *r = json_response(&b);
-    free(b.p);
-    if (r && allow)
-        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
-    return queue(c, status, r);
+    return send_json(c, status, body, len, allow);
 }
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-/* ---- the API ----------------------------------------------------------------------- */
-
-/* An optional boolean member: 0 or 1 in *v (unchanged when absent or null),
- * -1 when it is something else. */
-static int opt_bool(const json_t *root, const char *key, int *v)
-{
-    const json_t *j = json_object_get(root, key);
-    if (!j || json_is_null(j))
-        return 0;
-    if (!json_is_boolean(j))
-        return -1;
-    *v = json_is_true(j);
-    return 0;
-}
-
-/* The index of a profile name ("s2tw", or OpenCC's "s2tw.json"), or -1. */
-static long find_profile(const server *s, const char *name)
-{
-    size_t n = strlen(name);
-    if (n > 5 && strcmp(name + n - 5, ".json") == 0)
-        n -= 5;
-    for (size_t i = 0; i < s->nprofiles; i++) {
-        const char *p = fj_converter_profile(s->conv[2 * i]);
-        if (strlen(p) == n && memcmp(p, name, n) == 0)
-            return (long)i;
-    }
-    return -1;
-}
-
-/* The parsed body's "text", or NULL after queueing a 400. */
-static const json_t *get_text(struct MHD_Connection *c, const json_t *root, enum MHD_Result *ret)
-{
-    const json_t *text = json_object_get(root, "text");
-    if (!text)
-        *ret = send_error(c, MHD_HTTP_BAD_REQUEST, NULL, "missing \"text\"");
-    else if (!json_is_string(text))
-        *ret = send_error(c, MHD_HTTP_BAD_REQUEST, NULL, "\"text\" must be a string");
-    else
-        return text;
-    return NULL;
-}
-
-/* Frees *rootp (and sets it to NULL) as soon as the text is converted, so
- * that the request's copy and the answer do not both stay. */
-static enum MHD_Result api_convert(const server *s, struct MHD_Connection *c, json_t **rootp)
-{
-    const json_t *root = *rootp;
-    enum MHD_Result ret;
-    const json_t *text = get_text(c, root, &ret);
-    if (!text)
-        return ret;
-    const json_t *jp = json_object_get(root, "profile");
-    if (!jp)
-        return send_error(c, MHD_HTTP_BAD_REQUEST, NULL, "missing \"profile\" (see /v1/profiles)");
-    if (!json_is_string(jp))
-        return send_error(c, MHD_HTTP_BAD_REQUEST, NULL, "\"profile\" must be a string");
-    long pi = find_profile(s, json_string_value(jp));
-    if (pi < 0)
-        return send_error(c, MHD_HTTP_BAD_REQUEST, NULL, "unknown profile \"%.64s\" (see /v1/profiles)",
-                          json_string_value(jp));
-    int clean = 0, compat = 0, punct = 0;
-    if (opt_bool(root, "clean", &clean) || opt_bool(root, "compat", &compat) ||
-        opt_bool(root, "punct", &punct))
-        return send_error(c, MHD_HTTP_BAD_REQUEST, NULL,
-                          "\"clean\", \"compat\" and \"punct\" must be true or false");
-    const fj_converter *conv = s->conv[2 * pi + (compat ? 1 : 0)];
-    const char *profile = fj_converter_profile(conv);
-    /* As on the command line: the profile's own style, but none in compat mode. */
-    int quotes = compat ? FJ_QUOTES_KEEP : (int)fj_profile_quotes(profile);
-    const json_t *jq = json_object_get(root, "quotes");
-    if (jq && !json_is_null(jq)) {
-        const char *q = json_is_string(jq) ? json_string_value(jq) : "";
-        if (strcmp(q, "tw") == 0 || strcmp(q, "hk") == 0)
-            quotes = FJ_QUOTES_CORNER;
-        else if (strcmp(q, "cn") == 0)
-            quotes = FJ_QUOTES_CURLY;
-        else if (strcmp(q, "keep") == 0)
-            quotes = FJ_QUOTES_KEEP;
-        else
-            return send_error(c, MHD_HTTP_BAD_REQUEST, NULL,
-                              "\"quotes\" must be \"tw\", \"cn\" or \"keep\"");
-    }
-
-    double t0 = now_ms();
-    const char *in = json_string_value(text);
-    size_t in_len = json_string_length(text);
-    buf cleaned = {0};
-    fj_status st = FJ_OK;
-    if (clean) {
-        fj_clean_stream *cs = NULL;
-        if (buf_reserve(&cleaned, in_len + 1) != 0)
-            st = FJ_ERR_NOMEM;
-        if (st == FJ_OK)
-            st = fj_clean_stream_new(s->clean, buf_write, &cleaned, NULL, NULL, &cs);
-        if (st == FJ_OK)
-            st = fj_clean_stream_feed(cs, in, in_len);
-        if (st == FJ_OK)
-            st = fj_clean_stream_finish(cs);
-        fj_clean_stream_free(cs);
-        in = cleaned.p ? cleaned.p : "";
-        in_len = cleaned.len;
-    }
-    char *converted = NULL;
-    size_t conv_len = 0;
-    if (st == FJ_OK)
-        st = fj_convert_alloc(conv, in, in_len, &converted, &conv_len);
-    free(cleaned.p);
-    json_decref(*rootp); /* the request's text is no longer needed */
-    *rootp = NULL;
-    buf typo = {0};
-    const char *result = converted;
-    size_t result_len = conv_len;
-    if (st == FJ_OK && (quotes != FJ_QUOTES_KEEP || punct)) {
-        fj_punct *p = NULL;
-        unsigned flags = punct ? FJ_PUNCT_ELLIPSIS | FJ_PUNCT_FULLWIDTH : 0;
-        if (buf_reserve(&typo, conv_len + 1) != 0)
-            st = FJ_ERR_NOMEM;
-        if (st == FJ_OK)
-            st = fj_punct_new((fj_quotes)quotes, flags, NULL, buf_write, &typo, &p);
-        if (st == FJ_OK)
-            st = fj_punct_feed(p, converted, conv_len);
-        if (st == FJ_OK)
-            st = fj_punct_finish(p);
-        fj_punct_free(p);
-        fj_free(conv, converted);
-        converted = NULL;
-        result = typo.p ? typo.p : "";
-        result_len = typo.len;
-    }
-    double ms = now_ms() - t0;
-
-    buf out = {0};
-    if (st == FJ_OK) {
-        /* Sized once: the answer is the largest buffer of the request. */
-        size_t need = json_escape(result, result_len, NULL) + 2 * strlen(profile) + 64;
-        if (buf_reserve(&out, need) != 0 || buf_puts(&out, "{\"text\":") != 0 ||
-            buf_json(&out, result, result_len) != 0 || buf_puts(&out, ",\"profile\":") != 0 ||
-            buf_json(&out, profile, strlen(profile)) != 0 ||
-            buf_printf(&out, ",\"ms\":%.3f}\n", ms) != 0)
-            st = FJ_ERR_NOMEM;
-    }
-    fj_free(conv, converted);
-    free(typo.p);
-    if (st != FJ_OK) {
-        free(out.p);
-        return send_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL, "conversion failed: %s",
-                          fj_strerror(st));
-    }
-    struct MHD_Response *r = json_response(&out);
-    free(out.p);
-    return queue(c, MHD_HTTP_OK, r);
-}
-
-static enum MHD_Result api_detect(const server *s, struct MHD_Connection *c, const json_t *root)
-{
-    enum MHD_Result ret;
-    const json_t *text = get_text(c, root, &ret);
-    if (!text)
-        return ret;
-    const char *in = json_string_value(text);
-    size_t len = json_string_length(text);
-    fj_script_span first[32];
-    fj_script_span *spans = first;
-    fj_detection d = {0};
-    d.spans = spans;
-    d.span_capacity = sizeof first / sizeof first[0];
-    fj_status st = fj_detect(s->dict, in, len, &d);
-    if (st == FJ_OK && d.span_count > d.span_capacity) {
-        /* Many spans: ask again with room for all of them. */
-        size_t n = d.span_count;
-        spans = malloc(n * sizeof *spans);
-        memset(&d, 0, sizeof d);
-        d.spans = spans;
-        d.span_capacity = spans ? n : 0;
-        st = spans ? fj_detect(s->dict, in, len, &d) : FJ_ERR_NOMEM;
-    }
-    buf out = {0};
-    if (st == FJ_OK &&
-        buf_printf(&out, "{\"script\":\"%s\",\"confidence\":%.3f,\"han\":%zu,\"simplified\":%zu,"
-                         "\"traditional\":%zu,\"spans\":[",
-                   fj_script_name(d.script), d.confidence, d.han, d.simplified, d.traditional) != 0)
-        st = FJ_ERR_NOMEM;
-    size_t shown = d.span_count < d.span_capacity ? d.span_count : d.span_capacity;
-    for (size_t i = 0; st == FJ_OK && i < shown; i++)
-        if (buf_printf(&out, "%s{\"offset\":%zu,\"length\":%zu,\"script\":\"%s\"}", i ? "," : "",
-                       spans[i].offset, spans[i].length, fj_script_name(spans[i].script)) != 0)
-            st = FJ_ERR_NOMEM;
-    if (st == FJ_OK && buf_puts(&out, "]}\n") != 0)
-        st = FJ_ERR_NOMEM;
-    if (spans != first)
-        free(spans);
-    if (st != FJ_OK) {
-        free(out.p);
-        return send_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL, "detection failed: %s",
-                          fj_strerror(st));
-    }
-    struct MHD_Response *r = json_response(&out);
-    free(out.p);
-    return queue(c, MHD_HTTP_OK, r);
-}
-
-/* A whole POST body has arrived: parse it and answer. */
+/* A whole POST body has arrived: the API answers it. */
 static enum MHD_Result api_call(const server *s, struct MHD_Connection *c, request *q)
 {
-    json_error_t jerr;
-    /* NUL is allowed: it is text like any other, and passes through. */
-    json_t *root = json_loadb(q->body ? q->body : "", q->len, JSON_ALLOW_NUL, &jerr);
-    free(q->body); /* parsed: only the parsed copy is kept */
-    q->body = NULL;
+    char *body = q->body, *out;
+    size_t len = q->len, out_len;
+    q->body = NULL; /* fjx_api_answer frees it */
     q->len = q->cap = 0;
-    if (!root)
-        return send_error(c, MHD_HTTP_BAD_REQUEST, NULL, "invalid JSON: %s (line %d, column %d)",
-                          jerr.text, jerr.line, jerr.column);
-    enum MHD_Result ret;
-    if (!json_is_object(root))
-        ret = send_error(c, MHD_HTTP_BAD_REQUEST, NULL, "the body must be a JSON object");
-    else if (q->route == R_CONVERT)
-        ret = api_convert(s, c, &root);
-    else
-        ret = api_detect(s, c, root);
-    json_decref(root);
-    return ret;
+    unsigned status = fjx_api_answer(s->api, q->route == R_DETECT, body, len, &out, &out_len);
+    return send_json(c, status, out, out_len, NULL);
 }
 
 /* ---- the connection handler ------------------------------------------------------- */
@@ -794,17 +420,14 @@ static void server_close(server *s)
         MHD_destroy_response(s->health);
     if (s->profiles)
         MHD_destroy_response(s->profiles);
-    for (size_t i = 0; s->conv && i < 2 * s->nprofiles; i++)
-        fj_converter_close(s->conv[i]);
-    free(s->conv);
-    fj_clean_close(s->clean);
+    fjx_api_close(s->api);
     fj_dict_close(s->dict);
 }
 
-/* Opens the dictionary, every converter and the clean rules, and makes
- * the fixed answers. `profiles_json` receives the /v1/profiles body. 0, or
- * -1 after reporting. */
-static int server_open(server *s, const char *dict_path, buf *profiles_json)
+/* Opens the dictionary and the API, and makes the fixed answers.
+ * `profiles_json` receives the /v1/profiles body. 0, or -1 after
+ * reporting. */
+static int server_open(server *s, const char *dict_path, char **profiles_json, size_t *profiles_len)
 {
     static const char health[] = "{\"ok\":true}\n";
     fj_error err;
@@ -812,37 +435,15 @@ static int server_open(server *s, const char *dict_path, buf *profiles_json)
         fprintf(stderr, "%s: %s\n", prog, err.message);
         return -1;
     }
-    s->nprofiles = fj_dict_profile_count(s->dict);
-    s->conv = calloc(2 * s->nprofiles + 1, sizeof *s->conv);
-    if (!s->conv || buf_puts(profiles_json, "{\"profiles\":[") != 0) {
-        fprintf(stderr, "%s: serve: out of memory\n", prog);
+    if (fjx_api_open(s->dict, &s->api) != 0)
         return -1;
-    }
-    for (size_t i = 0; i < s->nprofiles; i++) {
-        const char *name = fj_dict_profile_name(s->dict, i);
-        if (fj_converter_open(s->dict, name, FJ_DEFAULT, &s->conv[2 * i], &err) != FJ_OK ||
-            fj_converter_open(s->dict, name, FJ_COMPAT, &s->conv[2 * i + 1], &err) != FJ_OK) {
-            fprintf(stderr, "%s: %s\n", prog, err.message);
-            return -1;
-        }
-        if ((i && buf_puts(profiles_json, ",") != 0) ||
-            buf_json(profiles_json, name, strlen(name)) != 0) {
-            fprintf(stderr, "%s: serve: out of memory\n", prog);
-            return -1;
-        }
-    }
-    if (buf_puts(profiles_json, "]}\n") != 0) {
+    if (fjx_api_profiles(s->api, profiles_json, profiles_len) != 0) {
         fprintf(stderr, "%s: serve: out of memory\n", prog);
-        return -1;
-    }
-    if (fj_clean_open(s->dict, NULL, 0, 0, &s->clean, &err) != FJ_OK) {
-        fprintf(stderr, "%s: %s\n", prog, err.message);
         return -1;
     }
     s->index = static_response(fjx_web_index_html, fjx_web_index_html_size, "text/html; charset=utf-8");
     s->health = static_response(health, sizeof health - 1, "application/json; charset=utf-8");
-    s->profiles = static_response(profiles_json->p, profiles_json->len,
-                                  "application/json; charset=utf-8");
+    s->profiles = static_response(*profiles_json, *profiles_len, "application/json; charset=utf-8");
     if (!s->index || !s->health || !s->profiles) {
         fprintf(stderr, "%s: serve: out of memory\n", prog);
         return -1;
@@ -911,10 +512,11 @@ int fjx_serve_main(int argc, char **argv)
     server s;
     memset(&s, 0, sizeof s);
     s.max_body = max_body;
-    buf profiles_json = {0};
-    if (server_open(&s, dict_path, &profiles_json) != 0) {
+    char *profiles_json = NULL;
+    size_t profiles_len = 0;
+    if (server_open(&s, dict_path, &profiles_json, &profiles_len) != 0) {
         server_close(&s);
-        free(profiles_json.p);
+        free(profiles_json);
         return 1;
     }
     char shown[NI_MAXHOST + NI_MAXSERV + 4];
@@ -922,7 +524,7 @@ int fjx_serve_main(int argc, char **argv)
     int fd = listen_on(listen_spec, shown, sizeof shown, &family);
     if (fd < 0) {
         server_close(&s);
-        free(profiles_json.p);
+        free(profiles_json);
         return 1;
     }
 
@@ -966,6 +568,6 @@ int fjx_serve_main(int argc, char **argv)
         MHD_stop_daemon(d); /* also closes the listening socket */
     }
     server_close(&s);
-    free(profiles_json.p);
+    free(profiles_json);
     return rc;
 }

@@ -14,7 +14,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 rm -rf "$out/seeds.tmp"
 mkdir -p "$out/seeds.tmp"
 s=$out/seeds.tmp
-for t in convert stream image encoding markup epub; do mkdir -p "$s/$t"; done
+for t in convert stream image encoding markup epub api; do mkdir -p "$s/$t"; done
 
 # A small image: OpenCC's configs with each dictionary cut to 60 lines, a
 # 3,000-word essay and our curated tables, so every section is present.
@@ -113,6 +113,49 @@ w 7 ncx <<'X'
 <?xml version="1.0" encoding="UTF-8"?>
 <ncx xmlns="http://www.daisy.org/z3986/2005/ncx/" version="2005-1"><docTitle><text>头发</text></docTitle></ncx>
 X
+
+# API seeds: a route byte (0 /v1/convert, 1 /v1/detect), then a body.
+a() { printf "\\x$(printf %02x "$1")" >"$s/api/$2"; cat >>"$s/api/$2"; }
+a 0 convert <<'X'
+{"text":"这是只有一个人的世界，头发干了。","profile":"s2tw"}
+X
+a 0 convert-compat <<'X'
+{"text":"头发干了，我们去打印机那里。","profile":"s2twp.json","compat":true}
+X
+a 0 convert-quotes-punct <<'X'
+{"text":"他说:\"我们走吧!\"。。。然后...","profile":"s2t","quotes":"tw","punct":true}
+X
+a 0 convert-clean <<'X'
+{"text":"第一章\n天才一秒记住本站地址：www.example.com\n头发干了。\n（本章完）\n","profile":"s2hk","clean":true,"quotes":"cn"}
+X
+a 0 convert-nulls <<'X'
+{"text":"「頭髮乾了」\r\n\t什麼","profile":"tw2sp","quotes":"keep","clean":null,"compat":false,"punct":null}
+X
+a 1 detect <<'X'
+{"text":"这是简体，這是繁體，中文"}
+X
+# More than 32 spans: the detection is asked again with room for all.
+{ printf '\x01{"text":"'
+  for _ in $(seq 40); do printf '这是一个简体的句子，还有头发和说话。這是繁體。'; done
+  printf '"}'; } >"$s/api/detect-spans"
+printf '\x00{"text":"a","profile":' >"$s/api/malformed"
+printf '\x00{"text":12,"profile":["s2t"]}' >"$s/api/wrong-types"
+printf '\x00{"text":"a","profile":"s2t","compat":"yes","quotes":5}' >"$s/api/wrong-options"
+printf '\x00{"text":"a","profile":"zz9.json"}' >"$s/api/unknown-profile"
+printf '\x00{"text":"a","profile":"s2tw\\u0000x"}' >"$s/api/profile-nul"
+printf '\x00{"text":"a","profile":"s2tw","quotes":"tw\\u0000"}' >"$s/api/quotes-nul"
+printf '\x00{"text":"头\\u0000发\\u0001\\u001f\\\\\\"","profile":"s2t"}' >"$s/api/text-nul"
+printf '\x01{"text":"\\u0000头发\\u0000"}' >"$s/api/detect-nul"
+printf '\x01["text"]' >"$s/api/not-object"
+printf '\x01' >"$s/api/empty"
+printf '\x00{"text":"\xe5\xa4\xb4\xff\xc0\x80","profile":"s2t"}' >"$s/api/bad-utf8"
+printf '\x00{"text":"\\ud800\\udc00\\ud800","profile":"s2t"}' >"$s/api/surrogate"
+printf '\x00{"text":"a","profile":"s2t","n":1e400,"m":123456789012345678901234567890}' >"$s/api/huge-numbers"
+printf '\x01{"text":"a","text":7}' >"$s/api/duplicate"
+deep() { printf "\\x$(printf %02x "$1")"'{"text":"头发","profile":"s2t","d":'
+         printf '[%.0s' $(seq "$2"); printf '1'; printf ']%.0s' $(seq "$2"); printf '}'; }
+deep 0 500 >"$s/api/deep"
+deep 1 5000 >"$s/api/too-deep"
 
 # An EPUB seed, put together with zip as the format wants.
 b=$out/book

@@ -6,12 +6,13 @@
 # `make check` builds each target without libFuzzer and runs it over its
 # seeds (tests/suite-fuzz.sh), and, where clang is present, runs each
 # libFuzzer build briefly.
-FUZZ_TARGETS = convert stream image encoding markup epub
+FUZZ_TARGETS = convert stream image encoding markup epub api
 FUZZ_BUILD   = build-fuzz
 FUZZ_COMMON  = fuzz/common.c
 FUZZ_SEEDS   = $(BUILD)/fuzz/seeds
 FUZZ_SAN     = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-# The file formats' code, without the CLI's own plumbing and the server.
+# The file formats' code and the server's JSON API (serve_api.o), without
+# the CLI's own plumbing and the server's HTTP side.
 FUZZ_CLI_OBJ = $(filter-out %/serve.o %/batch.o %/convert.o %/outfile.o %/web_index.o,$(CLI_OBJ))
 
 # Without libFuzzer: the current build's compiler and sanitizers.

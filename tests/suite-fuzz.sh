@@ -3,7 +3,7 @@
 # plain run where clang built them, each libFuzzer target for
 # FANJIAN_FUZZ_SECONDS (default 15) on its corpus. `make fuzz-long` is the
 # long run (README, "Fuzzing").
-FUZZ_LIST="convert stream image encoding markup epub"
+FUZZ_LIST="convert stream image encoding markup epub api"
 export FUZZ_IMAGE=$B/fuzz/mini.fjd
 for t in $FUZZ_LIST; do
     if [ ! -x "$B/fuzz/standalone-$t" ]; then

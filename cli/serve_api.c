@@ -1,0 +1,503 @@
+/* fanjian serve: the JSON API (cli/serve_api.h), apart from HTTP.
+ *
+ *   POST /v1/convert    {"text","profile","quotes"?,"clean"?,"compat"?,"punct"?}
+ *   POST /v1/detect     {"text"}
+ *
+ * The answer is built from the body in a few buffers of about its size,
+ * each freed as soon as the next exists, so memory per request is bounded
+ * by the body's size. */
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "fanjian.h"
+#include "serve_api.h"
+
+static const char prog[] = "fanjian";
+
+struct fjx_api {
+    const fj_dict *dict; /* borrowed */
+    size_t nprofiles;
+    fj_converter **conv; /* [2 * profile + compat] */
+    fj_clean *clean;
+};
+
+/* A growable buffer that also serves as an fj_write_fn target. */
+typedef struct buf {
+    char *p;
+    size_t len, cap;
+} buf;
+
+/* Room for `more` bytes: doubles, or grows to exactly what is asked when
+ * that is more, so that one large reservation is not rounded up. */
+static int buf_reserve(buf *b, size_t more)
+{
+    if (more <= b->cap - b->len)
+        return 0;
+    if (more > SIZE_MAX - b->len)
+        return -1;
+    size_t need = b->len + more;
+    size_t cap = b->cap <= SIZE_MAX / 2 ? b->cap * 2 : need;
+    if (cap < need)
+        cap = need;
+    if (cap < 256)
+        cap = 256;
+    char *p = realloc(b->p, cap);
+    if (!p)
+        return -1;
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
+static int buf_put(buf *b, const char *data, size_t len)
+{
+    if (buf_reserve(b, len) != 0)
+        return -1;
+    if (len)
+        memcpy(b->p + b->len, data, len);
+    b->len += len;
+    return 0;
+}
+
+static int buf_write(void *ctx, const char *data, size_t len)
+{
+    return buf_put(ctx, data, len);
+}
+
+static int buf_puts(buf *b, const char *s)
+{
+    return buf_put(b, s, strlen(s));
+}
+
+static int buf_printf(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int buf_printf(buf *b, const char *fmt, ...)
+{
+    char tmp[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    return n < 0 || (size_t)n >= sizeof tmp ? -1 : buf_put(b, tmp, (size_t)n);
+}
+
+/* ---- JSON output ------------------------------------------------------------------ */
+
+/* The length of the valid UTF-8 sequence at s[0..n), or 0. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+    unsigned c = s[0];
+    size_t len = c >= 0xC2 && c < 0xE0 ? 2 : c >= 0xE0 && c < 0xF0 ? 3 : c >= 0xF0 && c < 0xF5 ? 4 : 0;
+    if (len == 0 || len > n)
+        return 0;
+    for (size_t k = 1; k < len; k++)
+        if ((s[k] & 0xC0) != 0x80)
+            return 0;
+    if (len == 3 && ((c == 0xE0 && s[1] < 0xA0) || (c == 0xED && s[1] >= 0xA0)))
+        return 0;
+    if (len == 4 && ((c == 0xF0 && s[1] < 0x90) || (c == 0xF4 && s[1] >= 0x90)))
+        return 0;
+    return len;
+}
+
+/* Writes s[0..n) as a JSON string into out (when not NULL) and returns its
+ * size. Bytes that are not UTF-8 become U+FFFD: JSON cannot carry them (the
+ * converters pass such bytes through, though valid JSON input has none). */
+static size_t json_escape(const char *s, size_t n, char *out)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *p = (const unsigned char *)s;
+    size_t o = 0;
+#define PUT(ch) (out ? (void)(out[o] = (char)(ch)) : (void)0, o++)
+    PUT('"');
+    for (size_t i = 0; i < n;) {
+        unsigned c = p[i];
+        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+            PUT(c);
+            i++;
+        } else if (c == '"' || c == '\\') {
+            PUT('\\');
+            PUT(c);
+            i++;
+        } else if (c < 0x20) {
+            const char *esc = c == '\n' ? "\\n" : c == '\r' ? "\\r" : c == '\t' ? "\\t" : NULL;
+            if (esc) {
+                PUT(esc[0]);
+                PUT(esc[1]);
+            } else {
+                PUT('\\');
+                PUT('u');
+                PUT('0');
+                PUT('0');
+                PUT(hex[c >> 4]);
+                PUT(hex[c & 15]);
+            }
+            i++;
+        } else {
+            size_t len = utf8_seq(p + i, n - i);
+            if (len) {
+                if (out)
+                    memcpy(out + o, p + i, len);
+                o += len;
+                i += len;
+            } else {
+                static const char fffd[] = "\\ufffd";
+                if (out)
+                    memcpy(out + o, fffd, 6);
+                o += 6;
+                i++;
+            }
+        }
+    }
+    PUT('"');
+#undef PUT
+    return o;
+}
+
+static int buf_json(buf *b, const char *s, size_t n)
+{
+    size_t need = json_escape(s, n, NULL);
+    if (buf_reserve(b, need) != 0)
+        return -1;
+    b->len += json_escape(s, n, b->p + b->len);
+    return 0;
+}
+
+/* Hands b's bytes over as the answer. */
+static unsigned done(unsigned status, buf *b, char **out, size_t *out_len)
+{
+    *out = b->p;
+    *out_len = b->len;
+    b->p = NULL;
+    b->len = b->cap = 0;
+    return status;
+}
+
+int fjx_api_error(char **out, size_t *out_len, const char *fmt, va_list ap)
+{
+    char msg[512];
+    int n = vsnprintf(msg, sizeof msg, fmt, ap);
+    size_t len = n < 0 ? 0 : (size_t)n >= sizeof msg ? sizeof msg - 1 : (size_t)n;
+    buf b = {0};
+    if (buf_puts(&b, "{\"error\":") != 0 || buf_json(&b, msg, len) != 0 || buf_puts(&b, "}\n") != 0) {
+        free(b.p);
+        *out = NULL;
+        *out_len = 0;
+        return -1;
+    }
+    done(0, &b, out, out_len);
+    return 0;
+}
+
+/* An error answer; *out is NULL when there was no memory even for it. */
+static unsigned fail(unsigned status, char **out, size_t *out_len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static unsigned fail(unsigned status, char **out, size_t *out_len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fjx_api_error(out, out_len, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* ---- the API ----------------------------------------------------------------------- */
+
+/* An optional boolean member: 0 or 1 in *v (unchanged when absent or null),
+ * -1 when it is something else. */
+static int opt_bool(const json_t *root, const char *key, int *v)
+{
+    const json_t *j = json_object_get(root, key);
+    if (!j || json_is_null(j))
+        return 0;
+    if (!json_is_boolean(j))
+        return -1;
+    *v = json_is_true(j);
+    return 0;
+}
+
+/* Whether the JSON string j is exactly s: with its length, since a string
+ * may hold NUL ("s2tw\u0000x" is no profile). */
+static int str_is(const json_t *j, const char *s, size_t n)
+{
+    return json_string_length(j) == n && memcmp(json_string_value(j), s, n) == 0;
+}
+
+/* The index of a profile name ("s2tw", or OpenCC's "s2tw.json"), or -1. */
+static long find_profile(const fjx_api *a, const json_t *name)
+{
+    const char *s = json_string_value(name);
+    size_t n = json_string_length(name);
+    if (n > 5 && memcmp(s + n - 5, ".json", 5) == 0)
+        n -= 5;
+    for (size_t i = 0; i < a->nprofiles; i++) {
+        const char *p = fj_converter_profile(a->conv[2 * i]);
+        if (strlen(p) == n && memcmp(p, s, n) == 0)
+            return (long)i;
+    }
+    return -1;
+}
+
+/* The parsed body's "text", or NULL after making a 400. */
+static const json_t *get_text(const json_t *root, char **out, size_t *out_len)
+{
+    const json_t *text = json_object_get(root, "text");
+    if (!text)
+        fail(400, out, out_len, "missing \"text\"");
+    else if (!json_is_string(text))
+        fail(400, out, out_len, "\"text\" must be a string");
+    else
+        return text;
+    return NULL;
+}
+
+/* Frees *rootp (and sets it to NULL) as soon as the text is converted, so
+ * that the request's copy and the answer do not both stay. */
+static unsigned api_convert(const fjx_api *a, json_t **rootp, char **out, size_t *out_len)
+{
+    const json_t *root = *rootp;
+    const json_t *text = get_text(root, out, out_len);
+    if (!text)
+        return 400;
+    const json_t *jp = json_object_get(root, "profile");
+    if (!jp)
+        return fail(400, out, out_len, "missing \"profile\" (see /v1/profiles)");
+    if (!json_is_string(jp))
+        return fail(400, out, out_len, "\"profile\" must be a string");
+    long pi = find_profile(a, jp);
+    if (pi < 0 && strlen(json_string_value(jp)) != json_string_length(jp))
+        return fail(400, out, out_len, "\"profile\" must not contain U+0000");
+    if (pi < 0)
+        return fail(400, out, out_len, "unknown profile \"%.64s\" (see /v1/profiles)",
+                    json_string_value(jp));
+    int clean = 0, compat = 0, punct = 0;
+    if (opt_bool(root, "clean", &clean) || opt_bool(root, "compat", &compat) ||
+        opt_bool(root, "punct", &punct))
+        return fail(400, out, out_len, "\"clean\", \"compat\" and \"punct\" must be true or false");
+    const fj_converter *conv = a->conv[2 * pi + (compat ? 1 : 0)];
+    const char *profile = fj_converter_profile(conv);
+    /* As on the command line: the profile's own style, but none in compat mode. */
+    int quotes = compat ? FJ_QUOTES_KEEP : (int)fj_profile_quotes(profile);
+    const json_t *jq = json_object_get(root, "quotes");
+    if (jq && !json_is_null(jq)) {
+        if (json_is_string(jq) && (str_is(jq, "tw", 2) || str_is(jq, "hk", 2)))
+            quotes = FJ_QUOTES_CORNER;
+        else if (json_is_string(jq) && str_is(jq, "cn", 2))
+            quotes = FJ_QUOTES_CURLY;
+        else if (json_is_string(jq) && str_is(jq, "keep", 4))
+            quotes = FJ_QUOTES_KEEP;
+        else
+            return fail(400, out, out_len, "\"quotes\" must be \"tw\", \"cn\" or \"keep\"");
+    }
+
+    double t0 = now_ms();
+    const char *in = json_string_value(text);
+    size_t in_len = json_string_length(text);
+    buf cleaned = {0};
+    fj_status st = FJ_OK;
+    if (clean) {
+        fj_clean_stream *cs = NULL;
+        if (buf_reserve(&cleaned, in_len + 1) != 0)
+            st = FJ_ERR_NOMEM;
+        if (st == FJ_OK)
+            st = fj_clean_stream_new(a->clean, buf_write, &cleaned, NULL, NULL, &cs);
+        if (st == FJ_OK)
+            st = fj_clean_stream_feed(cs, in, in_len);
+        if (st == FJ_OK)
+            st = fj_clean_stream_finish(cs);
+        fj_clean_stream_free(cs);
+        in = cleaned.p ? cleaned.p : "";
+        in_len = cleaned.len;
+    }
+    char *converted = NULL;
+    size_t conv_len = 0;
+    if (st == FJ_OK)
+        st = fj_convert_alloc(conv, in, in_len, &converted, &conv_len);
+    free(cleaned.p);
+    json_decref(*rootp); /* the request's text is no longer needed */
+    *rootp = NULL;
+    buf typo = {0};
+    const char *result = converted;
+    size_t result_len = conv_len;
+    if (st == FJ_OK && (quotes != FJ_QUOTES_KEEP || punct)) {
+        fj_punct *p = NULL;
+        unsigned flags = punct ? FJ_PUNCT_ELLIPSIS | FJ_PUNCT_FULLWIDTH : 0;
+        if (buf_reserve(&typo, conv_len + 1) != 0)
+            st = FJ_ERR_NOMEM;
+        if (st == FJ_OK)
+            st = fj_punct_new((fj_quotes)quotes, flags, NULL, buf_write, &typo, &p);
+        if (st == FJ_OK)
+            st = fj_punct_feed(p, converted, conv_len);
+        if (st == FJ_OK)
+            st = fj_punct_finish(p);
+        fj_punct_free(p);
+        fj_free(conv, converted);
+        converted = NULL;
+        result = typo.p ? typo.p : "";
+        result_len = typo.len;
+    }
+    double ms = now_ms() - t0;
+
+    buf b = {0};
+    if (st == FJ_OK) {
+        /* Sized once: the answer is the largest buffer of the request. */
+        size_t need = json_escape(result, result_len, NULL) + 2 * strlen(profile) + 64;
+        if (buf_reserve(&b, need) != 0 || buf_puts(&b, "{\"text\":") != 0 ||
+            buf_json(&b, result, result_len) != 0 || buf_puts(&b, ",\"profile\":") != 0 ||
+            buf_json(&b, profile, strlen(profile)) != 0 ||
+            buf_printf(&b, ",\"ms\":%.3f}\n", ms) != 0)
+            st = FJ_ERR_NOMEM;
+    }
+    fj_free(conv, converted);
+    free(typo.p);
+    if (st != FJ_OK) {
+        free(b.p);
+        return fail(500, out, out_len, "conversion failed: %s", fj_strerror(st));
+    }
+    return done(200, &b, out, out_len);
+}
+
+static unsigned api_detect(const fjx_api *a, const json_t *root, char **out, size_t *out_len)
+{
+    const json_t *text = get_text(root, out, out_len);
+    if (!text)
+        return 400;
+    const char *in = json_string_value(text);
+    size_t len = json_string_length(text);
+    fj_script_span first[32];
+    fj_script_span *spans = first;
+    fj_detection d = {0};
+    d.spans = spans;
+    d.span_capacity = sizeof first / sizeof first[0];
+    fj_status st = fj_detect(a->dict, in, len, &d);
+    if (st == FJ_OK && d.span_count > d.span_capacity) {
+        /* Many spans: ask again with room for all of them. */
+        size_t n = d.span_count;
+        spans = malloc(n * sizeof *spans);
+        memset(&d, 0, sizeof d);
+        d.spans = spans;
+        d.span_capacity = spans ? n : 0;
+        st = spans ? fj_detect(a->dict, in, len, &d) : FJ_ERR_NOMEM;
+    }
+    buf b = {0};
+    if (st == FJ_OK &&
+        buf_printf(&b, "{\"script\":\"%s\",\"confidence\":%.3f,\"han\":%zu,\"simplified\":%zu,"
+                       "\"traditional\":%zu,\"spans\":[",
+                   fj_script_name(d.script), d.confidence, d.han, d.simplified, d.traditional) != 0)
+        st = FJ_ERR_NOMEM;
+    size_t shown = d.span_count < d.span_capacity ? d.span_count : d.span_capacity;
+    for (size_t i = 0; st == FJ_OK && i < shown; i++)
+        if (buf_printf(&b, "%s{\"offset\":%zu,\"length\":%zu,\"script\":\"%s\"}", i ? "," : "",
+                       spans[i].offset, spans[i].length, fj_script_name(spans[i].script)) != 0)
+            st = FJ_ERR_NOMEM;
+    if (st == FJ_OK && buf_puts(&b, "]}\n") != 0)
+        st = FJ_ERR_NOMEM;
+    if (spans != first)
+        free(spans);
+    if (st != FJ_OK) {
+        free(b.p);
+        return fail(500, out, out_len, "detection failed: %s", fj_strerror(st));
+    }
+    return done(200, &b, out, out_len);
+}
+
+unsigned fjx_api_answer(const fjx_api *a, int detect, char *body, size_t len, char **out,
+                        size_t *out_len)
+{
+    *out = NULL;
+    *out_len = 0;
+    json_error_t jerr;
+    /* NUL is allowed: it is text like any other, and passes through. */
+    json_t *root = json_loadb(body ? body : "", len, JSON_ALLOW_NUL, &jerr);
+    free(body); /* parsed: only the parsed copy is kept */
+    if (!root)
+        return fail(400, out, out_len, "invalid JSON: %s (line %d, column %d)", jerr.text,
+                    jerr.line, jerr.column);
+    unsigned status;
+    if (!json_is_object(root))
+        status = fail(400, out, out_len, "the body must be a JSON object");
+    else if (!detect)
+        status = api_convert(a, &root, out, out_len);
+    else
+        status = api_detect(a, root, out, out_len);
+    json_decref(root);
+    return status;
+}
+
+/* ---- opening ------------------------------------------------------------------------ */
+
+int fjx_api_profiles(const fjx_api *a, char **out, size_t *out_len)
+{
+    buf b = {0};
+    int rc = buf_puts(&b, "{\"profiles\":[");
+    for (size_t i = 0; rc == 0 && i < a->nprofiles; i++) {
+        const char *name = fj_dict_profile_name(a->dict, i);
+        rc = (i && buf_puts(&b, ",") != 0) || buf_json(&b, name, strlen(name)) != 0 ? -1 : 0;
+    }
+    if (rc == 0)
+        rc = buf_puts(&b, "]}\n");
+    if (rc != 0) {
+        free(b.p);
+        *out = NULL;
+        *out_len = 0;
+        return -1;
+    }
+    done(0, &b, out, out_len);
+    return 0;
+}
+
+void fjx_api_close(fjx_api *a)
+{
+    if (!a)
+        return;
+    for (size_t i = 0; a->conv && i < 2 * a->nprofiles; i++)
+        fj_converter_close(a->conv[i]);
+    free(a->conv);
+    fj_clean_close(a->clean);
+    free(a);
+}
+
+int fjx_api_open(const fj_dict *dict, fjx_api **out)
+{
+    *out = NULL;
+    fjx_api *a = calloc(1, sizeof *a);
+    if (a) {
+        a->dict = dict;
+        a->nprofiles = fj_dict_profile_count(dict);
+        a->conv = calloc(2 * a->nprofiles + 1, sizeof *a->conv);
+    }
+    if (!a || !a->conv) {
+        fprintf(stderr, "%s: serve: out of memory\n", prog);
+        fjx_api_close(a);
+        return -1;
+    }
+    fj_error err;
+    for (size_t i = 0; i < a->nprofiles; i++) {
+        const char *name = fj_dict_profile_name(dict, i);
+        if (fj_converter_open(dict, name, FJ_DEFAULT, &a->conv[2 * i], &err) != FJ_OK ||
+            fj_converter_open(dict, name, FJ_COMPAT, &a->conv[2 * i + 1], &err) != FJ_OK) {
+            fprintf(stderr, "%s: %s\n", prog, err.message);
+            fjx_api_close(a);
+            return -1;
+        }
+    }
+    if (fj_clean_open(dict, NULL, 0, 0, &a->clean, &err) != FJ_OK) {
+        fprintf(stderr, "%s: %s\n", prog, err.message);
+        fjx_api_close(a);
+        return -1;
+    }
+    *out = a;
+    return 0;
+}
