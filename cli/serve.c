@@ -28,7 +28,11 @@
 
 #include "fanjian.h"
 #include "convert.h"
+#include "dynlib.h"
 #include "serve.h"
+
+/* libmicrohttpd, loaded on first use (dynlib.h); fjx_serve_main checks it loads. */
+#define MHD(f) (fjx_mhd_api_load(NULL, 0)->f)
 #include "serve_api.h"
 
 /* The page, generated from cli/web/index.html at build time. */
@@ -74,18 +78,18 @@ static enum MHD_Result send_json(struct MHD_Connection *c, unsigned status, char
 {
     if (!body)
         return MHD_NO;
-    struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+    struct MHD_Response *r = MHD(MHD_create_response_from_buffer)(len, body, MHD_RESPMEM_MUST_FREE);
     if (!r) {
         free(body);
         return MHD_NO;
     }
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json; charset=utf-8");
-    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    MHD(MHD_add_response_header)(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json; charset=utf-8");
+    MHD(MHD_add_response_header)(r, "X-Content-Type-Options", "nosniff");
+    MHD(MHD_add_response_header)(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
     if (allow)
-        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
-    enum MHD_Result ret = MHD_queue_response(c, status, r);
-    MHD_destroy_response(r);
+        MHD(MHD_add_response_header)(r, MHD_HTTP_HEADER_ALLOW, allow);
+    enum MHD_Result ret = MHD(MHD_queue_response)(c, status, r);
+    MHD(MHD_destroy_response)(r);
     return ret;
 }
 
@@ -166,7 +170,7 @@ static enum MHD_Result first_call(const server *s, struct MHD_Connection *c, con
                           url, method);
     /* A declared length over the limit is refused before any of the body is read. */
     unsigned long long declared = 0;
-    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    const char *cl = MHD(MHD_lookup_connection_value)(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
     if (cl) {
         char *end;
         errno = 0;
@@ -203,7 +207,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
             *upload_data_size = 0; /* a body sent with GET means nothing */
             return MHD_YES;
         }
-        return MHD_queue_response(c, MHD_HTTP_OK,
+        return MHD(MHD_queue_response)(c, MHD_HTTP_OK,
                                   q->route == R_INDEX    ? s->index
                                   : q->route == R_HEALTH ? s->health
                                                          : s->profiles);
@@ -403,23 +407,23 @@ static int listen_on(const char *spec, char *shown, size_t shown_size, int *fami
 static struct MHD_Response *static_response(const void *data, size_t len, const char *type)
 {
     struct MHD_Response *r =
-        MHD_create_response_from_buffer(len, (void *)(uintptr_t)data, MHD_RESPMEM_PERSISTENT);
+        MHD(MHD_create_response_from_buffer)(len, (void *)(uintptr_t)data, MHD_RESPMEM_PERSISTENT);
     if (!r)
         return NULL;
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+    MHD(MHD_add_response_header)(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    MHD(MHD_add_response_header)(r, "X-Content-Type-Options", "nosniff");
+    MHD(MHD_add_response_header)(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
     return r;
 }
 
 static void server_close(server *s)
 {
     if (s->index)
-        MHD_destroy_response(s->index);
+        MHD(MHD_destroy_response)(s->index);
     if (s->health)
-        MHD_destroy_response(s->health);
+        MHD(MHD_destroy_response)(s->health);
     if (s->profiles)
-        MHD_destroy_response(s->profiles);
+        MHD(MHD_destroy_response)(s->profiles);
     fjx_api_close(s->api);
     fj_dict_close(s->dict);
 }
@@ -449,7 +453,7 @@ static int server_open(server *s, const char *dict_path, char **profiles_json, s
         return -1;
     }
     /* The page needs nothing from elsewhere, and may fetch only from here. */
-    MHD_add_response_header(s->index, "Content-Security-Policy",
+    MHD(MHD_add_response_header)(s->index, "Content-Security-Policy",
                             "default-src 'none'; script-src 'unsafe-inline'; "
                             "style-src 'unsafe-inline'; connect-src 'self'; img-src data:; "
                             "base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
@@ -509,6 +513,11 @@ int fjx_serve_main(int argc, char **argv)
         }
     }
 
+    char why[200];
+    if (!fjx_mhd_api_load(why, sizeof why)) {
+        fprintf(stderr, "%s: %s\n", prog, why);
+        return 1;
+    }
     server s;
     memset(&s, 0, sizeof s);
     s.max_body = max_body;
@@ -545,7 +554,7 @@ int fjx_serve_main(int argc, char **argv)
     unsigned flags = MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
     if (family == AF_INET6)
         flags |= MHD_USE_IPv6;
-    struct MHD_Daemon *d = MHD_start_daemon(
+    struct MHD_Daemon *d = MHD(MHD_start_daemon)(
         flags, 0, NULL, NULL, handle, &s,
         MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
         MHD_OPTION_LISTEN_SOCKET, fd,
@@ -565,7 +574,7 @@ int fjx_serve_main(int argc, char **argv)
         int sig = 0;
         while (sigwait(&stop, &sig) != 0)
             ;
-        MHD_stop_daemon(d); /* also closes the listening socket */
+        MHD(MHD_stop_daemon)(d); /* also closes the listening socket */
     }
     server_close(&s);
     free(profiles_json);
