@@ -18,6 +18,15 @@
 #define FJ_CTX_RUN_MAX 256
 /* Cost of a character no word covers: as for a word never seen. */
 #define FJ_CTX_UNKNOWN_COST 2000
+/* Repair: the cost of changing a written character that is right in some
+ * words (an in_words suspect), about -ln(1/50) in model units: the written
+ * form is taken as right unless a word makes the change much more likely.
+ * 裡 and 里 are each common and right on their own (inside; a unit of
+ * distance, names), so changing one of them costs twice as much. */
+#define FJ_CTX_REPAIR_PENALTY 400
+#define FJ_CTX_REPAIR_PENALTY_LI 800
+#define FJ_CP_LI_INSIDE 0x88E1u /* 裡 */
+#define FJ_CP_LI_UNIT 0x91CCu   /* 里 */
 /* Chunks are cut after a barrier once this long, to keep buffers small. */
 #define FJ_CTX_CHUNK 16384u
 /* As in the compatible pipeline: a stretch this long with no barrier is cut. */
@@ -184,6 +193,49 @@ static void repair_word(const fj_converter *c, const unsigned char *text, const 
     }
 }
 
+/* Repair: the extra cost of the word run[i..j) with target t, for the
+ * characters it would change among those right in some words (in_words
+ * suspects), so that correct text comes through unchanged. */
+static int32_t repair_extra_cost(const fj_converter *c, const ctx_char *run, uint32_t i, uint32_t j,
+                              const unsigned char *t, uint32_t tl)
+{
+    if (j - i < 2 || !t)
+        return 0;
+    const unsigned char *tend = t + tl;
+    uint32_t chars = 0;
+    for (const unsigned char *q = t; q < tend; q++)
+        chars += (*q & 0xC0) != 0x80;
+    int explicit_forms = tl > 0 && chars == j - i;
+    int32_t extra = 0;
+    for (uint32_t k = i; k < j; k++) {
+        uint32_t cp = run[k].cp, f = 0;
+        if (explicit_forms) {
+            int len = fj_utf8_decode(t, tend, &f);
+            t += len > 0 ? (uint32_t)len : 1;
+        }
+        if (cp >= 0x10000 || !(c->ctx_in_words[cp >> 3] >> (cp & 7) & 1) ||
+            (c->ctx_always[cp >> 3] >> (cp & 7) & 1))
+            continue;
+        if (!explicit_forms) {
+            unsigned char u[4];
+            uint32_t e = fj__lookup(&c->ctx_defaults, run[k].reading);
+            if (e != 0 && e != FJ_ENTRY_IDS && (e & FJ_ENTRY_DIRECT)) {
+                u[0] = (unsigned char)e;
+                u[1] = (unsigned char)(e >> 8);
+                u[2] = (unsigned char)(e >> 16);
+                if (fj_utf8_decode(u, u + 3, &f) != 3)
+                    f = 0;
+            } else {
+                f = run[k].reading;
+            }
+        }
+        if (f != cp)
+            extra += (cp == FJ_CP_LI_INSIDE || cp == FJ_CP_LI_UNIT) ? FJ_CTX_REPAIR_PENALTY_LI
+                                                                      : FJ_CTX_REPAIR_PENALTY;
+    }
+    return extra;
+}
+
 /* Finds the best path over run[0..n) and writes it. */
 static void lattice(const fj_converter *c, const unsigned char *text, const ctx_char *run,
                     uint32_t n, ctx_emit *em)
@@ -222,6 +274,8 @@ static void lattice(const fj_converter *c, const unsigned char *text, const ctx_
             for (;;) {
                 if (word_value(m, node, &cost, &t, &tl)) {
                     single |= j == i + 1;
+                    if (c->ctx_repair)
+                        cost += repair_extra_cost(c, run, i, j, t, tl);
                     if (base + cost < best[j]) {
                         best[j] = base + cost;
                         from[j] = (uint16_t)i;
