@@ -236,6 +236,21 @@ static int32_t repair_extra_cost(const fj_converter *c, const ctx_char *run, uin
     return extra;
 }
 
+/* Repair: is run[i..j) as written a word that repair keeps (ctx_attested)? */
+static int written_attested(const fj_converter *c, const ctx_char *run, uint32_t i, uint32_t j)
+{
+    if (!c->ctx_has_attested)
+        return 0;
+    const fj_matcher *m = &c->ctx_attested;
+    uint32_t e = fj__lookup(m, run[i].cp);
+    if (e == 0 || e == FJ_ENTRY_IDS || (e & FJ_ENTRY_DIRECT))
+        return 0;
+    const fj_node_rec *node = &m->nodes[e & FJ_ENTRY_NODE_MASK];
+    for (uint32_t k = i + 1; k < j && node; k++)
+        node = fj__child(m, node, run[k].cp);
+    return node && node->value_len != FJ_NO_VALUE;
+}
+
 /* Finds the best path over run[0..n) and writes it. */
 static void lattice(const fj_converter *c, const unsigned char *text, const ctx_char *run,
                     uint32_t n, ctx_emit *em)
@@ -274,8 +289,13 @@ static void lattice(const fj_converter *c, const unsigned char *text, const ctx_
             for (;;) {
                 if (word_value(m, node, &cost, &t, &tl)) {
                     single |= j == i + 1;
-                    if (c->ctx_repair)
-                        cost += repair_extra_cost(c, run, i, j, t, tl);
+                    if (c->ctx_repair) {
+                        int32_t extra = repair_extra_cost(c, run, i, j, t, tl);
+                        if (extra && written_attested(c, run, i, j))
+                            t = NULL; /* the word as written: only "always" suspects change */
+                        else
+                            cost += extra;
+                    }
                     if (base + cost < best[j]) {
                         best[j] = base + cost;
                         from[j] = (uint16_t)i;

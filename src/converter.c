@@ -208,6 +208,10 @@ static fj_status build_context_tables(fj_converter *c, const fj_image *img,
         c->ctx_always = img->source_only + (size_t)cx->suspects * FJ_BARRIER_BYTES;
         c->ctx_in_words = c->ctx_always + FJ_BARRIER_BYTES;
         matcher_init(&c->ctx_defaults, img, cx->defaults);
+        if (cx->attested != FJ_NONE) {
+            c->ctx_has_attested = 1;
+            matcher_init(&c->ctx_attested, img, cx->attested);
+        }
     }
     c->ctx_ambiguous = img->ambiguous + (size_t)cx->ambiguous * FJ_BARRIER_BYTES;
     c->ctx_pairs = img->ambiguous_pairs + (size_t)cx->ambiguous * (FJ_BIGRAM_BITS / 8);

@@ -268,7 +268,8 @@ fj_status fj__image_load(fj_image *img, const unsigned char *data, size_t size, 
              (cx->source_only != FJ_NONE && cx->source_only >= img->source_only_count) ||
              ((cx->flags & FJ_CONTEXT_REPAIR) &&
               (cx->suspects == FJ_NONE || cx->suspects + 1 >= img->source_only_count ||
-               cx->defaults >= img->matcher_count))))
+               cx->defaults >= img->matcher_count ||
+               (cx->attested != FJ_NONE && cx->attested >= img->matcher_count)))))
             return bad(e, contexts_at + (size_t)i * sizeof *cx, "context model");
     }
     for (uint32_t i = 0; i < img->srcdict_count; i++) {

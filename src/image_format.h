@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #define FJ_IMAGE_MAGIC "FJDICT\x1a\n"
-#define FJ_IMAGE_VERSION 2u
+#define FJ_IMAGE_VERSION 3u
 #define FJ_IMAGE_HEADER_SIZE 64u
 
 /* Section tags: four ASCII bytes read as a little-endian u32. */
@@ -127,6 +127,9 @@ typedef struct fj_context_rec {
      * or more characters covers them; `defaults` is the matcher whose
      * one-character answers are a reading's default form. */
     uint32_t suspects, defaults;
+    /* With FJ_CONTEXT_REPAIR: a matcher whose keys are words as written that
+     * repair keeps (a form the model would not choose), or FJ_NONE. */
+    uint32_t attested;
 } fj_context_rec;
 
 /* A character whose reading differs from itself is already in the target

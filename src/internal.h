@@ -130,6 +130,8 @@ struct fj_converter {
     uint32_t ctx_post_first;
     const unsigned char *ctx_always, *ctx_in_words;
     fj_matcher ctx_defaults;
+    fj_matcher ctx_attested; /* repair: words kept as written; empty when none */
+    int ctx_has_attested;
     fj_matcher ctx_fold, ctx_words;
     const unsigned char *ctx_ambiguous; /* bit set: the BMP character's form depends on context */
     const unsigned char *ctx_pairs;     /* see fj_context_rec */

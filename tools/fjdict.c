@@ -470,7 +470,7 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
         }
         char repair_path[4096];
         snprintf(repair_path, sizeof repair_path, "%s/repair.tsv", curated_dir ? curated_dir : ".");
-        if (curated_dir && model_build_repair(data, repair_path, &repair, err, sizeof err) != 0) {
+        if (curated_dir && model_build_repair(data, repair_path, essay, s2t_model.words, &repair, err, sizeof err) != 0) {
             fprintf(stderr, "fjdict: %s\n", err);
             model_words_free(essay);
             return 1;
@@ -494,6 +494,7 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
     fj_context_rec contexts[16];
     uint32_t s2t_ids[2] = {FJ_NONE, FJ_NONE}, t2s_ids[2] = {FJ_NONE, FJ_NONE};
     uint32_t s2t_core = FJ_NONE, repair_fold_id = FJ_NONE; /* s2t's script step; the repair fold */
+    uint32_t repair_attested_id = FJ_NONE;
     unsigned char *barriers = malloc(16 * (size_t)FJ_BARRIER_BYTES);
     memset(profiles, 0, sizeof profiles);
     for (size_t i = 0; i < data->profile_count; i++) {
@@ -509,7 +510,7 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
         cx->flags = 0;
         cx->ambiguous = 0;
         cx->source_only = FJ_NONE;
-        cx->suspects = cx->defaults = FJ_NONE;
+        cx->suspects = cx->defaults = cx->attested = FJ_NONE;
         if (p->normalization_count > 1) {
             fprintf(stderr, "fjdict: %s: more than one normalization step\n", p->name);
             return 1;
@@ -567,8 +568,9 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
             if (repair_fold_id == FJ_NONE) {
                 b.plain = 1;
                 repair_fold_id = matcher_for(&b, repair.fold);
+                repair_attested_id = matcher_for(&b, repair.attested);
                 b.plain = 0;
-                repair.fold = NULL;
+                repair.fold = repair.attested = NULL;
             }
             cx->core_stage = 0;
             cx->flags = FJ_CONTEXT_REPAIR;
@@ -577,6 +579,7 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
             cx->ambiguous = 0;
             cx->suspects = 1;
             cx->defaults = s2t_core;
+            cx->attested = repair_attested_id;
             cx->source_only = 0; /* a run with Simplified-only characters is not repaired */
         }
         if (seg && r->stage_count && seg_is_step1(seg, b.matcher_dicts[r->stages[0]])) {

@@ -766,7 +766,7 @@ static void add_output_keys(cands *cs, const oc_dict *tsc)
  * reading[ch] (0x10000 entries, zeroed here) and sets ch in `always` or
  * `in_words` (0x10000 / 8 bytes each, zeroed here). */
 static int read_repair_list(const char *path, uint32_t *reading, unsigned char *always,
-                            unsigned char *in_words, char *err, size_t errlen)
+                            unsigned char *in_words, unsigned char *keep, char *err, size_t errlen)
 {
     size_t len, lineno = 0;
     char *buf = slurp(path, &len, err, errlen);
@@ -775,6 +775,7 @@ static int read_repair_list(const char *path, uint32_t *reading, unsigned char *
     memset(reading, 0, 0x10000 * sizeof(uint32_t));
     memset(always, 0, 0x10000 / 8);
     memset(in_words, 0, 0x10000 / 8);
+    memset(keep, 0, 0x10000 / 8);
     for (char *line = buf, *end = buf + len; line < end;) {
         char *nl = memchr(line, '\n', (size_t)(end - line));
         char *e = nl ? nl : end;
@@ -787,16 +788,21 @@ static int read_repair_list(const char *path, uint32_t *reading, unsigned char *
             if (t2)
                 *t2 = 0;
             uint32_t ch = first_cp(line), r = t1 ? first_cp(t1 + 1) : 0;
-            int kind = !t2 ? -1 : strcmp(t2 + 1, "always") == 0 ? 0 : strcmp(t2 + 1, "words") == 0 ? 1 : -1;
+            int kind = !t2                              ? -1
+                       : strcmp(t2 + 1, "always") == 0 ? 0
+                       : strcmp(t2 + 1, "words") == 0  ? 1
+                       : strcmp(t2 + 1, "keep") == 0   ? 2
+                                                       : -1;
             if (kind < 0 || chars_in(line) != 1 || chars_in(t1 + 1) != 1 || ch >= 0x10000 ||
                 r >= 0x10000 || !ch || !r) {
-                seterr(err, errlen, "%s:%zu: expected CHAR<TAB>READING<TAB>always|words", path,
-                       lineno);
+                seterr(err, errlen, "%s:%zu: expected CHAR<TAB>READING<TAB>always|words|keep",
+                       path, lineno);
                 free(buf);
                 return -1;
             }
-            reading[ch] = r;
-            unsigned char *set = kind ? in_words : always;
+            unsigned char *set = kind == 2 ? keep : kind ? in_words : always;
+            if (kind != 2)
+                reading[ch] = r;
             set[ch >> 3] |= (unsigned char)(1u << (ch & 7));
         }
         line = e + 1;
@@ -812,8 +818,9 @@ static int read_repair_list(const char *path, uint32_t *reading, unsigned char *
 static int add_repair_readings(cands *cs, const char *path, char *err, size_t errlen)
 {
     uint32_t *reading = xrealloc_(NULL, 0x10000 * sizeof(uint32_t));
-    unsigned char *sets = xrealloc_(NULL, 2 * 0x10000 / 8);
-    int rc = read_repair_list(path, reading, sets, sets + 0x10000 / 8, err, errlen);
+    unsigned char *sets = xrealloc_(NULL, 3 * 0x10000 / 8);
+    int rc = read_repair_list(path, reading, sets, sets + 0x10000 / 8, sets + 2 * 0x10000 / 8,
+                              err, errlen);
     for (uint32_t ch = 0; rc == 0 && ch < 0x10000; ch++) {
         if (!reading[ch])
             continue;
@@ -937,8 +944,103 @@ void model_tables_free(model_tables *t)
 
 /* ---- repair ------------------------------------------------------------------ */
 
-int model_build_repair(const oc_data *data, const char *repair_path, repair_tables *out, char *err,
-                       size_t errlen)
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* One character through a one-character dictionary (its first value), else itself. */
+static uint32_t map_cp(const oc_dict *d, uint32_t cp)
+{
+    const oc_entry *e = d ? char_entry(d, cp) : NULL;
+    return e && chars_in(e->values[0]) == 1 ? first_cp(e->values[0]) : cp;
+}
+
+/* Repair: the words rime-essay writes in a form that the model does not
+ * choose for their reading (了解 where the model writes 瞭解, 分布 for 分佈),
+ * also in Taiwan's and Hong Kong's variants. Written so, they are words, and
+ * repair keeps them as written. */
+static oc_dict *build_attested(const oc_data *data, const model_words *essay,
+                               const oc_dict *s2t_words, const oc_dict *fold, char *err,
+                               size_t errlen)
+{
+    const oc_dict *stc = oc_data_dict(data, "STCharacters");
+    const oc_dict *variants[2] = {oc_data_dict(data, "TWVariants"), oc_data_dict(data, "HKVariants")};
+    size_t cap = 1 << 20, len = 0;
+    char *text = xrealloc_(NULL, cap);
+    for (size_t i = 0; i < essay->count; i++) {
+        u32s w;
+        const char *word = essay->words[i];
+        if (!decode_all(word, strlen(word), &w))
+            continue;
+        int ok = w.n >= 2 && w.n <= MAX_WORD_CHARS;
+        uint32_t r[MAX_WORD_CHARS], t[MAX_WORD_CHARS];
+        for (size_t k = 0; ok && k < w.n; k++) {
+            ok = w.cp[k] >= 0x2000 && w.cp[k] < 0x10000;
+            r[k] = map_cp(fold, w.cp[k]);
+        }
+        char key[4 * MAX_WORD_CHARS + 1], form[4 * MAX_WORD_CHARS + 1];
+        const oc_entry *e = NULL;
+        if (ok) {
+            encode_all(r, w.n, key);
+            e = oc_dict_find(s2t_words, key, strlen(key));
+        }
+        if (!e) {
+            free(w.cp);
+            continue;
+        }
+        /* The model's form: the stored target, or each character's default. */
+        const char *v = e->values[0] + 3;
+        u32s tv = {0};
+        if (*v && decode_all(v, strlen(v), &tv) && tv.n == w.n) {
+            memcpy(t, tv.cp, w.n * sizeof(uint32_t));
+        } else {
+            for (size_t k = 0; k < w.n; k++)
+                t[k] = map_cp(stc, r[k]);
+        }
+        free(tv.cp);
+        if (memcmp(t, w.cp, w.n * sizeof(uint32_t)) != 0) {
+            for (int pass = 0; pass < 3; pass++) {
+                uint32_t f[MAX_WORD_CHARS];
+                for (size_t k = 0; k < w.n; k++)
+                    f[k] = pass ? map_cp(variants[pass - 1], w.cp[k]) : w.cp[k];
+                if (pass && memcmp(f, w.cp, w.n * sizeof(uint32_t)) == 0)
+                    continue;
+                encode_all(f, w.n, form);
+                while (len + strlen(form) + 4 >= cap)
+                    text = xrealloc_(text, cap *= 2);
+                len += (size_t)sprintf(text + len, "%s\t1\n", form);
+            }
+        }
+        free(w.cp);
+    }
+    /* One line per form: variants can meet another essay word. */
+    size_t n = 0;
+    char **lines = NULL;
+    for (char *q = text, *end = text + len; q < end; n++) {
+        char *nl = memchr(q, '\n', (size_t)(end - q));
+        lines = xrealloc_(lines, (n + 1) * sizeof *lines);
+        lines[n] = q;
+        *nl = 0;
+        q = nl + 1;
+    }
+    qsort(lines, n, sizeof *lines, str_cmp);
+    size_t out_len = 0;
+    char *uniq = xrealloc_(NULL, len + 1);
+    for (size_t i = 0; i < n; i++) {
+        if (i && strcmp(lines[i], lines[i - 1]) == 0)
+            continue;
+        out_len += (size_t)sprintf(uniq + out_len, "%s\n", lines[i]);
+    }
+    oc_dict *d = oc_dict_parse_buffer("context-repair-attested", uniq, out_len, err, errlen);
+    free(lines);
+    free(uniq);
+    free(text);
+    return d;
+}
+
+int model_build_repair(const oc_data *data, const char *repair_path, const model_words *essay,
+                       const oc_dict *s2t_words, repair_tables *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     const oc_dict *stc = need_dict(data, "STCharacters", err, errlen);
@@ -948,19 +1050,38 @@ int model_build_repair(const oc_data *data, const char *repair_path, repair_tabl
     out->always = xrealloc_(NULL, 0x10000 / 8);
     out->in_words = xrealloc_(NULL, 0x10000 / 8);
     uint32_t *listed = xrealloc_(NULL, 0x10000 * sizeof(uint32_t));
-    if (read_repair_list(repair_path, listed, out->always, out->in_words, err, errlen) != 0) {
+    unsigned char *keep = xrealloc_(NULL, 0x10000 / 8);
+    if (read_repair_list(repair_path, listed, out->always, out->in_words, keep, err, errlen) != 0) {
         free(listed);
+        free(keep);
         return -1;
     }
+    /* A careless converter writes a Simplified character with several
+     * Traditional forms as its first one (干: 幹 乾 干 gives 幹擾, 面: 面 麪
+     * gives 陽春面). So the first form is chosen again inside a word too.
+     * Listed characters keep their class. */
+    for (size_t i = 0; i < stc->count; i++) {
+        const oc_entry *e = &stc->entries[i];
+        uint32_t ch = first_cp(e->values[0]);
+        if (e->value_count < 2 || chars_in(e->key) != 1 || chars_in(e->values[0]) != 1 ||
+            ch >= 0x10000 ||
+            ((out->always[ch >> 3] | out->in_words[ch >> 3] | keep[ch >> 3]) >> (ch & 7) & 1))
+            continue;
+        out->in_words[ch >> 3] |= (unsigned char)(1u << (ch & 7));
+    }
+    free(keep);
     /* The fold table: as model_build_s2t's, with the listed readings. */
     out->fold = build_fold(stc, tsc, listed, "context-repair-fold", err, errlen);
     free(listed);
-    return out->fold ? 0 : -1;
+    if (out->fold)
+        out->attested = build_attested(data, essay, s2t_words, out->fold, err, errlen);
+    return out->fold && out->attested ? 0 : -1;
 }
 
 void repair_tables_free(repair_tables *t)
 {
     oc_dict_free(t->fold);
+    oc_dict_free(t->attested);
     free(t->always);
     free(t->in_words);
     memset(t, 0, sizeof *t);

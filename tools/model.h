@@ -50,11 +50,12 @@ int model_build_t2s(const oc_data *data, const model_words *essay, const char *c
  * again only inside a word. */
 typedef struct repair_tables {
     oc_dict *fold;
+    oc_dict *attested; /* words written so on purpose: repair keeps them */
     unsigned char *always, *in_words;
 } repair_tables;
 
-int model_build_repair(const oc_data *data, const char *repair_path, repair_tables *out, char *err,
-                       size_t errlen);
+int model_build_repair(const oc_data *data, const char *repair_path, const model_words *essay,
+                       const oc_dict *s2t_words, repair_tables *out, char *err, size_t errlen);
 void repair_tables_free(repair_tables *t);
 
 void model_tables_free(model_tables *t);
