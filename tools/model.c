@@ -20,6 +20,8 @@
 /* A curated line without a count. */
 #define CURATED_COUNT 20000.0
 #define MAX_WORD_CHARS 6
+#define CURATED_PHRASE 1
+#define CURATED_OURS 2
 
 static void fail_oom(void)
 {
@@ -171,7 +173,9 @@ void model_words_free(model_words *w)
 typedef struct cand {
     char *key, *target;
     double count;
-    int curated; /* our own table: its target wins whatever the counts */
+    /* Whose form wins whatever the counts: our own table's (CURATED_OURS),
+     * else an OpenCC phrase's (CURATED_PHRASE), else the most frequent. */
+    int curated;
 } cand;
 
 typedef struct cands {
@@ -256,15 +260,28 @@ static oc_dict *cands_finish(cands *cs, const char *name, double total, const oc
     for (size_t i = 0; i < cs->n;) {
         size_t j = i;
         const char *best = NULL, *forced = NULL;
+        int forced_level = 0;
         double best_count = -1;
         while (j < cs->n && strcmp(cs->c[j].key, cs->c[i].key) == 0) {
             size_t k = j;
             double sum = 0;
+            int level = CURATED_OURS + 1; /* the lowest level among this form's sources */
             while (k < cs->n && strcmp(cs->c[k].key, cs->c[j].key) == 0 &&
                    strcmp(cs->c[k].target, cs->c[j].target) == 0) {
-                if (cs->c[k].curated)
+                if (cs->c[k].curated == CURATED_OURS && forced_level < CURATED_OURS) {
                     forced = cs->c[k].target;
+                    forced_level = CURATED_OURS;
+                }
+                if (cs->c[k].curated < level)
+                    level = cs->c[k].curated;
                 sum += cs->c[k++].count;
+            }
+            /* An OpenCC phrase's form that the word list never writes wins
+             * over the word list's own spelling (寄託在, not its 寄托在);
+             * where the list writes both forms, the counts decide. */
+            if (level == CURATED_PHRASE && forced_level < CURATED_PHRASE) {
+                forced = cs->c[j].target;
+                forced_level = CURATED_PHRASE;
             }
             if (sum > best_count) {
                 best_count = sum;
@@ -516,7 +533,7 @@ static void s2t_curated(cands *cs, const char *key, const char *target, double c
     size_t before = cs->n;
     int ok = s2t_add_word(cs, ctx, key, target, count);
     for (size_t i = before; i < cs->n; i++)
-        cs->c[i].curated = 1;
+        cs->c[i].curated = CURATED_OURS;
     if (!ok)
         fprintf(stderr, "fjdict: curated s2t entry %s -> %s does not fit the tables; ignored\n",
                 key, target);
@@ -559,8 +576,12 @@ int model_build_s2t(const oc_data *data, const model_words *essay, const char *c
         free(u.cp);
     }
     /* OpenCC's phrases: correct conversions the essay may lack. */
-    for (size_t i = 0; i < stp->count; i++)
+    for (size_t i = 0; i < stp->count; i++) {
+        size_t before = cs.n;
         s2t_add_word(&cs, &x, stp->entries[i].key, stp->entries[i].values[0], PHRASE_COUNT);
+        for (size_t k = before; k < cs.n; k++)
+            cs.c[k].curated = CURATED_PHRASE;
+    }
     if (load_curated(curated_path, &cs, s2t_curated, &x, err, errlen) != 0)
         return -1;
 
@@ -696,7 +717,7 @@ static void t2s_curated(cands *cs, const char *key, const char *target, double c
         size_t before = cs->n;
         t2s_add(cs, ctx, key, target, count);
         for (size_t i = before; i < cs->n; i++)
-            cs->c[i].curated = 1;
+            cs->c[i].curated = CURATED_OURS;
     }
 }
 
@@ -828,7 +849,7 @@ static int add_repair_readings(cands *cs, const char *path, char *err, size_t er
         encode_all(&ch, 1, k);
         encode_all(&reading[ch], 1, v);
         cand_add(cs, k, v, CURATED_COUNT);
-        cs->c[cs->n - 1].curated = 1;
+        cs->c[cs->n - 1].curated = CURATED_OURS;
     }
     free(reading);
     free(sets);
