@@ -283,7 +283,10 @@ static oc_dict *cands_finish(cands *cs, const char *name, double total, const oc
                 forced = cs->c[j].target;
                 forced_level = CURATED_PHRASE;
             }
-            if (sum > best_count) {
+            /* On a tie (often two forms the list gives no count), the
+             * characters' own forms. */
+            if (sum > best_count ||
+                (sum == best_count && is_default_target(cs->c[j].key, cs->c[j].target, chars, NULL))) {
                 best_count = sum;
                 best = cs->c[j].target;
             }
