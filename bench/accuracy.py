@@ -26,6 +26,16 @@ saves it to --report.
 The Hong Kong gold is not scored (zh_HK text in Debian is often derived from
 zh_TW): it is read only by the repair-on-correct-text check (t2hk, default
 mode against --compat) and the clean check, as the Taiwan gold is too.
+
+Web-fiction sentences (ours): bench/fiction/dev.tsv (looked at while tuning)
+and bench/fiction/heldout.tsv (not tuned on), lines "SIMPLIFIED TAB
+TAIWAN-TRADITIONAL" written for fanjian by the project. Both are scored in
+every run, whatever SET is:
+  s2tw    input: column 1; gold: column 2
+  t2s     input: column 2; gold: column 1
+  repair  input: column 1 converted character by character the careless way
+          (damage() below); gold: column 2; profile t2tw (OpenCC: t2tw.json)
+Files under --out/SET/fiction/.
 """
 import argparse
 import concurrent.futures
@@ -59,6 +69,13 @@ LOCALES = ('tw', 'cn', 'hk')
 DIRECTIONS = (('s2tw', 'tw', 'tw2s'), ('t2s', 'cn', 's2t'), ('s2t', 'tw', 'tw2s'))
 SYSTEMS = (('default', 'fanjian default'), ('compat', 'fanjian `--compat`'),
            ('opencc', 'OpenCC 1.1.6'))
+# Web-fiction gold (ours): name, label, file. Not affected by SET.
+FICTION_DIR = os.path.join(HERE, 'fiction')
+FICTION_SETS = (('dev', 'dev (tuned on)', os.path.join(FICTION_DIR, 'dev.tsv')),
+                ('heldout', 'held out (not tuned on)', os.path.join(FICTION_DIR, 'heldout.tsv')))
+# Directions: name, input column, gold column (0: Simplified, 1: Taiwan),
+# profile (the same for the three converters).
+FICTION_DIRECTIONS = (('s2tw', 0, 1, 's2tw'), ('t2s', 1, 0, 't2s'), ('repair', None, 1, 't2tw'))
 # Bump when the extraction below changes (with corpus.py it keys the cache).
 EXTRACT_VERSION = '2'
 
@@ -203,6 +220,11 @@ class Tables:
         st = read_table(self.paths['STCharacters'])
         ts = read_table(self.paths['TSCharacters'])
         tw = read_table(self.paths['TWVariants'])
+        # The careless conversion of the fiction repair input (damage()):
+        # first value of each character's line in STCharacters, then in
+        # TWVariants (single-character keys only).
+        self.st_first = {k: v[0] for k, v in st.items() if len(k) == 1 and v}
+        self.tw_first = {k: v[0] for k, v in tw.items() if len(k) == 1 and v}
         # Ambiguous: more than one candidate in the direction's character table.
         self.amb = {'st': frozenset(k for k, v in st.items() if len(set(v)) > 1),
                     'ts': frozenset(k for k, v in ts.items() if len(set(v)) > 1)}
@@ -215,6 +237,17 @@ class Tables:
         # always changes (Traditional-only: 發, 為, 裡).
         self.not_tw = frozenset(k for k, v in st.items() if len(k) == 1 and k not in v) - tw_forms - folded
         self.not_cn = frozenset(k for k, v in ts.items() if len(k) == 1 and k not in v)
+
+
+def damage(line, tables):
+    """Simplified text converted the careless way, one character at a time:
+    each character becomes the FIRST value of its line in STCharacters (else
+    stays), and that becomes the first value of its line in TWVariants (else
+    stays). No words, no context: 只 gives 只 (never 隻), 发 gives 發 (never
+    髮), 须 gives 須 (never 鬚). The text fanjian's default mode is meant to
+    repair."""
+    st, tw = tables.st_first, tables.tw_first
+    return ''.join(tw.get(c, c) for c in (st.get(c, c) for c in line))
 
 
 def amb_key(direction):
@@ -464,9 +497,10 @@ def main():
                                   work=work, profile=profile, tag=tag)
                 for loc, profile, tag in (('tw', 't2tw', 'repair-of-gold'),
                                           ('hk', 't2hk', 'repair-of-gold-hk'))}
+    fiction = fiction_check(lambda: Runner(fanjian, work), tables, work)
 
     report = render(args, entries, absent, stats, gold, scores, idem, same_as_compat, ndiff,
-                    consistency, twin, cleaned, repaired, tables, fanjian, work,
+                    consistency, twin, cleaned, repaired, fiction, tables, fanjian, work,
                     {'conv': t_conv, 'score': t_score, 'ref': t_ref, 'total': time.time() - t_start})
     tmp = args.report + '.tmp'
     with open(tmp, 'w', encoding='utf-8') as f:
@@ -503,6 +537,84 @@ def repair_check(runner_factory, gold, work, profile, tag):
         for n, x, y in changed:
             f.write(f'#{n}\ncompat:  {x}\ndefault: {y}\n\n')
     return len(a) - 1, changed, sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def read_fiction(path):
+    """(simplified, taiwan) pairs of a fiction TSV; exits on a malformed line."""
+    if not os.path.exists(path):
+        raise SystemExit(f'accuracy: {path} is missing (see bench/fiction/README.md)')
+    pairs = []
+    with open(path, encoding='utf-8') as f:
+        text = f.read()
+    if text and not text.endswith('\n'):
+        raise SystemExit(f'accuracy: {path}: no newline at the end')
+    for n, line in enumerate(text.split('\n')[:-1], 1):
+        cols = line.split('\t')
+        if len(cols) != 2 or not cols[0] or not cols[1] or '\r' in line:
+            raise SystemExit(f'accuracy: {path}:{n}: expected "SIMPLIFIED<TAB>TAIWAN-TRADITIONAL"')
+        pairs.append((cols[0], cols[1]))
+    return pairs
+
+
+def fiction_check(runner_factory, tables, work):
+    """The web-fiction gold (FICTION_SETS), every direction of FICTION_DIRECTIONS
+    through the three converters. Writes under WORK/fiction/: NAME.gold-tw.txt,
+    NAME.gold-cn.txt, NAME.DIR.in.txt, NAME.DIR.SYSTEM.txt and NAME.DIR.diff.txt
+    (fanjian default's wrong lines). Returns {'sets': [...], 'dir': path,
+    'overlap': held-out lines also in dev}; each set: name, label, path,
+    lines, chars per gold column, scores[(direction, system)] and, for repair,
+    scores[('repair', 'input')] (the damaged input against the gold), and
+    ndiff[direction]."""
+    t0 = time.time()
+    fdir = os.path.join(work, 'fiction')
+    shutil.rmtree(fdir, ignore_errors=True)
+    os.makedirs(fdir)
+    runner = runner_factory()
+    sets, jobs = [], []
+    for name, label, path in FICTION_SETS:
+        pairs = read_fiction(path)
+        cols = ([p[0] for p in pairs], [p[1] for p in pairs])
+        fs = {'name': name, 'label': label, 'path': path, 'pairs': pairs, 'cols': cols,
+              'lines': len(pairs), 'chars': [sum(len(x) for x in c) for c in cols],
+              'han': [sum(han_count(x) for x in c) for c in cols],
+              'in': {}, 'out': {}, 'scores': {}, 'ndiff': {}}
+        write_lines(os.path.join(fdir, f'{name}.gold-cn.txt'), cols[0])
+        write_lines(os.path.join(fdir, f'{name}.gold-tw.txt'), cols[1])
+        for d, icol, _, profile in FICTION_DIRECTIONS:
+            inp = cols[icol] if icol is not None else [damage(x, tables) for x in cols[0]]
+            fs['in'][d] = os.path.join(fdir, f'{name}.{d}.in.txt')
+            write_lines(fs['in'][d], inp)
+            for sy, _ in SYSTEMS:
+                fs['out'][d, sy] = os.path.join(fdir, f'{name}.{d}.{sy}.txt')
+                jobs.append((sy, profile, fs['in'][d], fs['out'][d, sy]))
+        sets.append(fs)
+    with concurrent.futures.ThreadPoolExecutor(2) as ex:
+        list(ex.map(lambda j: runner.run(*j), jobs))
+    runner.close()
+    for fs in sets:
+        for d, _, gcol, _ in FICTION_DIRECTIONS:
+            gold = fs['cols'][gcol]
+            inp = read_lines(fs['in'][d])[:-1]
+            for sy, _ in SYSTEMS:
+                hyp = read_lines(fs['out'][d, sy])[:-1]
+                if len(hyp) != len(gold):
+                    raise SystemExit(f'accuracy: {fs["out"][d, sy]}: {len(hyp)} lines, gold has {len(gold)}')
+                sc = fjscore.Score()
+                for x, y in zip(gold, hyp):
+                    sc.add(x, y)
+                fs['scores'][d, sy] = sc
+                if sy == 'default':
+                    fs['ndiff'][d] = write_diff(os.path.join(fdir, f'{fs["name"]}.{d}.diff.txt'),
+                                                f'{fs["name"]} {d}', inp, gold, hyp)
+            if d == 'repair':
+                sc = fjscore.Score()
+                for x, y in zip(gold, inp):
+                    sc.add(x, y)
+                fs['scores'][d, 'input'] = sc
+        del fs['pairs'], fs['cols']
+    dev = {p[0] for p in read_fiction(FICTION_SETS[0][2])}
+    overlap = sum(p[0] in dev for p in read_fiction(FICTION_SETS[1][2]))
+    return {'sets': sets, 'dir': fdir, 'overlap': overlap, 'time': time.time() - t0}
 
 
 def clean_check(fanjian, files):
@@ -573,7 +685,7 @@ def twin_check(entries, runner, work):
 
 
 def render(args, entries, absent, stats, gold, scores, idem, same_as_compat, ndiff,
-           consistency, twin, cleaned, repaired, tables, fanjian, work, times):
+           consistency, twin, cleaned, repaired, fiction, tables, fanjian, work, times):
     s = args.set
     o = []
     w = o.append
@@ -620,6 +732,8 @@ def render(args, entries, absent, stats, gold, scores, idem, same_as_compat, ndi
       'the folding absorbs most of that difference, not all (覈/核, 洩/泄: see the diff file).')
     w('- commands: `fanjian -c P -i IN -o OUT`, `fanjian --compat -c P ...`, '
       '`opencc -c P.json -i IN -o OUT` (run from an empty directory).\n')
+
+    render_fiction(w, fiction)
 
     w('## Idempotence (lines changed)\n')
     n_tw, n_cn = len(gold['tw']), len(gold['cn'])
@@ -699,9 +813,46 @@ def render(args, entries, absent, stats, gold, scores, idem, same_as_compat, ndi
     w(f'`{rel}/`: `gold-tw.txt`, `gold-cn.txt`, `gold-hk.txt`, `DIR.in.txt`, `DIR.SYSTEM.txt`, and '
       f'`DIR.diff.txt` (input / gold / ours for each line where fanjian\'s default mode is wrong: '
       + ', '.join(f'{d} {num(n)}' for d, n in ndiff.items()) + ' lines).\n')
+    frel = os.path.relpath(fiction['dir'])
+    w(f'`{frel}/` (web fiction): `NAME.gold-cn.txt`, `NAME.gold-tw.txt`, `NAME.DIR.in.txt`, '
+      f'`NAME.DIR.SYSTEM.txt` and `NAME.DIR.diff.txt` (fanjian default\'s wrong lines: ' +
+      '; '.join(f'{fs["name"]} ' + ', '.join(f'{d} {num(n)}' for d, n in fs['ndiff'].items())
+                for fs in fiction['sets']) + '). Read the `heldout.*` files only to measure, not to tune.\n')
     w(f'Run time {times["total"]:.0f} s (conversions {times["conv"]:.1f} s, scoring {times["score"]:.1f} s, '
-      f'reference scorer {times["ref"]:.1f} s).')
+      f'reference scorer {times["ref"]:.1f} s, web fiction {fiction["time"]:.1f} s).')
     return '\n'.join(o) + '\n'
+
+
+def render_fiction(w, fiction):
+    w('## Web-fiction sentences (ours)\n')
+    w('Sentences in the style of web fiction, written for fanjian by the project: '
+      '`bench/fiction/dev.tsv` was looked at while tuning, `bench/fiction/heldout.tsv` was not. '
+      'Both are scored in every run (`SET=report` and `SET=tune`). Each line is '
+      '"Simplified TAB Taiwan Traditional"; the directions:\n')
+    w('- s2tw: input column 1, gold column 2; t2s: input column 2, gold column 1 '
+      '(profiles `s2tw`, `t2s`; OpenCC `s2tw.json`, `t2s.json`).')
+    w('- repair: input column 1 converted character by character the careless way (each character '
+      'becomes the first value of its line in OpenCC 1.4.2\'s `STCharacters.txt`, then the first value '
+      'of its line in `TWVariants.txt`; no words, no context: 只 stays 只, 发 becomes 發, 须 becomes 須), '
+      'gold column 2; profile `t2tw` (OpenCC `t2tw.json`). "input as is" scores the damaged input '
+      'itself: the errors with no repair.')
+    w('- errors as above: after folding glyph pairs, per 10,000 characters of the gold column.\n')
+    for fs in fiction['sets']:
+        w(f'**{fs["label"]}**: `{os.path.relpath(fs["path"], os.path.dirname(HERE))}`, {num(fs["lines"])} lines: '
+          f'{num(fs["chars"][1])} characters of Taiwan text ({num(fs["han"][1])} Han), '
+          f'{num(fs["chars"][0])} of Simplified text.\n')
+        w('| direction | metric | fanjian default | fanjian `--compat` | OpenCC 1.1.6 | input as is |')
+        w('|---|---|---:|---:|---:|---:|')
+        for d, _, _, _ in FICTION_DIRECTIONS:
+            sc = [fs['scores'][d, x] for x, _ in SYSTEMS] + [fs['scores'].get((d, 'input'))]
+            w(f'| {d} | errors per 10k chars | ' +
+              ' | '.join('—' if x is None else f'{x.per10k():.1f}' for x in sc) + ' |')
+            w(f'| {d} | exact lines | ' +
+              ' | '.join('—' if x is None else f'{x.exact_pct():.2f} %' for x in sc) + ' |')
+            w(f'| {d} | errors (chars) | ' + ' | '.join('—' if x is None else num(x.errors) for x in sc) + ' |')
+        w('')
+    if fiction['overlap']:
+        w(f'{num(fiction["overlap"])} held-out lines have the same Simplified text as a dev line.\n')
 
 
 def opencc_version():
