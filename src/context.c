@@ -21,12 +21,13 @@
 /* Repair: the cost of changing a written character that is right in some
  * words (an in_words suspect), about -ln(1/50) in model units: the written
  * form is taken as right unless a word makes the change much more likely.
- * 裡 and 里 are each common and right on their own (inside; a unit of
- * distance, names), so changing one of them costs twice as much. */
+ * 裡, 里 and 只 are each common and right on their own (inside; a unit of
+ * distance; only), so changing one of them costs twice as much. */
 #define FJ_CTX_REPAIR_PENALTY 400
-#define FJ_CTX_REPAIR_PENALTY_LI 800
+#define FJ_CTX_REPAIR_PENALTY_COMMON 800
 #define FJ_CP_LI_INSIDE 0x88E1u /* 裡 */
 #define FJ_CP_LI_UNIT 0x91CCu   /* 里 */
+#define FJ_CP_ONLY 0x53EAu      /* 只 */
 /* Chunks are cut after a barrier once this long, to keep buffers small. */
 #define FJ_CTX_CHUNK 16384u
 /* As in the compatible pipeline: a stretch this long with no barrier is cut. */
@@ -230,8 +231,9 @@ static int32_t repair_extra_cost(const fj_converter *c, const ctx_char *run, uin
             }
         }
         if (f != cp)
-            extra += (cp == FJ_CP_LI_INSIDE || cp == FJ_CP_LI_UNIT) ? FJ_CTX_REPAIR_PENALTY_LI
-                                                                      : FJ_CTX_REPAIR_PENALTY;
+            extra += (cp == FJ_CP_LI_INSIDE || cp == FJ_CP_LI_UNIT || cp == FJ_CP_ONLY)
+                         ? FJ_CTX_REPAIR_PENALTY_COMMON
+                         : FJ_CTX_REPAIR_PENALTY;
     }
     return extra;
 }
