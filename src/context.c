@@ -197,8 +197,8 @@ static void repair_word(const fj_converter *c, const unsigned char *text, const 
 /* Repair: the extra cost of the word run[i..j) with target t, for the
  * characters it would change among those right in some words (in_words
  * suspects), so that correct text comes through unchanged. */
-static int32_t repair_extra_cost(const fj_converter *c, const ctx_char *run, uint32_t i, uint32_t j,
-                              const unsigned char *t, uint32_t tl)
+static int32_t repair_extra_cost(const fj_converter *c, const ctx_char *run, uint32_t i,
+                                 uint32_t j, const unsigned char *t, uint32_t tl)
 {
     if (j - i < 2 || !t)
         return 0;
