@@ -69,6 +69,24 @@ static inline uint32_t reading_of(const fj_converter *c, uint32_t cp)
     return fj_utf8_decode(v, v + vl, &r) == (int)vl ? r : cp;
 }
 
+int fj__ctx_suspect_is_default(const fj_converter *c, uint32_t cp)
+{
+    uint32_t e = fj__lookup(&c->ctx_defaults, reading_of(c, cp)), d;
+    if (e == 0 || e == FJ_ENTRY_IDS)
+        return 0;
+    if (e & FJ_ENTRY_DIRECT) {
+        unsigned char u[3] = {(unsigned char)e, (unsigned char)(e >> 8), (unsigned char)(e >> 16)};
+        return fj_utf8_decode(u, u + 3, &d) == 3 && d == cp;
+    }
+    if (!(e & FJ_ENTRY_HAS_VALUE))
+        return 0;
+    const fj_node_rec *n = &c->ctx_defaults.nodes[e & FJ_ENTRY_NODE_MASK];
+    if (n->value_len > FJ_INLINE_VALUE_MAX)
+        return 0;
+    const unsigned char *v = (const unsigned char *)&n->value;
+    return fj_utf8_decode(v, v + n->value_len, &d) == (int)n->value_len && d == cp;
+}
+
 /* A node's value as (cost, target); 0 when it is not a model value. A word
  * without a target (target_len 0) takes each character's own answer. */
 static inline int word_value(const fj_matcher *m, const fj_node_rec *n, int32_t *cost,
@@ -109,8 +127,8 @@ static inline uint32_t own_answer(const fj_converter *c, ctx_emit *em, uint32_t 
     if (cp < FJ_REC_FIRST || cp >= 0x10000)
         return 0;
     if (!em->fuse) {
-        if (c->ctx_repair) /* everything but the suspects stays */
-            return ((c->ctx_always[cp >> 3] | c->ctx_in_words[cp >> 3]) >> (cp & 7) & 1)
+        if (c->ctx_repair) /* everything stays but the suspects the lattice must decide */
+            return (c->ctx_table[cp - FJ_REC_FIRST] >> FJ_CTX_SPECIAL_BIT & 1)
                        ? 0
                        : (uint32_t)((0xE0 | cp >> 12) | (0x80 | (cp >> 6 & 0x3F)) << 8 |
                                     (0x80 | (cp & 0x3F)) << 16);

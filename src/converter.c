@@ -244,11 +244,16 @@ static fj_status build_context_tables(fj_converter *c, const fj_image *img,
                                    : img->source_only + (size_t)cx->source_only * FJ_BARRIER_BYTES;
     for (uint32_t i = 0; i < FJ_REC_COUNT; i++) {
         uint32_t cp = FJ_REC_FIRST + i, r = core[i], e;
+        int gated = 0; /* a repair suspect that the pair filter may leave alone */
         if (c->ctx_repair) {
             /* Everything stays as written, except the suspects, which the
              * lattice decides. */
             r = (cp >= 0xD800 && cp <= 0xDFFF) ? 1u << FJ_REC_SPECIAL_BIT : own_bytes(cp);
-            if ((c->ctx_always[cp >> 3] | c->ctx_in_words[cp >> 3]) >> (cp & 7) & 1)
+            if (c->ctx_always[cp >> 3] >> (cp & 7) & 1)
+                r = 1u << FJ_REC_SPECIAL_BIT;
+            else if (c->ctx_in_words[cp >> 3] >> (cp & 7) & 1)
+                gated = fj__ctx_suspect_is_default(c, cp);
+            if (((c->ctx_in_words[cp >> 3] >> (cp & 7) & 1)) && !gated)
                 r = 1u << FJ_REC_SPECIAL_BIT;
         }
         if (!c->ctx_repair && !(r >> FJ_REC_SPECIAL_BIT & 1)) {
@@ -272,7 +277,7 @@ static fj_status build_context_tables(fj_converter *c, const fj_image *img,
                     e |= 1u << FJ_CTX_UNSAFE_BIT;
             }
         }
-        if (c->ctx_ambiguous[cp >> 3] >> (cp & 7) & 1)
+        if ((c->ctx_ambiguous[cp >> 3] >> (cp & 7) & 1) || gated)
             e |= 1u << FJ_CTX_AMBIGUOUS_BIT;
         if (c->barrier[cp >> 3] >> (cp & 7) & 1)
             e |= 1u << FJ_CTX_BARRIER_BIT;

@@ -237,5 +237,9 @@ struct fj_engine {
 
 extern const fj_engine fj__compat_engine;
 extern const fj_engine fj__context_engine;
+/* Repair: is cp, a "words" suspect, written in its reading's default form
+ * (後 for 后)? Then only a word that gives the reading another form can
+ * change it, and the pair filter finds those. */
+int fj__ctx_suspect_is_default(const fj_converter *c, uint32_t cp);
 
 #endif
