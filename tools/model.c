@@ -1048,7 +1048,8 @@ static oc_dict *build_attested(const oc_data *data, const model_words *essay,
         *nl = 0;
         q = nl + 1;
     }
-    qsort(lines, n, sizeof *lines, str_cmp);
+    if (n)
+        qsort(lines, n, sizeof *lines, str_cmp);
     size_t out_len = 0;
     char *uniq = xrealloc_(NULL, len + 1);
     for (size_t i = 0; i < n; i++) {
