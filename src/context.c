@@ -23,7 +23,8 @@
  * form is taken as right unless a word makes the change clearly more likely.
  * 裡, 里 and 只 are each common and right on their own (inside; a unit of
  * distance; only), so changing one of them needs about -ln(1/3000). Chosen
- * on the tuning gold and the dev sentences (make accuracy SET=tune). */
+ * from a few values by the false changes on make accuracy's gold and the
+ * repair of the dev sentences. */
 #define FJ_CTX_REPAIR_PENALTY 250
 #define FJ_CTX_REPAIR_PENALTY_COMMON 800
 #define FJ_CP_LI_INSIDE 0x88E1u /* 裡 */
