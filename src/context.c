@@ -115,6 +115,15 @@ static inline int word_value(const fj_matcher *m, const fj_node_rec *n, int32_t 
     return 1;
 }
 
+/* Does the target t[0..tl) name one form per character of run[i..j)? */
+static inline int has_forms_for(const unsigned char *t, uint32_t tl, uint32_t i, uint32_t j)
+{
+    uint32_t chars = 0;
+    for (const unsigned char *q = t; t && q < t + tl; q++)
+        chars += (*q & 0xC0) != 0x80;
+    return t && tl > 0 && chars == j - i;
+}
+
 static inline void put_answer(fj_out *o, uint32_t a)
 {
     const char b[3] = {(char)(a & 0xFF), (char)(a >> 8 & 0xFF), (char)(a >> 16 & 0xFF)};
@@ -180,10 +189,7 @@ static void repair_word(const fj_converter *c, const unsigned char *text, const 
                         uint32_t i, uint32_t j, const unsigned char *t, uint32_t tl, ctx_emit *em)
 {
     const unsigned char *tend = t ? t + tl : NULL;
-    uint32_t chars = 0;
-    for (const unsigned char *q = t; t && q < tend; q++)
-        chars += (*q & 0xC0) != 0x80;
-    int explicit_forms = t && tl > 0 && chars == j - i;
+    int explicit_forms = has_forms_for(t, tl, i, j);
     for (uint32_t k = i; k < j; k++) {
         uint32_t cp = run[k].cp, len = 0;
         uint32_t f = 0;
@@ -214,10 +220,7 @@ static int32_t repair_extra_cost(const fj_converter *c, const ctx_char *run, uin
     if (j - i < 2 || !t)
         return 0;
     const unsigned char *tend = t + tl;
-    uint32_t chars = 0;
-    for (const unsigned char *q = t; q < tend; q++)
-        chars += (*q & 0xC0) != 0x80;
-    int explicit_forms = tl > 0 && chars == j - i;
+    int explicit_forms = has_forms_for(t, tl, i, j);
     int32_t extra = 0;
     for (uint32_t k = i; k < j; k++) {
         uint32_t cp = run[k].cp, f = 0;
@@ -348,11 +351,8 @@ static void lattice(const fj_converter *c, const unsigned char *text, const ctx_
             }
             continue;
         }
-        /* Count the target's characters: a word of another length is written whole. */
-        uint32_t chars = 0;
-        for (const unsigned char *q = t; q < tend; q++)
-            chars += (*q & 0xC0) != 0x80;
-        if (chars != j - i) {
+        /* A word of another length is written whole. */
+        if (!has_forms_for(t, target_len[j], i, j)) {
             for (const unsigned char *q = t; q < tend;) {
                 uint32_t cp;
                 int len = fj_utf8_decode(q, tend, &cp);

@@ -249,11 +249,10 @@ static fj_status build_context_tables(fj_converter *c, const fj_image *img,
             /* Everything stays as written, except the suspects, which the
              * lattice decides. */
             r = (cp >= 0xD800 && cp <= 0xDFFF) ? 1u << FJ_REC_SPECIAL_BIT : own_bytes(cp);
-            if (c->ctx_always[cp >> 3] >> (cp & 7) & 1)
-                r = 1u << FJ_REC_SPECIAL_BIT;
-            else if (c->ctx_in_words[cp >> 3] >> (cp & 7) & 1)
-                gated = fj__ctx_suspect_is_default(c, cp);
-            if (((c->ctx_in_words[cp >> 3] >> (cp & 7) & 1)) && !gated)
+            int always = c->ctx_always[cp >> 3] >> (cp & 7) & 1;
+            int in_words = c->ctx_in_words[cp >> 3] >> (cp & 7) & 1;
+            gated = !always && in_words && fj__ctx_suspect_is_default(c, cp);
+            if (always || (in_words && !gated))
                 r = 1u << FJ_REC_SPECIAL_BIT;
         }
         if (!c->ctx_repair && !(r >> FJ_REC_SPECIAL_BIT & 1)) {

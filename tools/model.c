@@ -277,7 +277,7 @@ static oc_dict *cands_finish(cands *cs, const char *name, double total, const oc
                 sum += cs->c[k++].count;
             }
             /* An OpenCC phrase's form that the word list never writes wins
-             * over the word list's own spelling (寄託在, not its 寄托在);
+             * over the word list's own spelling (面向對象語言, not its 面嚮對象語言);
              * where the list writes both forms, the counts decide. */
             if (level == CURATED_PHRASE && forced_level < CURATED_PHRASE) {
                 forced = cs->c[j].target;
