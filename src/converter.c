@@ -16,6 +16,8 @@ static void matcher_init(fj_matcher *m, const fj_image *img, uint32_t id)
     m->bigrams = img->bigrams;
     m->pairkeys = img->pairkeys;
     m->trigrams = img->trigrams;
+    m->changers = img->changers;
+    m->inner = img->inner;
     m->edge_hash = img->edge_hash;
     m->edge_hash_mask = img->edge_hash_mask;
     m->flags = r->flags;
@@ -57,6 +59,8 @@ static void build_recs(const fj_matcher *m, uint32_t *rec)
             }
             if (e & FJ_ENTRY_HAS_CHILDREN)
                 r |= 1u << FJ_REC_PHRASE_BIT;
+            if (e & FJ_ENTRY_CHANGES)
+                r |= 1u << FJ_REC_CHANGES_BIT;
             rec[i] = r;
         }
     }

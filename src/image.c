@@ -170,6 +170,14 @@ fj_status fj__image_load(fj_image *img, const unsigned char *data, size_t size, 
     if (s.size != FJ_BIGRAM_BITS / 8)
         return bad(e, (size_t)s.offset, "trigram filter size");
     img->trigrams = s.p;
+    SECTION(FJ_SEC_CHANGERS, FJ_BIGRAM_BITS / 8, "changing-pair filter");
+    if (s.size != FJ_BIGRAM_BITS / 8)
+        return bad(e, (size_t)s.offset, "changing-pair filter size");
+    img->changers = s.p;
+    SECTION(FJ_SEC_INNER, FJ_BIGRAM_BITS / 8, "inner-pair filter");
+    if (s.size != FJ_BIGRAM_BITS / 8)
+        return bad(e, (size_t)s.offset, "inner-pair filter size");
+    img->inner = s.p;
     SECTION(FJ_SEC_EDGEHASH, 8, "edge table");
     img->edge_hash = (const uint64_t *)s.p;
     uint64_t slots = s.size / 8;
@@ -218,7 +226,8 @@ fj_status fj__image_load(fj_image *img, const unsigned char *data, size_t size, 
         } else {
             ok = node >= 1 && node < img->node_count &&
                  !(v & FJ_ENTRY_HAS_VALUE) == (img->nodes[node].value_len == FJ_NO_VALUE) &&
-                 !(v & FJ_ENTRY_HAS_CHILDREN) == (img->nodes[node].child_count == 0);
+                 !(v & FJ_ENTRY_HAS_CHILDREN) == (img->nodes[node].child_count == 0) &&
+                 (!(v & FJ_ENTRY_CHANGES) || (v & FJ_ENTRY_HAS_CHILDREN));
         }
         if (!ok)
             return bad(e, blocks_at + i * 4, "code point table entry");

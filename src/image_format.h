@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #define FJ_IMAGE_MAGIC "FJDICT\x1a\n"
-#define FJ_IMAGE_VERSION 3u
+#define FJ_IMAGE_VERSION 4u
 #define FJ_IMAGE_HEADER_SIZE 64u
 
 /* Section tags: four ASCII bytes read as a little-endian u32. */
@@ -27,6 +27,9 @@
 #define FJ_SEC_PAIRKEYS FJ_TAG('P', 'A', 'I', 'R') /* same shape: the two characters are a key */
 #define FJ_SEC_TRIGRAMS FJ_TAG('T', 'R', 'I', 'G') /* same shape: a key starts with these three */
 #define FJ_SEC_EDGEHASH FJ_TAG('E', 'D', 'G', 'H') /* u64 slots: second-character edges, see below */
+#define FJ_SEC_CHANGERS FJ_TAG('C', 'H', 'N', 'G') /* same shape as BIGR: a key starts with these two
+                                                    * characters and changes the output, see below */
+#define FJ_SEC_INNER    FJ_TAG('I', 'N', 'N', 'R') /* same shape: the two are adjacent inside a key */
 #define FJ_SEC_CONTEXT  FJ_TAG('C', 'T', 'X', 'T') /* fj_context_rec[], one per profile */
 #define FJ_SEC_AMBIG    FJ_TAG('A', 'M', 'B', 'G') /* FJ_BARRIER_BYTES bit sets, see fj_context_rec */
 #define FJ_SEC_AMBPAIRS FJ_TAG('A', 'M', 'B', 'P') /* FJ_BIGRAM_BITS bit sets, see fj_context_rec */
@@ -44,7 +47,13 @@
 #define FJ_ENTRY_DIRECT 0x80000000u
 #define FJ_ENTRY_HAS_VALUE 0x40000000u    /* with a node: a key ends at the first character */
 #define FJ_ENTRY_HAS_CHILDREN 0x20000000u /* with a node: longer keys start here */
-#define FJ_ENTRY_NODE_MASK 0x1FFFFFFFu
+/* With a node: a longer key that starts here changes the output, i.e. its
+ * value is not its characters' own answers (their one-character keys, or
+ * themselves) one after another. Where no such key starts, converting one
+ * character at a time gives the same output as maximum matching, so the
+ * hot path needs the trie only where CHNG says one may start. */
+#define FJ_ENTRY_CHANGES 0x10000000u
+#define FJ_ENTRY_NODE_MASK 0x0FFFFFFFu
 #define FJ_BIGRAM_BITS (1u << 21)
 #define FJ_NO_VALUE 0xFFFFu
 #define FJ_MAX_STAGES 4u

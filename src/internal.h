@@ -32,7 +32,7 @@ typedef struct fj_image {
     uint32_t srcdict_count;
     const fj_srcentry_rec *srcentries;
     uint32_t srcentry_count;
-    const unsigned char *bigrams, *pairkeys, *trigrams;
+    const unsigned char *bigrams, *pairkeys, *trigrams, *changers, *inner;
     const uint64_t *edge_hash;
     uint32_t edge_hash_mask;
     const fj_context_rec *contexts; /* one per profile */
@@ -70,6 +70,7 @@ typedef struct fj_matcher {
     const uint32_t *edges;
     const char *strings;
     const unsigned char *bigrams, *pairkeys, *trigrams;
+    const unsigned char *changers, *inner; /* see FJ_SEC_CHANGERS, FJ_SEC_INNER */
     const uint64_t *edge_hash;
     uint32_t edge_hash_mask;
     uint32_t flags;
@@ -86,6 +87,7 @@ typedef struct fj_matcher {
 #define FJ_REC_COUNT (0x10000u - FJ_REC_FIRST)
 #define FJ_REC_PHRASE_BIT 24  /* a longer key starts with this character */
 #define FJ_REC_SPECIAL_BIT 25 /* the answer is not three bytes, or an IDS: slow path */
+#define FJ_REC_CHANGES_BIT 26 /* a longer key that changes the output starts here */
 #define FJ_REC_NO_CP 0xFFFFFFFFu
 #define FJ_CTX_AMBIGUOUS_BIT 24 /* the character's form may depend on context */
 #define FJ_CTX_SPECIAL_BIT 25   /* no three-byte answer: the lattice decides */

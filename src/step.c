@@ -93,8 +93,140 @@ static inline __attribute__((always_inline)) uint32_t decode3(uint32_t w)
     return cp;
 }
 
+/* The character before p, which the fast loop went past one character at
+ * a time: one byte of ASCII or a three-byte character. */
+static inline __attribute__((always_inline)) const unsigned char *
+prev_char(const unsigned char *p, uint32_t *cp)
+{
+    if (p[-1] < 0x80) {
+        *cp = p[-1];
+        return p - 1;
+    }
+    *cp = decode3(load32(p - 3));
+    return p - 3;
+}
+
+/* The last place at or before p (whose character is cp) where the text can
+ * be cut: where no two characters that sit side by side in some key meet, or
+ * `from`, where it could already. Maximum matching never runs a key across
+ * such a place, so every unit of the output starts or ends there. */
+static inline __attribute__((always_inline)) const unsigned char *
+cut_before(const fj_matcher *m, const unsigned char *p, uint32_t cp, const unsigned char *from)
+{
+    while (p > from) {
+        uint32_t prev;
+        const unsigned char *q = prev_char(p, &prev);
+        uint32_t h = fj_bigram_hash(m->salt, prev, cp);
+        if (!(m->inner[h >> 3] >> (h & 7) & 1))
+            break;
+        p = q;
+        cp = prev;
+    }
+    return p;
+}
+
+/* One unit at q, where the text can be cut and no key can reach the end:
+ * the longest key there, or the character alone. 0 when the careful path
+ * must take it (an IDS, text that is not UTF-8, a long value). The output
+ * has FAST_ROOM bytes free. */
+static inline __attribute__((always_inline)) size_t
+exact_unit(const fj_matcher *m, const unsigned char *q, const unsigned char *end, char **wp)
+{
+    char *w = *wp;
+    uint32_t bytes = load32(q);
+    if (!(bytes & 0x80)) {
+        unsigned c = bytes & 0x7F;
+        if (m->ascii_starts[c >> 6] >> (c & 63) & 1)
+            return 0;
+        *w = (char)c;
+        *wp = w + 1;
+        return 1;
+    }
+    uint32_t cp = decode3(bytes);
+    if (!cp)
+        return 0;
+    uint32_t entry = fj__lookup(m, cp);
+    if (entry == 0) {
+        memcpy(w, &bytes, 4); /* 3 bytes used; the 4th is overwritten next */
+        *wp = w + 3;
+        return 3;
+    }
+    if (entry & FJ_ENTRY_DIRECT) {
+        if (entry == FJ_ENTRY_IDS)
+            return 0;
+        memcpy(w, &entry, 4);
+        *wp = w + 3;
+        return 3;
+    }
+    if (cp - 0x2FF0u < 16u)
+        return 0; /* an IDS operator that starts a key */
+    if (entry & FJ_ENTRY_HAS_CHILDREN) {
+        uint32_t cp2, next = load32(q + 3);
+        int k;
+        if ((cp2 = decode3(next)) != 0) {
+            k = 3;
+        } else if (!(next & 0x80)) {
+            cp2 = next & 0x7F;
+            k = 1;
+        } else {
+            k = fj_utf8_decode(q + 3, end, &cp2);
+        }
+        uint32_t h = k > 0 ? fj_bigram_hash(m->salt, cp, cp2) : 0;
+        if (k > 0 && (m->bigrams[h >> 3] >> (h & 7) & 1)) {
+            /* A two-character key, or a third character that continues
+             * some key, sends us into the trie. */
+            int walk = 1;
+            if (!(m->pairkeys[h >> 3] >> (h & 7) & 1)) {
+                const unsigned char *r = q + 3 + k;
+                uint32_t cp3, next3 = load32(r);
+                if ((cp3 = decode3(next3)) == 0) {
+                    if (!(next3 & 0x80))
+                        cp3 = next3 & 0x7F;
+                    else if (fj_utf8_decode(r, end, &cp3) <= 0)
+                        cp3 = 0; /* not a character: no key continues with it */
+                }
+                uint32_t h3 = fj_bigram_hash(m->salt, fj_pair_mix(cp, cp2), cp3);
+                walk = cp3 && (m->trigrams[h3 >> 3] >> (h3 & 7) & 1);
+            }
+            fj_match hit;
+            if (walk &&
+                fj__match_below(m, entry & FJ_ENTRY_NODE_MASK, q, q + 3, cp2, k, end, 1, &hit)) {
+                if (hit.value_len > FAST_ROOM - 4)
+                    return 0;
+                memcpy(w, hit.value, hit.value_len);
+                *wp = w + hit.value_len;
+                return hit.len;
+            }
+        }
+    }
+    if (entry & FJ_ENTRY_HAS_VALUE) {
+        const fj_node_rec *n = &m->nodes[entry & FJ_ENTRY_NODE_MASK];
+        if (n->value_len <= FJ_INLINE_VALUE_MAX) {
+            memcpy(w, &n->value, 4);
+        } else {
+            if (n->value_len > FAST_ROOM - 4)
+                return 0;
+            memcpy(w, m->strings + n->value, n->value_len);
+        }
+        *wp = w + n->value_len;
+    } else {
+        memcpy(w, &bytes, 4);
+        *wp = w + 3;
+    }
+    return 3;
+}
+
 /* The fast loop over [p, limit), where limit leaves enough text after it
- * for the longest key and for 4-byte loads. Returns where it stopped. */
+ * for the longest key and for 4-byte loads; p is a place where the text can
+ * be cut. Returns such a place, where it stopped; the caller goes on from
+ * there with the careful path.
+ *
+ * Most of the time it converts one character at a time: that gives the
+ * same output as maximum matching until a key that changes the output (CHNG)
+ * may start. There it goes back to the last place where the text can be
+ * cut, drops what it wrote since, and matches key by key until it is past
+ * the character that stopped it. So the trie is entered at perhaps one
+ * character in thirty, not at every one that starts some key. */
 static const unsigned char *fast_loop(const fj_matcher *matcher, const unsigned char *p,
                                       const unsigned char *limit, const unsigned char *end,
                                       int final, fj_out *o, int *stuck)
@@ -103,41 +235,38 @@ static const unsigned char *fast_loop(const fj_matcher *matcher, const unsigned 
     const fj_matcher m = *matcher;
     const uint64_t ascii0 = m.ascii_starts[0], ascii1 = m.ascii_starts[1];
     char *w = o->buf + o->len, *wend = o->buf + o->cap;
-    while (p < limit && (size_t)(wend - w) >= FAST_ROOM) {
+    const unsigned char *cut = p; /* the last place known to be a cut */
+    while (p < limit) {
+        if ((size_t)(wend - w) < FAST_ROOM)
+            goto exact;
         uint32_t bytes = load32(p);
         if (!(bytes & 0x80)) {
             unsigned c = bytes & 0x7F;
             if ((c < 64 ? ascii0 : ascii1) >> (c & 63) & 1)
-                goto careful;
+                goto exact;
             *w++ = (char)c;
             p++;
             continue;
         }
-        uint32_t cp = decode3(bytes), cp2 = 0, entry, h;
-        int k = 0;
+        uint32_t cp = decode3(bytes), cp2, h;
         if (!cp)
-            goto careful;
+            goto exact;
         while (cp - FJ_REC_FIRST < FJ_REC_COUNT) {
-            /* The common case in one step: the character's own answer, and
-             * whether a longer key may start here (phrase start and bigram
-             * filter together). Only that second question branches. The next
+            /* The character's own answer, and whether a key that changes
+             * the output may start here (its first character, then the
+             * pair filter). Only that question branches. The next
              * character, decoded for the filter, starts the next round. */
             uint32_t rec = m.rec[cp - FJ_REC_FIRST];
             uint32_t next = load32(p + 3);
-            k = 3;
+            int k = 3;
             if ((cp2 = decode3(next)) == 0) {
                 k = 1;
                 cp2 = next & 0x80 ? FJ_REC_NO_CP : next & 0x7F;
             }
             h = fj_bigram_hash(m.salt, cp, cp2);
-            uint32_t maybe = (rec >> FJ_REC_PHRASE_BIT) & (m.bigrams[h >> 3] >> (h & 7) | (cp2 >> 31));
-            if ((maybe | (rec >> FJ_REC_SPECIAL_BIT)) & 1) {
-                if (!((rec >> FJ_REC_SPECIAL_BIT) & 1) && cp2 != FJ_REC_NO_CP) {
-                    entry = fj__lookup(&m, cp); /* a node with children: a phrase may start */
-                    goto phrase;
-                }
-                break;
-            }
+            uint32_t maybe = (rec >> FJ_REC_CHANGES_BIT) & (m.changers[h >> 3] >> (h & 7) | (cp2 >> 31));
+            if ((maybe | (rec >> FJ_REC_SPECIAL_BIT)) & 1)
+                goto exact;
             memcpy(w, &rec, 4); /* three bytes used; the fourth is overwritten next */
             w += 3;
             p += 3;
@@ -146,99 +275,59 @@ static const unsigned char *fast_loop(const fj_matcher *matcher, const unsigned 
             bytes = next;
             cp = cp2;
         }
-        entry = fj__lookup(&m, cp);
+        uint32_t entry = fj__lookup(&m, cp);
         if (entry == 0) {
-            memcpy(w, &bytes, 4); /* 3 bytes used; the 4th is overwritten next */
-            w += 3;
-            p += 3;
-            continue;
-        }
-        if (entry & FJ_ENTRY_DIRECT) {
-            if (entry == FJ_ENTRY_IDS)
-                goto careful;
-            memcpy(w, &entry, 4); /* the three bytes, then one overwritten next */
-            w += 3;
-            p += 3;
-            continue;
-        }
-        if (cp - 0x2FF0u < 16u)
-            goto careful; /* an IDS operator that starts a key */
-        if (entry & FJ_ENTRY_HAS_CHILDREN) {
-            uint32_t next = load32(p + 3);
-            if ((cp2 = decode3(next)) != 0)
-                k = 3;
-            else if (!(next & 0x80)) {
-                cp2 = next & 0x7F;
-                k = 1;
-            } else {
-                k = fj_utf8_decode(p + 3, end, &cp2);
-            }
-            if (k > 0) {
-                h = fj_bigram_hash(m.salt, cp, cp2);
-                if (m.bigrams[h >> 3] >> (h & 7) & 1)
-                    goto phrase;
-            }
-        }
-        goto own_value;
-    phrase: {
-        /* The bigram filter passed for (cp, cp2) with hash h. A two-character
-         * key, or a third character that continues some key, sends us into
-         * the trie; here no key can reach the end, so the match is decided. */
-        int walk = 1;
-        if (!(m.pairkeys[h >> 3] >> (h & 7) & 1)) {
-            const unsigned char *r = p + 3 + k;
-            uint32_t cp3, next3 = load32(r);
-            if ((cp3 = decode3(next3)) == 0) {
-                if (!(next3 & 0x80))
-                    cp3 = next3 & 0x7F;
-                else if (fj_utf8_decode(r, end, &cp3) <= 0)
-                    cp3 = 0; /* not a character: no key continues with it */
-            }
-            uint32_t h3 = fj_bigram_hash(m.salt, fj_pair_mix(cp, cp2), cp3);
-            walk = cp3 && (m.trigrams[h3 >> 3] >> (h3 & 7) & 1);
-        }
-        fj_match hit;
-        if (walk && fj__match_below(&m, entry & FJ_ENTRY_NODE_MASK, p, p + 3, cp2, k, end, 1, &hit)) {
-            if (hit.value_len > FAST_ROOM - 4)
-                goto careful;
-            memcpy(w, hit.value, hit.value_len);
-            w += hit.value_len;
-            p += hit.len;
-            continue;
-        }
-    }
-    own_value:
-        if (entry & FJ_ENTRY_HAS_VALUE) {
-            const fj_node_rec *n = &m.nodes[entry & FJ_ENTRY_NODE_MASK];
-            if (n->value_len <= FJ_INLINE_VALUE_MAX) {
-                memcpy(w, &n->value, 4);
-                w += n->value_len;
-            } else {
-                if (n->value_len > FAST_ROOM - 4)
-                    goto careful;
-                memcpy(w, m.strings + n->value, n->value_len);
-                w += n->value_len;
-            }
-        } else {
             memcpy(w, &bytes, 4);
             w += 3;
+            p += 3;
+            continue;
         }
-        p += 3;
-        continue;
-    careful:
-        o->len = (size_t)(w - o->buf);
-        size_t used = fj__step_unit(&m, p, end, final, o);
-        if (!used) {
-            *stuck = 1; /* an IDS running past the end of what we have */
-            return p;
+        if ((entry & FJ_ENTRY_DIRECT) && entry != FJ_ENTRY_IDS) {
+            memcpy(w, &entry, 4);
+            w += 3;
+            p += 3;
+            continue;
         }
-        p += used;
-        w = o->buf + o->len; /* the careful path may have moved the buffer */
-        wend = o->buf + o->cap;
+    exact: {
+        /* Back to a cut, then key by key until past p. */
+        uint32_t at;
+        const unsigned char *s = p;
+        if (p > cut && fj_utf8_decode(p, end, &at) > 0)
+            s = cut_before(&m, p, at, cut);
+        w -= p - s;
+        while (s <= p) {
+            if ((size_t)(wend - w) < FAST_ROOM) {
+                o->len = (size_t)(w - o->buf);
+                if (!fj__out_make_room(o, FAST_ROOM))
+                    return s;
+                w = o->buf + o->len;
+                wend = o->buf + o->cap;
+            }
+            size_t used = exact_unit(&m, s, end, &w);
+            if (!used) {
+                o->len = (size_t)(w - o->buf);
+                used = fj__step_unit(&m, s, end, final, o);
+                w = o->buf + o->len; /* the careful path may have moved the buffer */
+                wend = o->buf + o->cap;
+                if (!used) {
+                    *stuck = 1; /* an IDS running past the end of what we have */
+                    return s;
+                }
+            }
+            s += used;
+        }
+        p = cut = s;
+    }
     next_round:;
     }
+    /* Stopped at the limit: back to a cut, for the careful path. */
+    uint32_t at;
+    const unsigned char *s = p;
+    if (p > cut && fj_utf8_decode(p, end, &at) > 0)
+        s = cut_before(&m, p, at, cut);
+    w -= p - s;
     o->len = (size_t)(w - o->buf);
-    return p;
+    return s;
 }
 
 size_t fj__step(const fj_matcher *m, const unsigned char *text, size_t len, int final, fj_out *o)
@@ -247,15 +336,15 @@ size_t fj__step(const fj_matcher *m, const unsigned char *text, size_t len, int 
     /* No key lookup from below `limit` can reach the end of the text. */
     size_t reach = (size_t)m->max_key_chars * 4 + 8;
     const unsigned char *limit = len > reach ? end - reach : text;
-    int stuck = 0;
+    int stuck = 0, fast_done = 0;
     while (p < end && !stuck) {
-        if (p < limit) {
-            if (o->cap - o->len >= FAST_ROOM) {
+        if (p < limit && !fast_done) {
+            /* Once: it returns at the limit, or where it could not get room. */
+            fast_done = 1;
+            if (fj__out_make_room(o, FAST_ROOM)) {
                 p = fast_loop(m, p, limit, end, final, o, &stuck);
                 continue;
             }
-            if (fj__out_make_room(o, FAST_ROOM))
-                continue;
         }
         size_t used = fj__step_unit(m, p, end, final, o);
         if (!used)

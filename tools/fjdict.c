@@ -117,7 +117,7 @@ typedef struct builder {
     uint32_t *level1;
     size_t level1_count, level1_cap;
     fj_matcher_rec *matchers;
-    unsigned char *bigrams, *pairkeys, *trigrams;
+    unsigned char *bigrams, *pairkeys, *trigrams, *changers, *inner;
     uint64_t *first_edges;
     size_t first_edge_count, first_edge_cap;
     oc_dict **matcher_dicts;
@@ -189,6 +189,51 @@ static uint32_t add_children(builder *b, const oc_dict *d, size_t lo, size_t hi,
         i = j;
     }
     return first;
+}
+
+/* The bits behind the hot path's character-at-a-time mode (step.c): in
+ * CHNG the first two characters of every key whose value differs from its
+ * characters' own answers, with FJ_ENTRY_CHANGES on its first character; in
+ * INNR every pair of adjacent characters inside any key. */
+static void mark_changers(builder *b, const oc_dict *d, const uint32_t *l1)
+{
+    uint32_t salt = (uint32_t)b->matcher_count;
+    char *own = NULL;
+    size_t own_cap = 0;
+    for (size_t i = 0; i < d->count; i++) {
+        const char *k = d->entries[i].key;
+        size_t klen = strlen(k), off = 0, n, used = 0;
+        uint32_t prev = 0, first = 0, second = 0, chars = 0;
+        while (off < klen) {
+            uint32_t cp = char_at(k, off, &n);
+            const oc_entry *single = oc_dict_find(d, k + off, n);
+            const char *ans = single ? single->values[0] : k + off;
+            size_t alen = single ? strlen(ans) : n;
+            own = grow(own, &own_cap, used + alen + 1, 1);
+            memcpy(own + used, ans, alen);
+            used += alen;
+            if (chars) {
+                uint32_t h = fj_bigram_hash(salt, prev, cp);
+                b->inner[h >> 3] |= (unsigned char)(1u << (h & 7));
+            }
+            if (chars == 0)
+                first = cp;
+            else if (chars == 1)
+                second = cp;
+            prev = cp;
+            chars++;
+            off += n;
+        }
+        if (chars < 2)
+            continue;
+        const char *v = d->entries[i].values[0];
+        if (used == strlen(v) && memcmp(own, v, used) == 0)
+            continue;
+        uint32_t h = fj_bigram_hash(salt, first, second);
+        b->changers[h >> 3] |= (unsigned char)(1u << (h & 7));
+        b->blocks[l1[first >> 8] * FJ_BLOCK_SIZE + (first & 0xFF)] |= FJ_ENTRY_CHANGES;
+    }
+    free(own);
 }
 
 static void build_matcher(builder *b, oc_dict *d)
@@ -288,6 +333,8 @@ static void build_matcher(builder *b, oc_dict *d)
         }
     }
     free(queue);
+    if (!b->plain)
+        mark_changers(b, d, l1);
     /* IDS operators that start no key: mark them so the hot path finds them. */
     for (uint32_t cp = 0x2FF0; cp <= 0x2FFF; cp++) {
         if (!l1[cp >> 8])
@@ -489,6 +536,8 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
     b.bigrams = calloc(FJ_BIGRAM_BITS / 8, 1);
     b.pairkeys = calloc(FJ_BIGRAM_BITS / 8, 1);
     b.trigrams = calloc(FJ_BIGRAM_BITS / 8, 1);
+    b.changers = calloc(FJ_BIGRAM_BITS / 8, 1);
+    b.inner = calloc(FJ_BIGRAM_BITS / 8, 1);
 
     fj_profile_rec profiles[16];
     fj_context_rec contexts[16];
@@ -689,6 +738,8 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
         {FJ_SEC_PAIRKEYS, b.pairkeys, FJ_BIGRAM_BITS / 8},
         {FJ_SEC_TRIGRAMS, b.trigrams, FJ_BIGRAM_BITS / 8},
         {FJ_SEC_EDGEHASH, edge_hash, hslots * sizeof(uint64_t)},
+        {FJ_SEC_CHANGERS, b.changers, FJ_BIGRAM_BITS / 8},
+        {FJ_SEC_INNER, b.inner, FJ_BIGRAM_BITS / 8},
         {FJ_SEC_CONTEXT, contexts, data->profile_count * sizeof(fj_context_rec)},
         {FJ_SEC_AMBIG, ambig, have_model ? 2 * (size_t)FJ_BARRIER_BYTES : 0},
         {FJ_SEC_AMBPAIRS, ambpairs, have_model ? 2 * (size_t)FJ_BIGRAM_BITS / 8 : 0},
@@ -710,6 +761,8 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
     free(b.bigrams);
     free(b.pairkeys);
     free(b.trigrams);
+    free(b.changers);
+    free(b.inner);
     free(b.first_edges);
     free(edge_hash);
     free(b.strings.bytes.p);
