@@ -24,9 +24,16 @@ static void matcher_init(fj_matcher *m, const fj_image *img, uint32_t id)
     m->salt = id;
     m->max_key_chars = r->max_key_chars;
     m->ascii_starts[0] = m->ascii_starts[1] = 0;
-    for (uint32_t c = 0; c < 128; c++)
-        if (m->blocks[(size_t)m->level1[0] * FJ_BLOCK_SIZE + c])
+    m->ascii_stops[0] = m->ascii_stops[1] = 0;
+    for (uint32_t c = 0; c < 128; c++) {
+        uint32_t e = m->blocks[(size_t)m->level1[0] * FJ_BLOCK_SIZE + c];
+        if (e)
             m->ascii_starts[c >> 6] |= 1ull << (c & 63);
+        /* Only keys that leave it as it is start with it: it stays itself. */
+        if (e && (e == FJ_ENTRY_IDS || (e & FJ_ENTRY_DIRECT) ||
+                  (e & (FJ_ENTRY_HAS_VALUE | FJ_ENTRY_CHANGES))))
+            m->ascii_stops[c >> 6] |= 1ull << (c & 63);
+    }
 }
 
 /* The fast loop's per-character records (see fj_matcher.rec). */

@@ -27,8 +27,8 @@
 #define FJ_SEC_PAIRKEYS FJ_TAG('P', 'A', 'I', 'R') /* same shape: the two characters are a key */
 #define FJ_SEC_TRIGRAMS FJ_TAG('T', 'R', 'I', 'G') /* same shape: a key starts with these three */
 #define FJ_SEC_EDGEHASH FJ_TAG('E', 'D', 'G', 'H') /* u64 slots: second-character edges, see below */
-#define FJ_SEC_CHANGERS FJ_TAG('C', 'H', 'N', 'G') /* same shape as BIGR: a key starts with these two
-                                                    * characters and changes the output, see below */
+#define FJ_SEC_CHANGERS FJ_TAG('C', 'H', 'N', 'G') /* FJ_BIGRAM_BITS bits, fj_change_hash: a key starts
+                                                    * with these two characters and changes the output */
 #define FJ_SEC_INNER    FJ_TAG('I', 'N', 'N', 'R') /* same shape: the two are adjacent inside a key */
 #define FJ_SEC_CONTEXT  FJ_TAG('C', 'T', 'X', 'T') /* fj_context_rec[], one per profile */
 #define FJ_SEC_AMBIG    FJ_TAG('A', 'M', 'B', 'G') /* FJ_BARRIER_BYTES bit sets, see fj_context_rec */
@@ -170,6 +170,17 @@ static inline uint32_t fj_bigram_hash(uint32_t salt, uint32_t cp1, uint32_t cp2)
 {
     uint32_t line = ((cp1 ^ salt << 21) * 0x9E3779B1u) >> (32 - 12); /* 4096 lines */
     return line << 9 | ((cp2 ^ cp2 >> 9) & 511u);
+}
+
+/* The two bit indexes of the pair cp1 cp2 in CHNG, for matcher `salt`: in
+ * the low and the high half of the result. As in fj_bigram_hash, cp1 picks a
+ * 512-bit cache line, so one line answers for a common character; two bits
+ * in it, both set, keep false positives rare even for a first character with
+ * hundreds of pairs (干). */
+static inline uint64_t fj_change_hash(uint32_t salt, uint32_t cp1, uint32_t cp2)
+{
+    uint32_t line = ((cp1 ^ salt << 21) * 0x9E3779B1u) >> (32 - 12) << 9;
+    return (line | ((cp2 ^ cp2 >> 9) & 511u)) | (uint64_t)(line | (cp2 * 0x2545F491u) >> 23) << 32;
 }
 
 /* The trigram filter's first argument: the first two characters, mixed. */

@@ -77,6 +77,7 @@ typedef struct fj_matcher {
     uint32_t max_key_chars;
     uint32_t salt; /* the matcher's index, for fj_bigram_hash */
     uint64_t ascii_starts[2]; /* bit c: some key starts with ASCII character c */
+    uint64_t ascii_stops[2];  /* bit c: c is not itself one character at a time (see step.c) */
     /* Per three-byte code point in [FJ_REC_FIRST, 0x10000): the character's
      * own UTF-8 answer (3 bytes, first lowest) and flags; built at converter
      * open for the conversion steps, NULL elsewhere. */

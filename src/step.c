@@ -216,6 +216,52 @@ exact_unit(const fj_matcher *m, const unsigned char *q, const unsigned char *end
     return 3;
 }
 
+enum { EXACT_DONE, EXACT_NO_ROOM, EXACT_STUCK };
+
+/* The fast loop's way back to maximum matching, at p, a character the
+ * character-at-a-time mode must not take: back to the last cut at or after
+ * `cut`, dropping what was written since, then key by key until past p.
+ * Returns where it stopped: past p (EXACT_DONE) or at a cut where it could
+ * not go on (no room for output, or an IDS running past what we have).
+ * Kept out of line, so the loop that calls it keeps its registers. */
+static __attribute__((noinline)) const unsigned char *
+exact_run(const fj_matcher *m, const unsigned char *p, const unsigned char *cut,
+          const unsigned char *end, int final, fj_out *o, int *status)
+{
+    uint32_t at;
+    const unsigned char *s = p;
+    if (p > cut && fj_utf8_decode_fast(p, end, &at) > 0)
+        s = cut_before(m, p, at, cut);
+    o->len -= (size_t)(p - s);
+    char *w = o->buf + o->len, *wend = o->buf + o->cap;
+    *status = EXACT_DONE;
+    while (s <= p) {
+        if ((size_t)(wend - w) < FAST_ROOM) {
+            o->len = (size_t)(w - o->buf);
+            if (!fj__out_make_room(o, FAST_ROOM)) {
+                *status = EXACT_NO_ROOM;
+                return s;
+            }
+            w = o->buf + o->len;
+            wend = o->buf + o->cap;
+        }
+        size_t used = exact_unit(m, s, end, &w);
+        if (!used) {
+            o->len = (size_t)(w - o->buf);
+            used = fj__step_unit(m, s, end, final, o);
+            w = o->buf + o->len; /* the careful path may have moved the buffer */
+            wend = o->buf + o->cap;
+            if (!used) {
+                *status = EXACT_STUCK;
+                return s;
+            }
+        }
+        s += used;
+    }
+    o->len = (size_t)(w - o->buf);
+    return s;
+}
+
 /* The fast loop over [p, limit), where limit leaves enough text after it
  * for the longest key and for 4-byte loads; p is a place where the text can
  * be cut. Returns such a place, where it stopped; the caller goes on from
@@ -233,7 +279,7 @@ static const unsigned char *fast_loop(const fj_matcher *matcher, const unsigned 
 {
     /* Local copies: output stores may alias anything, so fields would be reloaded. */
     const fj_matcher m = *matcher;
-    const uint64_t ascii0 = m.ascii_starts[0], ascii1 = m.ascii_starts[1];
+    const uint64_t ascii0 = m.ascii_stops[0], ascii1 = m.ascii_stops[1];
     char *w = o->buf + o->len, *wend = o->buf + o->cap;
     const unsigned char *cut = p; /* the last place known to be a cut */
     while (p < limit) {
@@ -248,7 +294,7 @@ static const unsigned char *fast_loop(const fj_matcher *matcher, const unsigned 
             p++;
             continue;
         }
-        uint32_t cp = decode3(bytes), cp2, h;
+        uint32_t cp = decode3(bytes), cp2;
         if (!cp)
             goto exact;
         while (cp - FJ_REC_FIRST < FJ_REC_COUNT) {
@@ -263,8 +309,10 @@ static const unsigned char *fast_loop(const fj_matcher *matcher, const unsigned 
                 k = 1;
                 cp2 = next & 0x80 ? FJ_REC_NO_CP : next & 0x7F;
             }
-            h = fj_bigram_hash(m.salt, cp, cp2);
-            uint32_t maybe = (rec >> FJ_REC_CHANGES_BIT) & (m.changers[h >> 3] >> (h & 7) | (cp2 >> 31));
+            uint64_t hb = fj_change_hash(m.salt, cp, cp2);
+            uint32_t h1 = (uint32_t)hb, h2 = (uint32_t)(hb >> 32);
+            uint32_t maybe = (rec >> FJ_REC_CHANGES_BIT) &
+                             ((m.changers[h1 >> 3] >> (h1 & 7) & m.changers[h2 >> 3] >> (h2 & 7)) | (cp2 >> 31));
             if ((maybe | (rec >> FJ_REC_SPECIAL_BIT)) & 1)
                 goto exact;
             memcpy(w, &rec, 4); /* three bytes used; the fourth is overwritten next */
@@ -289,32 +337,14 @@ static const unsigned char *fast_loop(const fj_matcher *matcher, const unsigned 
             continue;
         }
     exact: {
-        /* Back to a cut, then key by key until past p. */
-        uint32_t at;
-        const unsigned char *s = p;
-        if (p > cut && fj_utf8_decode(p, end, &at) > 0)
-            s = cut_before(&m, p, at, cut);
-        w -= p - s;
-        while (s <= p) {
-            if ((size_t)(wend - w) < FAST_ROOM) {
-                o->len = (size_t)(w - o->buf);
-                if (!fj__out_make_room(o, FAST_ROOM))
-                    return s;
-                w = o->buf + o->len;
-                wend = o->buf + o->cap;
-            }
-            size_t used = exact_unit(&m, s, end, &w);
-            if (!used) {
-                o->len = (size_t)(w - o->buf);
-                used = fj__step_unit(&m, s, end, final, o);
-                w = o->buf + o->len; /* the careful path may have moved the buffer */
-                wend = o->buf + o->cap;
-                if (!used) {
-                    *stuck = 1; /* an IDS running past the end of what we have */
-                    return s;
-                }
-            }
-            s += used;
+        o->len = (size_t)(w - o->buf);
+        int status;
+        const unsigned char *s = exact_run(&m, p, cut, end, final, o, &status);
+        w = o->buf + o->len; /* the careful path may have moved the buffer */
+        wend = o->buf + o->cap;
+        if (status != EXACT_DONE) {
+            *stuck = status == EXACT_STUCK;
+            return s;
         }
         p = cut = s;
     }

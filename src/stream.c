@@ -6,6 +6,8 @@
 #include "internal.h"
 
 #define FJ_STREAM_OUT 65536
+/* How far into a new piece a line end is looked for (see fj_stream_feed). */
+#define FJ_STREAM_SPLIT 4096
 
 struct fj_stream {
     const fj_converter *conv;
@@ -96,6 +98,21 @@ fj_status fj_stream_feed(fj_stream *s, const char *input, size_t len)
         return FJ_ERR_STREAM_STATE;
     if (len == 0)
         return FJ_OK;
+    if (s->pending.len && len > FJ_STREAM_SPLIT) {
+        /* Joining the undecided tail to all of a long piece would copy the
+         * piece. A line end decides the tail (no key holds one), so the
+         * piece's first line goes with the tail and the rest on its own;
+         * any split gives the same output, so nothing else depends on it. */
+        const char *nl = memchr(input, '\n', FJ_STREAM_SPLIT);
+        if (nl) {
+            size_t head = (size_t)(nl - input) + 1;
+            fj_status st = process(s, input, head, 0);
+            if (st != FJ_OK)
+                return st;
+            input += head;
+            len -= head;
+        }
+    }
     return process(s, input, len, 0);
 }
 

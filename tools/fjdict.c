@@ -229,8 +229,10 @@ static void mark_changers(builder *b, const oc_dict *d, const uint32_t *l1)
         const char *v = d->entries[i].values[0];
         if (used == strlen(v) && memcmp(own, v, used) == 0)
             continue;
-        uint32_t h = fj_bigram_hash(salt, first, second);
-        b->changers[h >> 3] |= (unsigned char)(1u << (h & 7));
+        uint64_t h = fj_change_hash(salt, first, second);
+        uint32_t h1 = (uint32_t)h, h2 = (uint32_t)(h >> 32);
+        b->changers[h1 >> 3] |= (unsigned char)(1u << (h1 & 7));
+        b->changers[h2 >> 3] |= (unsigned char)(1u << (h2 & 7));
         b->blocks[l1[first >> 8] * FJ_BLOCK_SIZE + (first & 0xFF)] |= FJ_ENTRY_CHANGES;
     }
     free(own);
