@@ -150,7 +150,7 @@ static inline uint32_t own_answer(const fj_converter *c, ctx_emit *em, uint32_t 
                        ? 0
                        : (uint32_t)((0xE0 | cp >> 12) | (0x80 | (cp >> 6 & 0x3F)) << 8 |
                                     (0x80 | (cp & 0x3F)) << 16);
-        uint32_t r = c->stages[c->ctx_core_stage].rec[cp - FJ_REC_FIRST];
+        uint32_t r = (uint32_t)c->stages[c->ctx_core_stage].rec[cp - FJ_REC_FIRST];
         return (r >> FJ_REC_SPECIAL_BIT & 1) ? 0 : (r & 0xFFFFFFu);
     }
     uint32_t r = c->ctx_table[cp - FJ_REC_FIRST];

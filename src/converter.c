@@ -36,14 +36,22 @@ static void matcher_init(fj_matcher *m, const fj_image *img, uint32_t id)
     }
 }
 
+/* A record's high half: where CHNG holds cp's pairs. */
+static uint64_t with_positions(const fj_matcher *m, uint32_t cp)
+{
+    return (uint64_t)fj_change_line(m->salt, cp) << 32 | (uint64_t)fj_change_pos1(cp) << 44 |
+           (uint64_t)fj_change_pos2(cp) << 53;
+}
+
 /* The fast loop's per-character records (see fj_matcher.rec). */
-static void build_recs(const fj_matcher *m, uint32_t *rec)
+static void build_recs(const fj_matcher *m, uint64_t *rec)
 {
     for (uint32_t i = 0; i < FJ_REC_COUNT; i++) {
         uint32_t cp = FJ_REC_FIRST + i;
         unsigned char u[4];
         if (cp >= 0xD800 && cp <= 0xDFFF) {
             rec[i] = 1u << FJ_REC_SPECIAL_BIT; /* never decoded: surrogates are not UTF-8 */
+            rec[i] |= with_positions(m, cp);
             continue;
         }
         fj_utf8_encode(cp, u);
@@ -70,6 +78,7 @@ static void build_recs(const fj_matcher *m, uint32_t *rec)
                 r |= 1u << FJ_REC_CHANGES_BIT;
             rec[i] = r;
         }
+        rec[i] |= with_positions(m, cp);
     }
 }
 
@@ -98,7 +107,7 @@ static uint32_t post_answer(const fj_converter *c, uint32_t cp)
     for (uint32_t k = c->ctx_post_first; k < c->stage_count; k++) {
         if (cp < FJ_REC_FIRST || cp >= 0x10000)
             return FJ_NONE;
-        uint32_t r = c->stages[k].rec[cp - FJ_REC_FIRST];
+        uint32_t r = (uint32_t)c->stages[k].rec[cp - FJ_REC_FIRST];
         if (r >> FJ_REC_SPECIAL_BIT & 1) {
             if (fj_ids_arity(cp))
                 continue; /* an IDS operator alone stays itself */
@@ -249,12 +258,12 @@ static fj_status build_context_tables(fj_converter *c, const fj_image *img,
     }
     if (c->ctx_fused == 2 && !mark_unsafe(c, a))
         c->ctx_fused = 0;
-    const uint32_t *core = c->stages[cx->core_stage].rec;
+    const uint64_t *core = c->stages[cx->core_stage].rec;
     const unsigned char *source_only =
         cx->source_only == FJ_NONE ? NULL
                                    : img->source_only + (size_t)cx->source_only * FJ_BARRIER_BYTES;
     for (uint32_t i = 0; i < FJ_REC_COUNT; i++) {
-        uint32_t cp = FJ_REC_FIRST + i, r = core[i], e;
+        uint32_t cp = FJ_REC_FIRST + i, r = (uint32_t)core[i], e;
         int gated = 0; /* a repair suspect that the pair filter may leave alone */
         if (c->ctx_repair) {
             /* Everything stays as written, except the suspects, which the
@@ -353,7 +362,7 @@ fj_status fj_converter_open(const fj_dict *dict, const char *profile, unsigned f
     c->stage_count = rec->stage_count;
     for (uint32_t k = 0; k < rec->stage_count; k++) {
         matcher_init(&c->stages[k], img, rec->stages[k]);
-        c->recs[k] = fj__alloc(a, FJ_REC_COUNT * sizeof(uint32_t));
+        c->recs[k] = fj__alloc(a, FJ_REC_COUNT * sizeof(uint64_t));
         if (!c->recs[k]) {
             fj_converter_close(c);
             fj__set_error(error, FJ_ERR_NOMEM, 0, "out of memory");
@@ -421,7 +430,7 @@ void fj_converter_close(fj_converter *c)
         return;
     fj_allocator a = c->allocator;
     for (uint32_t k = 0; k < FJ_MAX_STAGES; k++)
-        fj__free(a.alloc ? &a : NULL, c->recs[k], FJ_REC_COUNT * sizeof(uint32_t));
+        fj__free(a.alloc ? &a : NULL, c->recs[k], FJ_REC_COUNT * sizeof(uint64_t));
     fj__free(a.alloc ? &a : NULL, c->ctx_table, FJ_REC_COUNT * sizeof(uint32_t));
     fj__free(a.alloc ? &a : NULL, c->ctx_post, FJ_REC_COUNT * sizeof(uint32_t));
     fj__free(a.alloc ? &a : NULL, c->ctx_unsafe, FJ_BARRIER_BYTES);

@@ -177,10 +177,16 @@ static inline uint32_t fj_bigram_hash(uint32_t salt, uint32_t cp1, uint32_t cp2)
  * 512-bit cache line, so one line answers for a common character; two bits
  * in it, both set, keep false positives rare even for a first character with
  * hundreds of pairs (干). */
+static inline uint32_t fj_change_line(uint32_t salt, uint32_t cp1)
+{
+    return ((cp1 ^ salt << 21) * 0x9E3779B1u) >> (32 - 12);
+}
+static inline uint32_t fj_change_pos1(uint32_t cp2) { return (cp2 ^ cp2 >> 9) & 511u; }
+static inline uint32_t fj_change_pos2(uint32_t cp2) { return (cp2 * 0x2545F491u) >> 23; }
 static inline uint64_t fj_change_hash(uint32_t salt, uint32_t cp1, uint32_t cp2)
 {
-    uint32_t line = ((cp1 ^ salt << 21) * 0x9E3779B1u) >> (32 - 12) << 9;
-    return (line | ((cp2 ^ cp2 >> 9) & 511u)) | (uint64_t)(line | (cp2 * 0x2545F491u) >> 23) << 32;
+    uint32_t line = fj_change_line(salt, cp1) << 9;
+    return (line | fj_change_pos1(cp2)) | (uint64_t)(line | fj_change_pos2(cp2)) << 32;
 }
 
 /* The trigram filter's first argument: the first two characters, mixed. */

@@ -79,9 +79,11 @@ typedef struct fj_matcher {
     uint64_t ascii_starts[2]; /* bit c: some key starts with ASCII character c */
     uint64_t ascii_stops[2];  /* bit c: c is not itself one character at a time (see step.c) */
     /* Per three-byte code point in [FJ_REC_FIRST, 0x10000): the character's
-     * own UTF-8 answer (3 bytes, first lowest) and flags; built at converter
-     * open for the conversion steps, NULL elsewhere. */
-    const uint32_t *rec;
+     * own UTF-8 answer (3 bytes, first lowest) and flags in the low half;
+     * in the high half, where CHNG holds its pairs (FJ_REC_LINE, as a first
+     * character; FJ_REC_POS1 and FJ_REC_POS2, as a second). Built at
+     * converter open for the conversion steps, NULL elsewhere. */
+    const uint64_t *rec;
 } fj_matcher;
 
 #define FJ_REC_FIRST 0x2000u
@@ -89,6 +91,10 @@ typedef struct fj_matcher {
 #define FJ_REC_PHRASE_BIT 24  /* a longer key starts with this character */
 #define FJ_REC_SPECIAL_BIT 25 /* the answer is not three bytes, or an IDS: slow path */
 #define FJ_REC_CHANGES_BIT 26 /* a longer key that changes the output starts here */
+/* The high half of a record: fj_change_hash, split by character. */
+#define FJ_REC_LINE(r) ((uint32_t)((r) >> 32) & 0xFFFu)          /* CHNG line, as first */
+#define FJ_REC_POS1(r) ((uint32_t)((r) >> 44) & 511u)            /* bit in it, as second */
+#define FJ_REC_POS2(r) ((uint32_t)((r) >> 53) & 511u)            /* the other bit */
 #define FJ_REC_NO_CP 0xFFFFFFFFu
 #define FJ_CTX_AMBIGUOUS_BIT 24 /* the character's form may depend on context */
 #define FJ_CTX_SPECIAL_BIT 25   /* no three-byte answer: the lattice decides */
@@ -115,7 +121,7 @@ struct fj_converter {
     int has_normalization, has_segmentation, seg_is_step1;
     uint32_t stage_count;
     fj_matcher normalization, segmentation, stages[FJ_MAX_STAGES];
-    uint32_t *recs[FJ_MAX_STAGES]; /* owned: stages[k].rec */
+    uint64_t *recs[FJ_MAX_STAGES]; /* owned: stages[k].rec */
     const unsigned char *barrier; /* bit set: the BMP character is in no key */
     /* Two-byte UTF-8 prefixes of the characters normalization changes (and of
      * IDS operators): text without any of them skips the normalization pass. */

@@ -30,7 +30,7 @@ size_t fj__step_unit(const fj_matcher *m, const unsigned char *p, const unsigned
     }
     if (m->rec && n == 3 && cp - FJ_REC_FIRST < FJ_REC_COUNT) {
         /* A character that starts no phrase: its record holds the answer. */
-        uint32_t rec = m->rec[cp - FJ_REC_FIRST];
+        uint32_t rec = (uint32_t)m->rec[cp - FJ_REC_FIRST];
         if (!((rec >> FJ_REC_PHRASE_BIT | rec >> FJ_REC_SPECIAL_BIT) & 1)) {
             const char u[3] = {(char)rec, (char)(rec >> 8), (char)(rec >> 16)};
             fj__out_put(o, u, 3);
@@ -91,6 +91,16 @@ static inline __attribute__((always_inline)) uint32_t decode3(uint32_t w)
     if (cp < 0x800 || cp - 0xD800u < 0x800u)
         return 0; /* overlong or a surrogate: not UTF-8 */
     return cp;
+}
+
+/* As decode3, without ruling out overlong forms and surrogates: for a test
+ * against the record range, whose surrogates are marked special and which
+ * no overlong form reaches. */
+static inline __attribute__((always_inline)) uint32_t decode3_shape(uint32_t w)
+{
+    if ((w & 0xC0C0F0u) != 0x8080E0u)
+        return 0;
+    return (w & 0x0Fu) << 12 | (w & 0x3F00u) >> 2 | (w & 0x3F0000u) >> 16;
 }
 
 /* The character before p, which the fast loop went past one character at
@@ -262,6 +272,17 @@ exact_run(const fj_matcher *m, const unsigned char *p, const unsigned char *cut,
     return s;
 }
 
+/* Where a run of one character at a time from p must stop: at limit, or
+ * where the output would have less than FAST_ROOM bytes free. */
+static inline const unsigned char *run_stop(const unsigned char *p, const unsigned char *limit,
+                                            const char *w, const char *wend)
+{
+    size_t room = (size_t)(wend - w);
+    if (room < FAST_ROOM)
+        return p;
+    return (size_t)(limit - p) < room - FAST_ROOM ? limit : p + (room - FAST_ROOM);
+}
+
 /* The fast loop over [p, limit), where limit leaves enough text after it
  * for the longest key and for 4-byte loads; p is a place where the text can
  * be cut. Returns such a place, where it stopped; the caller goes on from
@@ -282,8 +303,11 @@ static const unsigned char *fast_loop(const fj_matcher *matcher, const unsigned 
     const uint64_t ascii0 = m.ascii_stops[0], ascii1 = m.ascii_stops[1];
     char *w = o->buf + o->len, *wend = o->buf + o->cap;
     const unsigned char *cut = p; /* the last place known to be a cut */
+    /* One character at a time writes as many bytes as it reads, so the
+     * output's room runs out at a fixed place in the input: stop there. */
+    const unsigned char *stop = run_stop(p, limit, w, wend);
     while (p < limit) {
-        if ((size_t)(wend - w) < FAST_ROOM)
+        if (p >= stop)
             goto exact;
         uint32_t bytes = load32(p);
         if (!(bytes & 0x80)) {
@@ -294,34 +318,48 @@ static const unsigned char *fast_loop(const fj_matcher *matcher, const unsigned 
             p++;
             continue;
         }
-        uint32_t cp = decode3(bytes), cp2;
+        uint32_t cp = decode3(bytes);
         if (!cp)
             goto exact;
-        while (cp - FJ_REC_FIRST < FJ_REC_COUNT) {
-            /* The character's own answer, and whether a key that changes
-             * the output may start here (its first character, then the
-             * pair filter). Only that question branches. The next
-             * character, decoded for the filter, starts the next round. */
-            uint32_t rec = m.rec[cp - FJ_REC_FIRST];
-            uint32_t next = load32(p + 3);
-            int k = 3;
-            if ((cp2 = decode3(next)) == 0) {
-                k = 1;
-                cp2 = next & 0x80 ? FJ_REC_NO_CP : next & 0x7F;
+        if (cp - FJ_REC_FIRST < FJ_REC_COUNT) {
+            uint64_t rec = m.rec[cp - FJ_REC_FIRST];
+            for (;;) {
+                /* The character's own answer, and whether a key that
+                 * changes the output may start here (its first character,
+                 * then two bits of CHNG). Only that question branches. The
+                 * next character's record, read for its bits, is the next
+                 * round's. */
+                uint32_t next = load32(p + 3), maybe;
+                uint32_t cp2 = decode3_shape(next);
+                uint64_t rec2 = 0;
+                int more = cp2 - FJ_REC_FIRST < FJ_REC_COUNT;
+                if (more) {
+                    rec2 = m.rec[cp2 - FJ_REC_FIRST];
+                    const unsigned char *line = m.changers + (size_t)FJ_REC_LINE(rec) * 64;
+                    uint32_t b1 = FJ_REC_POS1(rec2), b2 = FJ_REC_POS2(rec2);
+                    maybe = line[b1 >> 3] >> (b1 & 7) & line[b2 >> 3] >> (b2 & 7);
+                } else {
+                    /* Next: ASCII, a character without a record, or not UTF-8. */
+                    if (!(next & 0x80))
+                        cp2 = next & 0x7F;
+                    else if ((cp2 = decode3(next)) == 0)
+                        cp2 = FJ_REC_NO_CP;
+                    uint64_t hb = fj_change_hash(m.salt, cp, cp2);
+                    uint32_t h1 = (uint32_t)hb, h2 = (uint32_t)(hb >> 32);
+                    maybe = (m.changers[h1 >> 3] >> (h1 & 7) & m.changers[h2 >> 3] >> (h2 & 7)) |
+                            cp2 >> 31;
+                }
+                maybe &= (uint32_t)rec >> FJ_REC_CHANGES_BIT;
+                if ((maybe | (uint32_t)rec >> FJ_REC_SPECIAL_BIT) & 1)
+                    goto exact;
+                memcpy(w, &rec, 4); /* three bytes used; the fourth is overwritten next */
+                w += 3;
+                p += 3;
+                if (!more || p >= stop)
+                    goto next_round;
+                rec = rec2;
+                cp = cp2;
             }
-            uint64_t hb = fj_change_hash(m.salt, cp, cp2);
-            uint32_t h1 = (uint32_t)hb, h2 = (uint32_t)(hb >> 32);
-            uint32_t maybe = (rec >> FJ_REC_CHANGES_BIT) &
-                             ((m.changers[h1 >> 3] >> (h1 & 7) & m.changers[h2 >> 3] >> (h2 & 7)) | (cp2 >> 31));
-            if ((maybe | (rec >> FJ_REC_SPECIAL_BIT)) & 1)
-                goto exact;
-            memcpy(w, &rec, 4); /* three bytes used; the fourth is overwritten next */
-            w += 3;
-            p += 3;
-            if (k != 3 || p >= limit || (size_t)(wend - w) < FAST_ROOM)
-                goto next_round;
-            bytes = next;
-            cp = cp2;
         }
         uint32_t entry = fj__lookup(&m, cp);
         if (entry == 0) {
@@ -347,6 +385,7 @@ static const unsigned char *fast_loop(const fj_matcher *matcher, const unsigned 
             return s;
         }
         p = cut = s;
+        stop = run_stop(p, limit, w, wend);
     }
     next_round:;
     }
