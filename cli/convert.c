@@ -19,6 +19,7 @@
 
 #ifdef __SSE2__
 #include <emmintrin.h>
+#include <immintrin.h>
 #endif
 
 #define READ_CHUNK (1u << 20)
@@ -312,6 +313,38 @@ static size_t utf8_sequence(const unsigned char *s, size_t n, size_t i, int *cut
  * sequences (all of common Han) are checked at once with SSE2: every lead
  * E1..EF (not ED) must own exactly the next two bytes, every continuation
  * byte must be owed. Anything else goes byte by byte. */
+#if defined(__GNUC__) && defined(__x86_64__) && defined(__SSE2__)
+#define HAVE_AVX2_CHECK 1
+/* The same test 32 bytes at a time, where the CPU has AVX2: the bytes of
+ * [s, s + n) it passed as whole blocks, stopping before the first block it
+ * cannot pass; *carry as in utf8_valid_prefix. */
+__attribute__((target("avx2"))) static size_t utf8_simple_blocks_avx2(const unsigned char *s,
+                                                                       size_t n, unsigned *carry)
+{
+    const __m256i c0 = _mm256_set1_epi8((char)0xC0), x80 = _mm256_set1_epi8((char)0x80);
+    const __m256i f0 = _mm256_set1_epi8((char)0xF0), e0 = _mm256_set1_epi8((char)0xE0);
+    const __m256i ed = _mm256_set1_epi8((char)0xED);
+    size_t i = 0;
+    uint64_t owed_in = *carry;
+    for (; n - i >= 32; i += 32) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(s + i));
+        uint32_t high = (uint32_t)_mm256_movemask_epi8(v);
+        if (!high && !owed_in)
+            continue;
+        uint32_t cont = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(v, c0), x80));
+        uint32_t lead3 = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(v, f0), e0));
+        uint32_t ranged = (uint32_t)_mm256_movemask_epi8(
+            _mm256_or_si256(_mm256_cmpeq_epi8(v, e0), _mm256_cmpeq_epi8(v, ed)));
+        uint64_t owed = (uint64_t)lead3 << 1 | (uint64_t)lead3 << 2 | owed_in;
+        if ((high & ~(cont | lead3)) != 0 || ranged || (uint32_t)owed != cont)
+            break;
+        owed_in = owed >> 32;
+    }
+    *carry = (unsigned)owed_in;
+    return i;
+}
+#endif
+
 static size_t utf8_valid_prefix(const unsigned char *s, size_t n, int *cut)
 {
     size_t i = 0;
@@ -321,7 +354,17 @@ static size_t utf8_valid_prefix(const unsigned char *s, size_t n, int *cut)
     const __m128i f0 = _mm_set1_epi8((char)0xF0), e0 = _mm_set1_epi8((char)0xE0);
     const __m128i ed = _mm_set1_epi8((char)0xED);
     unsigned carry = 0; /* continuation bytes owed at the next block's first two bytes */
+#ifdef HAVE_AVX2_CHECK
+    const int avx2 = __builtin_cpu_supports("avx2");
+#endif
     while (n - i >= 16) {
+#ifdef HAVE_AVX2_CHECK
+        if (avx2 && n - i >= 32) {
+            i += utf8_simple_blocks_avx2(s + i, n - i, &carry);
+            if (n - i < 16)
+                break;
+        }
+#endif
         __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
         unsigned high = (unsigned)_mm_movemask_epi8(v);
         if (!high && !carry) {

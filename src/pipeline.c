@@ -239,11 +239,59 @@ const fj_engine fj__compat_engine = {"compat", convert_compat};
 /* The next position in [p, end) that normalization must look at: a
  * character it may change, an IDS operator, or a character cut off by the end.
  * Such positions always start a unit (they hold a lead byte). */
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+/* As the SSE2 loop below, 32 bytes at a time, where the CPU has AVX2.
+ * Returns where it stopped: a hit, or fewer than 33 bytes before end. */
+__attribute__((target("avx2"))) static const unsigned char *
+next_norm_hit_avx2(const fj_converter *c, const unsigned char *p, const unsigned char *end,
+                   int *found)
+{
+    __m256i lead[4], lo[4], hi[4];
+    const __m256i flip = _mm256_set1_epi8((char)0x80);
+    for (unsigned k = 0; k < 4; k++) {
+        unsigned j = k < c->norm_lead_count ? k : 0;
+        lead[k] = _mm256_set1_epi8((char)c->norm_leads[j]);
+        lo[k] = _mm256_set1_epi8((char)(c->norm_lo[j] ^ 0x80));
+        hi[k] = _mm256_set1_epi8((char)(c->norm_hi[j] ^ 0x80));
+    }
+    *found = 0;
+    for (; end - p >= 33; p += 32) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)p);
+        __m256i v1 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)(p + 1)), flip);
+        __m256i hit = _mm256_setzero_si256();
+        for (unsigned k = 0; k < 4; k++) {
+            __m256i out = _mm256_or_si256(_mm256_cmpgt_epi8(lo[k], v1), _mm256_cmpgt_epi8(v1, hi[k]));
+            hit = _mm256_or_si256(hit, _mm256_andnot_si256(out, _mm256_cmpeq_epi8(v, lead[k])));
+        }
+        unsigned mask = (unsigned)_mm256_movemask_epi8(hit);
+        while (mask) {
+            const unsigned char *at = p + __builtin_ctz(mask);
+            mask &= mask - 1;
+            unsigned key = (unsigned)at[0] << 8 | at[1];
+            if (c->norm_prefix[key >> 3] >> (key & 7) & 1) {
+                *found = 1;
+                return at;
+            }
+        }
+    }
+    return p;
+}
+#endif
+
 static const unsigned char *next_norm_hit(const fj_converter *c, const unsigned char *p,
                                           const unsigned char *end)
 {
     if (c->norm_always)
         return p;
+#if defined(__GNUC__) && defined(__x86_64__)
+    if (c->norm_lead_count <= 4 && end - p >= 33 && __builtin_cpu_supports("avx2")) {
+        int found;
+        p = next_norm_hit_avx2(c, p, end, &found);
+        if (found)
+            return p;
+    }
+#endif
 #ifdef __SSE2__
     if (c->norm_lead_count <= 4) {
         /* Candidates: a lead byte followed by a second byte in its range
