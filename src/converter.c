@@ -18,6 +18,7 @@ static void matcher_init(fj_matcher *m, const fj_image *img, uint32_t id)
     m->trigrams = img->trigrams;
     m->changers = img->changers;
     m->inner = img->inner;
+    m->chkeys = img->chkeys;
     m->edge_hash = img->edge_hash;
     m->edge_hash_mask = img->edge_hash_mask;
     m->flags = r->flags;

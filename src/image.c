@@ -158,26 +158,21 @@ fj_status fj__image_load(fj_image *img, const unsigned char *data, size_t size, 
     img->srcentries = (const fj_srcentry_rec *)s.p;
     img->srcentry_count = (uint32_t)(s.size / sizeof(fj_srcentry_rec));
     size_t srcentries_at = (size_t)s.offset;
-    SECTION(FJ_SEC_BIGRAMS, FJ_BIGRAM_BITS / 8, "bigram filter");
-    if (s.size != FJ_BIGRAM_BITS / 8)
-        return bad(e, (size_t)s.offset, "bigram filter size");
-    img->bigrams = s.p;
-    SECTION(FJ_SEC_PAIRKEYS, FJ_BIGRAM_BITS / 8, "pair filter");
-    if (s.size != FJ_BIGRAM_BITS / 8)
-        return bad(e, (size_t)s.offset, "pair filter size");
-    img->pairkeys = s.p;
-    SECTION(FJ_SEC_TRIGRAMS, FJ_BIGRAM_BITS / 8, "trigram filter");
-    if (s.size != FJ_BIGRAM_BITS / 8)
-        return bad(e, (size_t)s.offset, "trigram filter size");
-    img->trigrams = s.p;
-    SECTION(FJ_SEC_CHANGERS, FJ_BIGRAM_BITS / 8, "changing-pair filter");
-    if (s.size != FJ_BIGRAM_BITS / 8)
-        return bad(e, (size_t)s.offset, "changing-pair filter size");
-    img->changers = s.p;
-    SECTION(FJ_SEC_INNER, FJ_BIGRAM_BITS / 8, "inner-pair filter");
-    if (s.size != FJ_BIGRAM_BITS / 8)
-        return bad(e, (size_t)s.offset, "inner-pair filter size");
-    img->inner = s.p;
+/* A filter: exactly FJ_BIGRAM_BITS bits. */
+#define FILTER(tag, field, name)                                             \
+    do {                                                                     \
+        SECTION(tag, FJ_BIGRAM_BITS / 8, name);                              \
+        if (s.size != FJ_BIGRAM_BITS / 8)                                    \
+            return bad(e, (size_t)s.offset, name " size");                   \
+        img->field = s.p;                                                    \
+    } while (0)
+    FILTER(FJ_SEC_BIGRAMS, bigrams, "bigram filter");
+    FILTER(FJ_SEC_PAIRKEYS, pairkeys, "pair filter");
+    FILTER(FJ_SEC_TRIGRAMS, trigrams, "trigram filter");
+    FILTER(FJ_SEC_CHANGERS, changers, "changing-pair filter");
+    FILTER(FJ_SEC_INNER, inner, "inner-pair filter");
+    FILTER(FJ_SEC_CHKEYS, chkeys, "changing-key filter");
+#undef FILTER
     SECTION(FJ_SEC_EDGEHASH, 8, "edge table");
     img->edge_hash = (const uint64_t *)s.p;
     uint64_t slots = s.size / 8;

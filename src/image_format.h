@@ -30,6 +30,9 @@
 #define FJ_SEC_CHANGERS FJ_TAG('C', 'H', 'N', 'G') /* FJ_BIGRAM_BITS bits, fj_change_hash: a key starts
                                                     * with these two characters and changes the output */
 #define FJ_SEC_INNER    FJ_TAG('I', 'N', 'N', 'R') /* same shape: the two are adjacent inside a key */
+#define FJ_SEC_CHKEYS   FJ_TAG('C', 'H', 'K', 'Y') /* same shape as BIGR: a two-character key that
+                                                    * changes the output, or (salt FJ_CHKEYS_LONGER)
+                                                    * the first three of a longer one */
 #define FJ_SEC_CONTEXT  FJ_TAG('C', 'T', 'X', 'T') /* fj_context_rec[], one per profile */
 #define FJ_SEC_AMBIG    FJ_TAG('A', 'M', 'B', 'G') /* FJ_BARRIER_BYTES bit sets, see fj_context_rec */
 #define FJ_SEC_AMBPAIRS FJ_TAG('A', 'M', 'B', 'P') /* FJ_BIGRAM_BITS bit sets, see fj_context_rec */
@@ -53,6 +56,8 @@
  * character at a time gives the same output as maximum matching, so the
  * hot path needs the trie only where CHNG says one may start. */
 #define FJ_ENTRY_CHANGES 0x10000000u
+/* CHKY's salt for three-character prefixes: matcher salt | this. */
+#define FJ_CHKEYS_LONGER 0x400u
 #define FJ_ENTRY_NODE_MASK 0x0FFFFFFFu
 #define FJ_BIGRAM_BITS (1u << 21)
 #define FJ_NO_VALUE 0xFFFFu

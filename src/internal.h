@@ -32,7 +32,7 @@ typedef struct fj_image {
     uint32_t srcdict_count;
     const fj_srcentry_rec *srcentries;
     uint32_t srcentry_count;
-    const unsigned char *bigrams, *pairkeys, *trigrams, *changers, *inner;
+    const unsigned char *bigrams, *pairkeys, *trigrams, *changers, *inner, *chkeys;
     const uint64_t *edge_hash;
     uint32_t edge_hash_mask;
     const fj_context_rec *contexts; /* one per profile */
@@ -70,7 +70,7 @@ typedef struct fj_matcher {
     const uint32_t *edges;
     const char *strings;
     const unsigned char *bigrams, *pairkeys, *trigrams;
-    const unsigned char *changers, *inner; /* see FJ_SEC_CHANGERS, FJ_SEC_INNER */
+    const unsigned char *changers, *inner, *chkeys; /* FJ_SEC_CHANGERS, _INNER, _CHKEYS */
     const uint64_t *edge_hash;
     uint32_t edge_hash_mask;
     uint32_t flags;

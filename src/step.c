@@ -272,6 +272,25 @@ exact_run(const fj_matcher *m, const unsigned char *p, const unsigned char *cut,
     return s;
 }
 
+/* Whether a key that changes the output may start with cp cp2, given the
+ * text after them at r: a two-character one, or a longer one whose first
+ * three characters are there (CHKY). */
+static inline __attribute__((always_inline)) int
+changing_key_may_start(const fj_matcher *m, uint32_t cp, uint32_t cp2, const unsigned char *r)
+{
+    uint32_t h = fj_bigram_hash(m->salt, cp, cp2);
+    if (m->chkeys[h >> 3] >> (h & 7) & 1)
+        return 1;
+    uint32_t cp3, next = load32(r);
+    if ((cp3 = decode3(next)) == 0) {
+        if (next & 0x80)
+            return 1; /* not a one- or three-byte character: let the trie say */
+        cp3 = next & 0x7F;
+    }
+    h = fj_bigram_hash(m->salt | FJ_CHKEYS_LONGER, fj_pair_mix(cp, cp2), cp3);
+    return m->chkeys[h >> 3] >> (h & 7) & 1;
+}
+
 /* Where a run of one character at a time from p must stop: at limit, or
  * where the output would have less than FAST_ROOM bytes free. */
 static inline const unsigned char *run_stop(const unsigned char *p, const unsigned char *limit,
@@ -350,8 +369,13 @@ static const unsigned char *fast_loop(const fj_matcher *matcher, const unsigned 
                             cp2 >> 31;
                 }
                 maybe &= (uint32_t)rec >> FJ_REC_CHANGES_BIT;
-                if ((maybe | (uint32_t)rec >> FJ_REC_SPECIAL_BIT) & 1)
-                    goto exact;
+                if ((maybe | (uint32_t)rec >> FJ_REC_SPECIAL_BIT) & 1) {
+                    /* Mostly the pair only begins longer keys that the
+                     * text does not go on with: CHKY says. */
+                    if (((uint32_t)rec >> FJ_REC_SPECIAL_BIT & 1) || !more ||
+                        changing_key_may_start(&m, cp, cp2, p + 6))
+                        goto exact;
+                }
                 memcpy(w, &rec, 4); /* three bytes used; the fourth is overwritten next */
                 w += 3;
                 p += 3;

@@ -117,7 +117,7 @@ typedef struct builder {
     uint32_t *level1;
     size_t level1_count, level1_cap;
     fj_matcher_rec *matchers;
-    unsigned char *bigrams, *pairkeys, *trigrams, *changers, *inner;
+    unsigned char *bigrams, *pairkeys, *trigrams, *changers, *inner, *chkeys;
     uint64_t *first_edges;
     size_t first_edge_count, first_edge_cap;
     oc_dict **matcher_dicts;
@@ -194,7 +194,8 @@ static uint32_t add_children(builder *b, const oc_dict *d, size_t lo, size_t hi,
 /* The bits behind the hot path's character-at-a-time mode (step.c): in
  * CHNG the first two characters of every key whose value differs from its
  * characters' own answers, with FJ_ENTRY_CHANGES on its first character; in
- * INNR every pair of adjacent characters inside any key. */
+ * CHKY that key when it has two characters, else its first three; in INNR
+ * every pair of adjacent characters inside any key. */
 static void mark_changers(builder *b, const oc_dict *d, const uint32_t *l1)
 {
     uint32_t salt = (uint32_t)b->matcher_count;
@@ -203,7 +204,7 @@ static void mark_changers(builder *b, const oc_dict *d, const uint32_t *l1)
     for (size_t i = 0; i < d->count; i++) {
         const char *k = d->entries[i].key;
         size_t klen = strlen(k), off = 0, n, used = 0;
-        uint32_t prev = 0, first = 0, second = 0, chars = 0;
+        uint32_t prev = 0, first = 0, second = 0, third = 0, chars = 0;
         while (off < klen) {
             uint32_t cp = char_at(k, off, &n);
             const oc_entry *single = oc_dict_find(d, k + off, n);
@@ -220,6 +221,8 @@ static void mark_changers(builder *b, const oc_dict *d, const uint32_t *l1)
                 first = cp;
             else if (chars == 1)
                 second = cp;
+            else if (chars == 2)
+                third = cp;
             prev = cp;
             chars++;
             off += n;
@@ -234,6 +237,9 @@ static void mark_changers(builder *b, const oc_dict *d, const uint32_t *l1)
         b->changers[h1 >> 3] |= (unsigned char)(1u << (h1 & 7));
         b->changers[h2 >> 3] |= (unsigned char)(1u << (h2 & 7));
         b->blocks[l1[first >> 8] * FJ_BLOCK_SIZE + (first & 0xFF)] |= FJ_ENTRY_CHANGES;
+        uint32_t kh = chars == 2 ? fj_bigram_hash(salt, first, second)
+                                 : fj_bigram_hash(salt | FJ_CHKEYS_LONGER, fj_pair_mix(first, second), third);
+        b->chkeys[kh >> 3] |= (unsigned char)(1u << (kh & 7));
     }
     free(own);
 }
@@ -540,6 +546,7 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
     b.trigrams = calloc(FJ_BIGRAM_BITS / 8, 1);
     b.changers = calloc(FJ_BIGRAM_BITS / 8, 1);
     b.inner = calloc(FJ_BIGRAM_BITS / 8, 1);
+    b.chkeys = calloc(FJ_BIGRAM_BITS / 8, 1);
 
     fj_profile_rec profiles[16];
     fj_context_rec contexts[16];
@@ -742,6 +749,7 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
         {FJ_SEC_EDGEHASH, edge_hash, hslots * sizeof(uint64_t)},
         {FJ_SEC_CHANGERS, b.changers, FJ_BIGRAM_BITS / 8},
         {FJ_SEC_INNER, b.inner, FJ_BIGRAM_BITS / 8},
+        {FJ_SEC_CHKEYS, b.chkeys, FJ_BIGRAM_BITS / 8},
         {FJ_SEC_CONTEXT, contexts, data->profile_count * sizeof(fj_context_rec)},
         {FJ_SEC_AMBIG, ambig, have_model ? 2 * (size_t)FJ_BARRIER_BYTES : 0},
         {FJ_SEC_AMBPAIRS, ambpairs, have_model ? 2 * (size_t)FJ_BIGRAM_BITS / 8 : 0},
@@ -765,6 +773,7 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
     free(b.trigrams);
     free(b.changers);
     free(b.inner);
+    free(b.chkeys);
     free(b.first_edges);
     free(edge_hash);
     free(b.strings.bytes.p);
