@@ -330,6 +330,22 @@ static const unsigned char *fast_loop(const fj_matcher *matcher, const unsigned 
             goto exact;
         uint32_t bytes = load32(p);
         if (!(bytes & 0x80)) {
+            if (!(ascii0 | ascii1) && stop - p >= 8) {
+                /* No ASCII character stops this matcher: the run of ASCII
+                 * here, up to eight bytes at a time. */
+                uint64_t v;
+                memcpy(&v, p, 8);
+                uint64_t high = v & 0x8080808080808080ull;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+                size_t n = high ? (size_t)__builtin_clzll(high) >> 3 : 8;
+#else
+                size_t n = high ? (size_t)__builtin_ctzll(high) >> 3 : 8;
+#endif
+                memcpy(w, &v, 8); /* n bytes used; the rest is overwritten next */
+                w += n;
+                p += n;
+                continue;
+            }
             unsigned c = bytes & 0x7F;
             if ((c < 64 ? ascii0 : ascii1) >> (c & 63) & 1)
                 goto exact;
