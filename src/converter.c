@@ -37,11 +37,16 @@ static void matcher_init(fj_matcher *m, const fj_image *img, uint32_t id)
     }
 }
 
-/* A record's high half: where CHNG holds cp's pairs. */
-static uint64_t with_positions(const fj_matcher *m, uint32_t cp)
+/* A record's high half: where CHNG holds the pairs of cp, whose low half is
+ * `low`. A character the hot path must not take one at a time gets the line
+ * of ones; one that starts no changing key, the line of zeros. */
+static uint64_t with_positions(const fj_matcher *m, uint32_t cp, uint64_t low)
 {
-    return (uint64_t)fj_change_line(m->salt, cp) << 32 | (uint64_t)fj_change_pos1(cp) << 44 |
-           (uint64_t)fj_change_pos2(cp) << 53;
+    uint32_t line = low >> FJ_REC_SPECIAL_BIT & 1    ? FJ_CHANGE_ALWAYS
+                    : !(low >> FJ_REC_CHANGES_BIT & 1) ? FJ_CHANGE_NEVER
+                                                       : fj_change_line(m->salt, cp);
+    return low | (uint64_t)line << 32 | (uint64_t)fj_change_pos1(cp) << 45 |
+           (uint64_t)fj_change_pos2(cp) << 54;
 }
 
 /* The fast loop's per-character records (see fj_matcher.rec). */
@@ -52,7 +57,7 @@ static void build_recs(const fj_matcher *m, uint64_t *rec)
         unsigned char u[4];
         if (cp >= 0xD800 && cp <= 0xDFFF) {
             rec[i] = 1u << FJ_REC_SPECIAL_BIT; /* never decoded: surrogates are not UTF-8 */
-            rec[i] |= with_positions(m, cp);
+            rec[i] = with_positions(m, cp, rec[i]);
             continue;
         }
         fj_utf8_encode(cp, u);
@@ -79,7 +84,7 @@ static void build_recs(const fj_matcher *m, uint64_t *rec)
                 r |= 1u << FJ_REC_CHANGES_BIT;
             rec[i] = r;
         }
-        rec[i] |= with_positions(m, cp);
+        rec[i] = with_positions(m, cp, rec[i]);
     }
 }
 

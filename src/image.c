@@ -169,7 +169,10 @@ fj_status fj__image_load(fj_image *img, const unsigned char *data, size_t size, 
     FILTER(FJ_SEC_BIGRAMS, bigrams, "bigram filter");
     FILTER(FJ_SEC_PAIRKEYS, pairkeys, "pair filter");
     FILTER(FJ_SEC_TRIGRAMS, trigrams, "trigram filter");
-    FILTER(FJ_SEC_CHANGERS, changers, "changing-pair filter");
+    SECTION(FJ_SEC_CHANGERS, FJ_CHANGERS_BYTES, "changing-pair filter");
+    if (s.size != FJ_CHANGERS_BYTES)
+        return bad(e, (size_t)s.offset, "changing-pair filter size");
+    img->changers = s.p;
     FILTER(FJ_SEC_INNER, inner, "inner-pair filter");
     FILTER(FJ_SEC_CHKEYS, chkeys, "changing-key filter");
 #undef FILTER

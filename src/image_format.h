@@ -28,7 +28,9 @@
 #define FJ_SEC_TRIGRAMS FJ_TAG('T', 'R', 'I', 'G') /* same shape: a key starts with these three */
 #define FJ_SEC_EDGEHASH FJ_TAG('E', 'D', 'G', 'H') /* u64 slots: second-character edges, see below */
 #define FJ_SEC_CHANGERS FJ_TAG('C', 'H', 'N', 'G') /* FJ_BIGRAM_BITS bits, fj_change_hash: a key starts
-                                                    * with these two characters and changes the output */
+                                                    * with these two characters and changes the output;
+                                                    * then FJ_CHANGE_NEVER, a line of zeros, and
+                                                    * FJ_CHANGE_ALWAYS, a line of ones */
 #define FJ_SEC_INNER    FJ_TAG('I', 'N', 'N', 'R') /* same shape: the two are adjacent inside a key */
 #define FJ_SEC_CHKEYS   FJ_TAG('C', 'H', 'K', 'Y') /* same shape as BIGR: a two-character key that
                                                     * changes the output, or (salt FJ_CHKEYS_LONGER)
@@ -58,6 +60,12 @@
 #define FJ_ENTRY_CHANGES 0x10000000u
 /* CHKY's salt for three-character prefixes: matcher salt | this. */
 #define FJ_CHKEYS_LONGER 0x400u
+/* CHNG's lines (64 bytes): 4096 hashed ones, then two that answer alike for
+ * every second character, for first characters that start no changing key
+ * and for those the hot path must never take one at a time. */
+#define FJ_CHANGE_NEVER 4096u
+#define FJ_CHANGE_ALWAYS 4097u
+#define FJ_CHANGERS_BYTES (FJ_BIGRAM_BITS / 8 + 2 * 64)
 #define FJ_ENTRY_NODE_MASK 0x0FFFFFFFu
 #define FJ_BIGRAM_BITS (1u << 21)
 #define FJ_NO_VALUE 0xFFFFu

@@ -92,9 +92,9 @@ typedef struct fj_matcher {
 #define FJ_REC_SPECIAL_BIT 25 /* the answer is not three bytes, or an IDS: slow path */
 #define FJ_REC_CHANGES_BIT 26 /* a longer key that changes the output starts here */
 /* The high half of a record: fj_change_hash, split by character. */
-#define FJ_REC_LINE(r) ((uint32_t)((r) >> 32) & 0xFFFu)          /* CHNG line, as first */
-#define FJ_REC_POS1(r) ((uint32_t)((r) >> 44) & 511u)            /* bit in it, as second */
-#define FJ_REC_POS2(r) ((uint32_t)((r) >> 53) & 511u)            /* the other bit */
+#define FJ_REC_LINE(r) ((uint32_t)((r) >> 32) & 0x1FFFu)  /* CHNG line, as first (FJ_CHANGE_*) */
+#define FJ_REC_POS1(r) ((uint32_t)((r) >> 45) & 511u)     /* bit in it, as second */
+#define FJ_REC_POS2(r) ((uint32_t)((r) >> 54) & 511u)     /* the other bit */
 #define FJ_REC_NO_CP 0xFFFFFFFFu
 #define FJ_CTX_AMBIGUOUS_BIT 24 /* the character's form may depend on context */
 #define FJ_CTX_SPECIAL_BIT 25   /* no three-byte answer: the lattice decides */

@@ -360,10 +360,11 @@ static const unsigned char *fast_loop(const fj_matcher *matcher, const unsigned 
             uint64_t rec = m.rec[cp - FJ_REC_FIRST];
             for (;;) {
                 /* The character's own answer, and whether a key that
-                 * changes the output may start here (its first character,
-                 * then two bits of CHNG). Only that question branches. The
-                 * next character's record, read for its bits, is the next
-                 * round's. */
+                 * changes the output may start here: two bits of CHNG, in
+                 * the line its record names (all zeros when it starts no
+                 * such key, all ones when it must not be taken alone).
+                 * Only that question branches. The next character's
+                 * record, read for its bits, is the next round's. */
                 uint32_t next = load32(p + 3), maybe;
                 uint32_t cp2 = decode3_shape(next);
                 uint64_t rec2 = 0;
@@ -381,11 +382,11 @@ static const unsigned char *fast_loop(const fj_matcher *matcher, const unsigned 
                         cp2 = FJ_REC_NO_CP;
                     uint64_t hb = fj_change_hash(m.salt, cp, cp2);
                     uint32_t h1 = (uint32_t)hb, h2 = (uint32_t)(hb >> 32);
-                    maybe = (m.changers[h1 >> 3] >> (h1 & 7) & m.changers[h2 >> 3] >> (h2 & 7)) |
-                            cp2 >> 31;
+                    uint32_t bits = m.changers[h1 >> 3] >> (h1 & 7) & m.changers[h2 >> 3] >> (h2 & 7);
+                    maybe = ((bits | cp2 >> 31) & (uint32_t)rec >> FJ_REC_CHANGES_BIT) |
+                            (uint32_t)rec >> FJ_REC_SPECIAL_BIT;
                 }
-                maybe &= (uint32_t)rec >> FJ_REC_CHANGES_BIT;
-                if ((maybe | (uint32_t)rec >> FJ_REC_SPECIAL_BIT) & 1) {
+                if (maybe & 1) {
                     /* Mostly the pair only begins longer keys that the
                      * text does not go on with: CHKY says. */
                     if (((uint32_t)rec >> FJ_REC_SPECIAL_BIT & 1) || !more ||

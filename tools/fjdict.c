@@ -544,7 +544,8 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
     b.bigrams = calloc(FJ_BIGRAM_BITS / 8, 1);
     b.pairkeys = calloc(FJ_BIGRAM_BITS / 8, 1);
     b.trigrams = calloc(FJ_BIGRAM_BITS / 8, 1);
-    b.changers = calloc(FJ_BIGRAM_BITS / 8, 1);
+    b.changers = calloc(FJ_CHANGERS_BYTES, 1);
+    memset(b.changers + (size_t)FJ_CHANGE_ALWAYS * 64, 0xFF, 64);
     b.inner = calloc(FJ_BIGRAM_BITS / 8, 1);
     b.chkeys = calloc(FJ_BIGRAM_BITS / 8, 1);
 
@@ -747,7 +748,7 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
         {FJ_SEC_PAIRKEYS, b.pairkeys, FJ_BIGRAM_BITS / 8},
         {FJ_SEC_TRIGRAMS, b.trigrams, FJ_BIGRAM_BITS / 8},
         {FJ_SEC_EDGEHASH, edge_hash, hslots * sizeof(uint64_t)},
-        {FJ_SEC_CHANGERS, b.changers, FJ_BIGRAM_BITS / 8},
+        {FJ_SEC_CHANGERS, b.changers, FJ_CHANGERS_BYTES},
         {FJ_SEC_INNER, b.inner, FJ_BIGRAM_BITS / 8},
         {FJ_SEC_CHKEYS, b.chkeys, FJ_BIGRAM_BITS / 8},
         {FJ_SEC_CONTEXT, contexts, data->profile_count * sizeof(fj_context_rec)},
