@@ -311,8 +311,9 @@ static inline const unsigned char *run_stop(const unsigned char *p, const unsign
  * same output as maximum matching until a key that changes the output (CHNG)
  * may start. There it goes back to the last place where the text can be
  * cut, drops what it wrote since, and matches key by key until it is past
- * the character that stopped it. So the trie is entered at perhaps one
- * character in thirty, not at every one that starts some key. */
+ * the character that stopped it. With CHKY in between, the trie is entered
+ * at under one Han character in a hundred, not at every one that starts
+ * some key. */
 static const unsigned char *fast_loop(const fj_matcher *matcher, const unsigned char *p,
                                       const unsigned char *limit, const unsigned char *end,
                                       int final, fj_out *o, int *stuck)
