@@ -56,8 +56,8 @@ static void build_recs(const fj_matcher *m, uint64_t *rec)
         uint32_t cp = FJ_REC_FIRST + i;
         unsigned char u[4];
         if (cp >= 0xD800 && cp <= 0xDFFF) {
-            rec[i] = 1u << FJ_REC_SPECIAL_BIT; /* never decoded: surrogates are not UTF-8 */
-            rec[i] = with_positions(m, cp, rec[i]);
+            /* never decoded: surrogates are not UTF-8 */
+            rec[i] = with_positions(m, cp, 1u << FJ_REC_SPECIAL_BIT);
             continue;
         }
         fj_utf8_encode(cp, u);

@@ -135,6 +135,17 @@ cut_before(const fj_matcher *m, const unsigned char *p, uint32_t cp, const unsig
     return p;
 }
 
+/* cut_before for the character at p, whatever it is: p itself when it is
+ * not a character, since no key holds such bytes. */
+static inline const unsigned char *last_cut(const fj_matcher *m, const unsigned char *p,
+                                            const unsigned char *from, const unsigned char *end)
+{
+    uint32_t cp;
+    if (p > from && fj_utf8_decode_fast(p, end, &cp) > 0)
+        return cut_before(m, p, cp, from);
+    return p;
+}
+
 /* One unit at q, where the text can be cut and no key can reach the end:
  * the longest key there, or the character alone. 0 when the careful path
  * must take it (an IDS, text that is not UTF-8, a long value). The output
@@ -238,10 +249,7 @@ static __attribute__((noinline)) const unsigned char *
 exact_run(const fj_matcher *m, const unsigned char *p, const unsigned char *cut,
           const unsigned char *end, int final, fj_out *o, int *status)
 {
-    uint32_t at;
-    const unsigned char *s = p;
-    if (p > cut && fj_utf8_decode_fast(p, end, &at) > 0)
-        s = cut_before(m, p, at, cut);
+    const unsigned char *s = last_cut(m, p, cut, end);
     o->len -= (size_t)(p - s);
     char *w = o->buf + o->len, *wend = o->buf + o->cap;
     *status = EXACT_DONE;
@@ -366,26 +374,28 @@ static const unsigned char *fast_loop(const fj_matcher *matcher, const unsigned 
                  * such key, all ones when it must not be taken alone).
                  * Only that question branches. The next character's
                  * record, read for its bits, is the next round's. */
-                uint32_t next = load32(p + 3), maybe;
+                uint32_t next = load32(p + 3), maybe, b1, b2;
                 uint32_t cp2 = decode3_shape(next);
                 uint64_t rec2 = 0;
+                const unsigned char *line = m.changers + (size_t)FJ_REC_LINE(rec) * 64;
                 int more = cp2 - FJ_REC_FIRST < FJ_REC_COUNT;
                 if (more) {
                     rec2 = m.rec[cp2 - FJ_REC_FIRST];
-                    const unsigned char *line = m.changers + (size_t)FJ_REC_LINE(rec) * 64;
-                    uint32_t b1 = FJ_REC_POS1(rec2), b2 = FJ_REC_POS2(rec2);
+                    b1 = FJ_REC_POS1(rec2);
+                    b2 = FJ_REC_POS2(rec2);
                     maybe = line[b1 >> 3] >> (b1 & 7) & line[b2 >> 3] >> (b2 & 7);
                 } else {
-                    /* Next: ASCII, a character without a record, or not UTF-8. */
+                    /* Next: ASCII, a character without a record, or not
+                     * UTF-8 (then the trie decides wherever a changing
+                     * key starts). */
                     if (!(next & 0x80))
                         cp2 = next & 0x7F;
                     else if ((cp2 = decode3(next)) == 0)
                         cp2 = FJ_REC_NO_CP;
-                    uint64_t hb = fj_change_hash(m.salt, cp, cp2);
-                    uint32_t h1 = (uint32_t)hb, h2 = (uint32_t)(hb >> 32);
-                    uint32_t bits = m.changers[h1 >> 3] >> (h1 & 7) & m.changers[h2 >> 3] >> (h2 & 7);
-                    maybe = ((bits | cp2 >> 31) & (uint32_t)rec >> FJ_REC_CHANGES_BIT) |
-                            (uint32_t)rec >> FJ_REC_SPECIAL_BIT;
+                    b1 = fj_change_pos1(cp2);
+                    b2 = fj_change_pos2(cp2);
+                    maybe = (line[b1 >> 3] >> (b1 & 7) & line[b2 >> 3] >> (b2 & 7)) |
+                            (cp2 >> 31 & (uint32_t)rec >> FJ_REC_CHANGES_BIT);
                 }
                 if (maybe & 1) {
                     /* Mostly the pair only begins longer keys that the
@@ -432,10 +442,7 @@ static const unsigned char *fast_loop(const fj_matcher *matcher, const unsigned 
     next_round:;
     }
     /* Stopped at the limit: back to a cut, for the careful path. */
-    uint32_t at;
-    const unsigned char *s = p;
-    if (p > cut && fj_utf8_decode(p, end, &at) > 0)
-        s = cut_before(&m, p, at, cut);
+    const unsigned char *s = last_cut(&m, p, cut, end);
     w -= p - s;
     o->len = (size_t)(w - o->buf);
     return s;
