@@ -499,9 +499,63 @@ static int has_choice(const oc_dict *stc, const oc_dict *tsc, const u32s *u)
 
 /* ---- Simplified -> Traditional ------------------------------------------------ */
 
+/* Preferred forms (data/context/s2t-forms.tsv): wherever a candidate's
+ * target holds `from` and the readings allow `to`, the target takes `to`. */
+typedef struct form_pref {
+    u32s from, to;
+} form_pref;
+
 typedef struct s2t_ctx {
     const oc_dict *stc, *tsc;
+    form_pref *prefs;
+    size_t nprefs;
 } s2t_ctx;
+
+/* Lines "FROM<TAB>TO", strings of equal length. 0, or -1 and err. */
+static int load_prefs(const char *path, s2t_ctx *x, char *err, size_t errlen)
+{
+    size_t len, lineno = 0;
+    char *buf = slurp(path, &len, err, errlen);
+    if (!buf)
+        return -1;
+    for (char *line = buf, *end = buf + len; line < end;) {
+        char *nl = memchr(line, '\n', (size_t)(end - line));
+        char *e = nl ? nl : end;
+        lineno++;
+        if (e > line && line[0] != '#') {
+            char *tab = memchr(line, '\t', (size_t)(e - line));
+            form_pref f = {{0}, {0}};
+            if (!tab || !decode_all(line, (size_t)(tab - line), &f.from) ||
+                !decode_all(tab + 1, (size_t)(e - tab - 1), &f.to) || f.from.n != f.to.n ||
+                f.from.n == 0) {
+                free(f.from.cp);
+                free(f.to.cp);
+                seterr(err, errlen, "%s:%zu: expected FROM<TAB>TO of equal length", path, lineno);
+                free(buf);
+                return -1;
+            }
+            x->prefs = xrealloc_(x->prefs, (x->nprefs + 1) * sizeof(form_pref));
+            x->prefs[x->nprefs++] = f;
+        }
+        line = e + 1;
+    }
+    free(buf);
+    return 0;
+}
+
+static void apply_prefs(const s2t_ctx *x, const u32s *reading, u32s *t)
+{
+    for (size_t p = 0; p < x->nprefs; p++) {
+        const form_pref *f = &x->prefs[p];
+        for (size_t i = 0; i + f->from.n <= t->n; i++) {
+            int hit = memcmp(t->cp + i, f->from.cp, f->from.n * sizeof(uint32_t)) == 0;
+            for (size_t q = 0; hit && q < f->from.n; q++)
+                hit = is_form_of(x->stc, reading->cp[i + q], f->to.cp[q]);
+            if (hit)
+                memcpy(t->cp + i, f->to.cp, f->to.n * sizeof(uint32_t));
+        }
+    }
+}
 
 /* Adds a (Traditional word, count) as a candidate under its reading, when
  * every character is a form its reading can take. */
@@ -521,10 +575,13 @@ static int s2t_add_word(cands *cs, const s2t_ctx *x, const char *key_text, const
         ok = is_form_of(x->stc, k.cp[i], t.cp[i]);
     }
     if (ok) {
-        char *kb = xrealloc_(NULL, k.n * 4 + 1);
+        char *kb = xrealloc_(NULL, k.n * 4 + 1), *tb = xrealloc_(NULL, t.n * 4 + 1);
         encode_all(k.cp, k.n, kb);
-        cand_add(cs, kb, target, count);
+        apply_prefs(x, &k, &t);
+        encode_all(t.cp, t.n, tb);
+        cand_add(cs, kb, tb, count);
         free(kb);
+        free(tb);
     }
     free(k.cp);
     free(t.cp);
@@ -543,7 +600,7 @@ static void s2t_curated(cands *cs, const char *key, const char *target, double c
 }
 
 int model_build_s2t(const oc_data *data, const model_words *essay, const char *curated_path,
-                    model_tables *out, char *err, size_t errlen)
+                    const char *forms_path, model_tables *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     const oc_dict *stc = need_dict(data, "STCharacters", err, errlen);
@@ -551,8 +608,10 @@ int model_build_s2t(const oc_data *data, const model_words *essay, const char *c
     const oc_dict *stp = tsc ? need_dict(data, "STPhrases", err, errlen) : NULL;
     if (!stp)
         return -1;
-    s2t_ctx x = {stc, tsc};
+    s2t_ctx x = {stc, tsc, NULL, 0};
     cands cs = {0};
+    if (forms_path && load_prefs(forms_path, &x, err, errlen) != 0)
+        return -1;
 
     /* Multi-character words from the essay; single characters are summed per
      * reading below, since a lone character's form is OpenCC's default. */
@@ -585,7 +644,13 @@ int model_build_s2t(const oc_data *data, const model_words *essay, const char *c
         for (size_t k = before; k < cs.n; k++)
             cs.c[k].curated = CURATED_PHRASE;
     }
-    if (load_curated(curated_path, &cs, s2t_curated, &x, err, errlen) != 0)
+    int curated_failed = load_curated(curated_path, &cs, s2t_curated, &x, err, errlen) != 0;
+    for (size_t i = 0; i < x.nprefs; i++) {
+        free(x.prefs[i].from.cp);
+        free(x.prefs[i].to.cp);
+    }
+    free(x.prefs);
+    if (curated_failed)
         return -1;
 
     /* Single characters: the reading's total frequency, OpenCC's first form.
