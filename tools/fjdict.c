@@ -510,14 +510,17 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
     int have_model = 0;
     if (essay_path) {
         model_words *essay = model_words_load(essay_path, err, sizeof err);
-        char s2t_cur[4096], s2t_forms[4096], t2s_cur[4096], repair_cur[4096];
+        char s2t_cur[4096], s2t_forms[4096], s2t_surnames[4096], t2s_cur[4096], repair_cur[4096];
+        snprintf(s2t_surnames, sizeof s2t_surnames, "%s/s2t-surnames.tsv",
+                 curated_dir ? curated_dir : ".");
         snprintf(s2t_cur, sizeof s2t_cur, "%s/s2t.tsv", curated_dir ? curated_dir : ".");
         snprintf(s2t_forms, sizeof s2t_forms, "%s/s2t-forms.tsv", curated_dir ? curated_dir : ".");
         snprintf(t2s_cur, sizeof t2s_cur, "%s/t2s.tsv", curated_dir ? curated_dir : ".");
         snprintf(repair_cur, sizeof repair_cur, "%s/repair.tsv", curated_dir ? curated_dir : ".");
         if (!essay ||
             model_build_s2t(data, essay, curated_dir ? s2t_cur : NULL,
-                            curated_dir ? s2t_forms : NULL, &s2t_model, err, sizeof err) != 0 ||
+                            curated_dir ? s2t_forms : NULL, curated_dir ? s2t_surnames : NULL,
+                            &s2t_model, err, sizeof err) != 0 ||
             model_build_t2s(data, essay, curated_dir ? t2s_cur : NULL,
                             curated_dir ? repair_cur : NULL, &t2s_model, err, sizeof err) != 0) {
             fprintf(stderr, "fjdict: %s\n", err);
@@ -845,8 +848,8 @@ static void usage(FILE *f)
                "OPENCC_DATA_DIR holds OpenCC's dictionary/ and config/ directories.\n"
                "--essay: a word list with counts (rime-essay's essay.txt) for the context\n"
                "model of the default mode; --curated: a directory with our own s2t.tsv,\n"
-               "s2t-forms.tsv, t2s.tsv and repair.tsv. Without --essay the image offers the\n"
-               "compatible mode only.\n");
+               "s2t-forms.tsv, s2t-surnames.tsv, t2s.tsv and repair.tsv. Without --essay\n"
+               "the image offers the compatible mode only.\n");
 }
 
 int main(int argc, char **argv)

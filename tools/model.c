@@ -599,8 +599,80 @@ static void s2t_curated(cands *cs, const char *key, const char *target, double c
                 key, target);
 }
 
+/* A surname before a title (余老師, 范總) or after 姓 counts as a word seen
+ * this often: enough to beat the surname character's common reading alone
+ * (餘, 範), not enough to split a word (其餘 老師 stays). */
+#define SURNAME_COUNT 300.0
+
+/* data/context/s2t-surnames.tsv: lines "surname<TAB>S", "title<TAB>KEY<TAB>
+ * TARGET" and "before<TAB>KEY<TAB>TARGET". Each surname makes a curated
+ * word with each title after it and each "before" word in front of it. */
+static int load_surnames(const char *path, cands *cs, s2t_ctx *x, char *err, size_t errlen)
+{
+    size_t len, lineno = 0, nsur = 0, ntit = 0;
+    char *buf = slurp(path, &len, err, errlen);
+    if (!buf)
+        return -1;
+    char **sur = NULL, **tit = NULL; /* surname; title key, target, kind (1 after, 0 before) */
+    for (char *line = buf, *end = buf + len; line < end;) {
+        char *nl = memchr(line, '\n', (size_t)(end - line));
+        char *e = nl ? nl : end;
+        *e = 0;
+        lineno++;
+        if (e > line && line[0] != '#') {
+            char *f[3] = {line, NULL, NULL};
+            for (int k = 1; k < 3; k++) {
+                char *t = f[k - 1] ? strchr(f[k - 1], '\t') : NULL;
+                if (t) {
+                    *t = 0;
+                    f[k] = t + 1;
+                }
+            }
+            int is_sur = strcmp(f[0], "surname") == 0 && f[1] && !f[2] && chars_in(f[1]) == 1;
+            int is_tit = (strcmp(f[0], "title") == 0 || strcmp(f[0], "before") == 0) && f[1] &&
+                         f[2] && chars_in(f[1]) == chars_in(f[2]);
+            if (!is_sur && !is_tit) {
+                seterr(err, errlen, "%s:%zu: expected surname<TAB>S, title<TAB>KEY<TAB>TARGET or before<TAB>KEY<TAB>TARGET",
+                       path, lineno);
+                free(sur);
+                free(tit);
+                free(buf);
+                return -1;
+            }
+            if (is_sur) {
+                sur = xrealloc_(sur, (nsur + 1) * sizeof *sur);
+                sur[nsur++] = f[1];
+            } else {
+                tit = xrealloc_(tit, (ntit + 1) * 3 * sizeof *tit);
+                tit[3 * ntit] = f[1];
+                tit[3 * ntit + 1] = f[2];
+                tit[3 * ntit++ + 2] = f[0][0] == 't' ? "1" : "0";
+            }
+        }
+        line = e + 1;
+    }
+    for (size_t i = 0; i < nsur; i++) {
+        for (size_t k = 0; k < ntit; k++) {
+            const char *key = tit[3 * k], *target = tit[3 * k + 1];
+            int after = tit[3 * k + 2][0] == '1';
+            size_t need = strlen(sur[i]) + strlen(key) + strlen(target) + 1;
+            char *wk = xrealloc_(NULL, need), *wt = xrealloc_(NULL, need);
+            snprintf(wk, need, "%s%s", after ? sur[i] : key, after ? key : sur[i]);
+            snprintf(wt, need, "%s%s", after ? sur[i] : target, after ? target : sur[i]);
+            s2t_curated(cs, wk, wt, SURNAME_COUNT, x);
+            free(wk);
+            free(wt);
+        }
+    }
+    free(sur);
+    free(tit);
+    free(buf);
+    return 0;
+}
+
 int model_build_s2t(const oc_data *data, const model_words *essay, const char *curated_path,
-                    const char *forms_path, model_tables *out, char *err, size_t errlen)
+                    const char *forms_path, const char *surnames_path, model_tables *out,
+                    char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     const oc_dict *stc = need_dict(data, "STCharacters", err, errlen);
@@ -644,7 +716,8 @@ int model_build_s2t(const oc_data *data, const model_words *essay, const char *c
         for (size_t k = before; k < cs.n; k++)
             cs.c[k].curated = CURATED_PHRASE;
     }
-    int curated_failed = load_curated(curated_path, &cs, s2t_curated, &x, err, errlen) != 0;
+    int curated_failed = load_curated(curated_path, &cs, s2t_curated, &x, err, errlen) != 0 ||
+                         (surnames_path && load_surnames(surnames_path, &cs, &x, err, errlen) != 0);
     for (size_t i = 0; i < x.nprefs; i++) {
         free(x.prefs[i].from.cp);
         free(x.prefs[i].to.cp);
