@@ -527,18 +527,37 @@ def repair_check(runner_factory, gold, work, profile, tag):
     runner.close()
     a, b = read_lines(out['compat']), read_lines(out['default'])
     changed, pairs = [], {}
+    never = never_right_chars()
     for i, (x, y) in enumerate(zip(a, b)):
         if x == y:
             continue
-        changed.append((i + 1, x, y))
+        # Does the line change only characters that are never right?
+        only_never = len(x) == len(y) and all(p == q or p in never for p, q in zip(x, y))
+        changed.append((i + 1, x, y, only_never))
         if len(x) == len(y):
             for p, q in zip(x, y):
                 if p != q:
                     pairs[p + '→' + q] = pairs.get(p + '→' + q, 0) + 1
     with open(os.path.join(work, f'{tag}.diff.txt'), 'w', encoding='utf-8') as f:
-        for n, x, y in changed:
-            f.write(f'#{n}\ncompat:  {x}\ndefault: {y}\n\n')
+        for n, x, y, only_never in changed:
+            note = '  (only characters never right in modern text)' if only_never else ''
+            f.write(f'#{n}{note}\ncompat:  {x}\ndefault: {y}\n\n')
     return len(a) - 1, changed, sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def never_right_chars():
+    """The characters data/context/repair.tsv classes "always": never the
+    right form in modern text (衹 祇 廻 顔 ...), so repair changes them even
+    alone. A gold line that holds one is not correct text."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'data', 'context',
+                        'repair.tsv')
+    chars = set()
+    with open(path, encoding='utf-8') as f:
+        for line in f:
+            cols = line.rstrip('\n').split('\t')
+            if len(cols) == 3 and cols[2] == 'always' and not line.startswith('#'):
+                chars.add(cols[0])
+    return chars
 
 
 def read_fiction(path):
@@ -755,15 +774,21 @@ def render(args, entries, absent, stats, gold, scores, idem, same_as_compat, ndi
 
     w('## Repair on correct text\n')
     total, changed, pairs = repaired['tw']
+    never = sum(1 for c in changed if c[3])
     w(f'repair: {num(len(changed))} of {num(total)} lines of the Taiwan gold changed by '
-      '`fanjian -c t2tw` (default mode, which repairs) against `--compat` (which does not). '
+      '`fanjian -c t2tw` (default mode, which repairs) against `--compat` (which does not); '
+      f'{num(len(changed) - never)} of them change a character that can be right. '
       'The gold is natively written, so each change is a false repair unless the gold itself '
-      'holds a non-standard form (祇 for 只, 顔 for 顏). Character changes: ' +
+      'holds a non-standard form: the other '
+      f'{num(never)} change only characters that `data/context/repair.tsv` classes as never '
+      'right in modern text (祇 for 只, 顔 for 顏). Character changes: ' +
       (', '.join(f'{k} {v}' for k, v in pairs) if pairs else 'none') +
       '. Lines in `repair-of-gold.diff.txt`.\n')
     total, changed, pairs = repaired['hk']
+    never = sum(1 for c in changed if c[3])
     w(f'repair, Hong Kong: {num(len(changed))} of {num(total)} lines of the Hong Kong gold changed by '
-      '`fanjian -c t2hk` against `--compat`, read the same way. Character changes: ' +
+      f'`fanjian -c t2hk` against `--compat`, {num(len(changed) - never)} of them a character that '
+      'can be right; read the same way. Character changes: ' +
       (', '.join(f'{k} {v}' for k, v in pairs) if pairs else 'none') +
       '. Lines in `repair-of-gold-hk.diff.txt`.\n')
 
