@@ -484,6 +484,8 @@ def main():
     for d, loc, _ in DIRECTIONS:
         ndiff[d] = write_diff(os.path.join(work, f'{d}.diff.txt'), d, lines['in', d][:-1],
                               lines['gold', loc][:-1], lines[d, 'default'][:-1])
+    bounds = {d: consistency_bound(lines['in', d], lines['gold', loc])
+              for d, loc, _ in DIRECTIONS if d in ('s2tw', 't2s')}
     t_score = time.time() - t0
 
     # Same figures from the reference scorer, when ../shared is there.
@@ -502,7 +504,7 @@ def main():
     fiction = fiction_check(lambda: Runner(fanjian, work), tables, work)
 
     report = render(args, entries, absent, stats, gold, scores, idem, same_as_compat, ndiff,
-                    consistency, twin, cleaned, repaired, fiction, tables, fanjian, work,
+                    bounds, consistency, twin, cleaned, repaired, fiction, tables, fanjian, work,
                     {'conv': t_conv, 'score': t_score, 'ref': t_ref, 'total': time.time() - t_start})
     tmp = args.report + '.tmp'
     with open(tmp, 'w', encoding='utf-8') as f:
@@ -705,8 +707,32 @@ def twin_check(entries, runner, work):
     return rows
 
 
+def consistency_bound(inp, gold):
+    """How consistent the gold is with itself. For each context (an input
+    character with the character before it, with the one after it, with
+    both), the errors left by an oracle that writes there the form the gold
+    itself writes most often in that context: a floor for any converter
+    that decides from that much context, even one fitted to this very gold.
+    Lines whose folded gold and input differ in length are skipped, as the
+    positions do not line up. Returns {context: errors}."""
+    ctxs = {'before': lambda x, k: x[max(0, k - 1):k + 1],
+            'after': lambda x, k: x[k:k + 2],
+            'both': lambda x, k: (x[max(0, k - 1):k + 2], k > 0)}
+    groups = {name: {} for name in ctxs}
+    for x, g in zip(inp, gold):
+        g = fjscore.fold(g)
+        if len(g) != len(x):
+            continue
+        for k, (a, b) in enumerate(zip(x, g)):
+            for name, ctx in ctxs.items():
+                c = groups[name].setdefault((a, ctx(x, k)), {})
+                c[b] = c.get(b, 0) + 1
+    return {name: sum(sum(c.values()) - max(c.values()) for c in g.values())
+            for name, g in groups.items()}
+
+
 def render(args, entries, absent, stats, gold, scores, idem, same_as_compat, ndiff,
-           consistency, twin, cleaned, repaired, fiction, tables, fanjian, work, times):
+           bounds, consistency, twin, cleaned, repaired, fiction, tables, fanjian, work, times):
     s = args.set
     o = []
     w = o.append
@@ -753,6 +779,20 @@ def render(args, entries, absent, stats, gold, scores, idem, same_as_compat, ndi
       'the folding absorbs most of that difference, not all (覈/核, 洩/泄: see the diff file).')
     w('- commands: `fanjian -c P -i IN -o OUT`, `fanjian --compat -c P ...`, '
       '`opencc -c P.json -i IN -o OUT` (run from an empty directory).\n')
+
+    w('How consistent the gold is with itself: an oracle that gives each input character the '
+      'form this gold itself writes most often for that character with the same neighbour '
+      'before it, with the same neighbour after it, or with both, still makes this many errors '
+      '(translators write 分布 and 分佈, 瞭解 and 了解 for the same word). No converter that '
+      'decides from that much context can do better on this gold, even one fitted to it. '
+      '(Lines whose gold and input differ in length are left out of the oracle\'s count.)\n')
+    w('| direction | oracle, neighbour before | oracle, neighbour after | oracle, both | '
+      'fanjian default | a sixth of OpenCC 1.1.6 |')
+    w('|---|---:|---:|---:|---:|---:|')
+    for d, b in bounds.items():
+        w(f'| {d} | {num(b["before"])} | {num(b["after"])} | {num(b["both"])} | '
+          f'{num(scores[d, "default"].errors)} | {num(round(scores[d, "opencc"].errors / 6))} |')
+    w('')
 
     render_fiction(w, fiction)
 
