@@ -543,13 +543,44 @@ static int load_prefs(const char *path, s2t_ctx *x, char *err, size_t errlen)
     return 0;
 }
 
+static void free_prefs(s2t_ctx *x)
+{
+    for (size_t i = 0; i < x->nprefs; i++) {
+        free(x->prefs[i].from.cp);
+        free(x->prefs[i].to.cp);
+    }
+    free(x->prefs);
+    x->prefs = NULL;
+    x->nprefs = 0;
+}
+
+/* A one-character form after the one-character lines of the preferred
+ * forms: `form` itself when no line applies, else a static buffer valid
+ * until the next call. */
+static const char *preferred_single(const s2t_ctx *x, const char *form)
+{
+    static char buf[8];
+    if (chars_in(form) != 1)
+        return form;
+    uint32_t cp = first_cp(form);
+    for (size_t p = 0; p < x->nprefs; p++) {
+        if (x->prefs[p].from.n == 1 && x->prefs[p].from.cp[0] == cp) {
+            encode_all(x->prefs[p].to.cp, 1, buf);
+            return buf;
+        }
+    }
+    return form;
+}
+
 static void apply_prefs(const s2t_ctx *x, const u32s *reading, u32s *t)
 {
     for (size_t p = 0; p < x->nprefs; p++) {
         const form_pref *f = &x->prefs[p];
         for (size_t i = 0; i + f->from.n <= t->n; i++) {
             int hit = memcmp(t->cp + i, f->from.cp, f->from.n * sizeof(uint32_t)) == 0;
-            for (size_t q = 0; hit && q < f->from.n; q++)
+            /* A one-character line may name a form the character table
+             * lacks (賬 -> 帳); a longer one only reorders the table's forms. */
+            for (size_t q = 0; hit && q < f->from.n && f->from.n > 1; q++)
                 hit = is_form_of(x->stc, reading->cp[i + q], f->to.cp[q]);
             if (hit)
                 memcpy(t->cp + i, f->to.cp, f->to.n * sizeof(uint32_t));
@@ -716,18 +747,15 @@ int model_build_s2t(const oc_data *data, const model_words *essay, const char *c
         for (size_t k = before; k < cs.n; k++)
             cs.c[k].curated = CURATED_PHRASE;
     }
-    int curated_failed = load_curated(curated_path, &cs, s2t_curated, &x, err, errlen) != 0 ||
-                         (surnames_path && load_surnames(surnames_path, &cs, &x, err, errlen) != 0);
-    for (size_t i = 0; i < x.nprefs; i++) {
-        free(x.prefs[i].from.cp);
-        free(x.prefs[i].to.cp);
-    }
-    free(x.prefs);
-    if (curated_failed)
+    if (load_curated(curated_path, &cs, s2t_curated, &x, err, errlen) != 0 ||
+        (surnames_path && load_surnames(surnames_path, &cs, &x, err, errlen) != 0)) {
+        free_prefs(&x);
         return -1;
+    }
 
-    /* Single characters: the reading's total frequency, OpenCC's first form.
-     * Readings without a table entry map to themselves. */
+    /* Single characters: the reading's total frequency, OpenCC's first form
+     * (or the preferred form). Readings without a table entry map to
+     * themselves. */
     cands singles = {0};
     for (size_t i = 0; i < nsingle; i++) {
         uint32_t r = fold_cp(stc, tsc, single_cp[i]);
@@ -736,12 +764,14 @@ int model_build_s2t(const oc_data *data, const model_words *essay, const char *c
         char kb[8];
         encode_all(&r, 1, kb);
         const oc_entry *e = char_entry(stc, r);
-        cand_add(&singles, kb, e ? e->values[0] : kb, single[i]);
+        cand_add(&singles, kb, preferred_single(&x, e ? e->values[0] : kb), single[i]);
     }
     for (size_t i = 0; i < stc->count; i++)
-        cand_add(&singles, stc->entries[i].key, stc->entries[i].values[0], 0);
+        cand_add(&singles, stc->entries[i].key,
+                 preferred_single(&x, stc->entries[i].values[0]), 0);
     free(single);
     free(single_cp);
+    free_prefs(&x);
     /* All forms of one reading share its target, so the sums merge. */
     for (size_t i = 0; i < singles.n; i++) {
         cand *c = &singles.c[i];
