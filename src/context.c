@@ -211,11 +211,70 @@ static void repair_word(const fj_converter *c, const unsigned char *text, const 
     }
 }
 
+/* Repair: is run[a..a+2) as written a two-character word that the model
+ * writes so (只是, 只有)? */
+static int written_pair_is_word(const fj_converter *c, const ctx_char *run, uint32_t a)
+{
+    const fj_matcher *m = &c->ctx_words;
+    uint32_t e = fj__lookup(m, run[a].reading);
+    if (e == 0 || e == FJ_ENTRY_IDS || (e & FJ_ENTRY_DIRECT))
+        return 0;
+    const fj_node_rec *n = fj__child(m, &m->nodes[e & FJ_ENTRY_NODE_MASK], run[a + 1].reading);
+    int32_t cost;
+    const unsigned char *t, *tend;
+    uint32_t tl;
+    if (!n || !word_value(m, n, &cost, &t, &tl))
+        return 0;
+    int explicit_forms = has_forms_for(t, tl, 0, 2);
+    tend = t + tl;
+    for (uint32_t k = 0; k < 2; k++) {
+        uint32_t f = 0;
+        if (explicit_forms) {
+            int len = fj_utf8_decode(t, tend, &f);
+            t += len > 0 ? (uint32_t)len : 1;
+        } else {
+            f = default_form(c, run[a + k].reading);
+        }
+        if (f != run[a + k].cp)
+            return 0;
+    }
+    return 1;
+}
+
+/* Is cp a numeral that a measure word follows (一 兩 幾 每 ...)? */
+static int is_count_word(uint32_t cp)
+{
+    static const uint32_t counts[] = {0x4E00, 0x4E8C, 0x4E09, 0x56DB, 0x4E94, 0x516D, 0x4E03,
+                                      0x516B, 0x4E5D, 0x5341, 0x5169, 0x5E7E, 0x6BCF, 0x534A};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+        if (cp == counts[i])
+            return 1;
+    return 0;
+}
+
+/* Repair: the extra cost of changing run[k]. 裡, 里 and 只 are each common
+ * and right on their own (inside; a unit of distance; only). After a
+ * numeral (一只手, 兩只老虎) 只 is the careless form of the measure word 隻,
+ * unless it begins a word as written (一只有: 只有). Not after 這 or 那:
+ * 這只適用 means "this only applies". */
+static int32_t repair_change_cost(const fj_converter *c, const ctx_char *run, uint32_t n,
+                                  uint32_t k)
+{
+    uint32_t cp = run[k].cp;
+    if (cp == FJ_CP_ONLY && k > 0 && is_count_word(run[k - 1].cp) &&
+        !(k + 1 < n && written_pair_is_word(c, run, k)))
+        return FJ_CTX_REPAIR_PENALTY;
+    if (cp == FJ_CP_LI_INSIDE || cp == FJ_CP_LI_UNIT || cp == FJ_CP_ONLY)
+        return FJ_CTX_REPAIR_PENALTY_COMMON;
+    return FJ_CTX_REPAIR_PENALTY;
+}
+
 /* Repair: the extra cost of the word run[i..j) with target t, for the
  * characters it would change among those right in some words (in_words
- * suspects), so that correct text comes through unchanged. */
-static int32_t repair_extra_cost(const fj_converter *c, const ctx_char *run, uint32_t i,
-                                 uint32_t j, const unsigned char *t, uint32_t tl)
+ * suspects), so that correct text comes through unchanged. n: the run's
+ * length. */
+static int32_t repair_extra_cost(const fj_converter *c, const ctx_char *run, uint32_t n,
+                                 uint32_t i, uint32_t j, const unsigned char *t, uint32_t tl)
 {
     if (j - i < 2 || !t)
         return 0;
@@ -234,9 +293,7 @@ static int32_t repair_extra_cost(const fj_converter *c, const ctx_char *run, uin
         if (!explicit_forms)
             f = default_form(c, run[k].reading);
         if (f != cp)
-            extra += (cp == FJ_CP_LI_INSIDE || cp == FJ_CP_LI_UNIT || cp == FJ_CP_ONLY)
-                         ? FJ_CTX_REPAIR_PENALTY_COMMON
-                         : FJ_CTX_REPAIR_PENALTY;
+            extra += repair_change_cost(c, run, n, k);
     }
     return extra;
 }
@@ -295,7 +352,7 @@ static void lattice(const fj_converter *c, const unsigned char *text, const ctx_
                 if (word_value(m, node, &cost, &t, &tl)) {
                     single |= j == i + 1;
                     if (c->ctx_repair) {
-                        int32_t extra = repair_extra_cost(c, run, i, j, t, tl);
+                        int32_t extra = repair_extra_cost(c, run, n, i, j, t, tl);
                         if (extra && written_attested(c, run, i, j))
                             t = NULL; /* the word as written: only "always" suspects change */
                         else
