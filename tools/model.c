@@ -636,8 +636,9 @@ static void s2t_curated(cands *cs, const char *key, const char *target, double c
 #define SURNAME_COUNT 300.0
 
 /* data/context/s2t-surnames.tsv: lines "surname<TAB>S", "title<TAB>KEY<TAB>
- * TARGET" and "before<TAB>KEY<TAB>TARGET". Each surname makes a curated
- * word with each title after it and each "before" word in front of it. */
+ * TARGET[<TAB>SURNAMES]" and "before<TAB>KEY<TAB>TARGET[<TAB>SURNAMES]". Each
+ * surname makes a curated word with each title after it and each "before"
+ * word in front of it; a line with SURNAMES applies to those only. */
 static int load_surnames(const char *path, cands *cs, s2t_ctx *x, char *err, size_t errlen)
 {
     size_t len, lineno = 0, nsur = 0, ntit = 0;
@@ -651,19 +652,22 @@ static int load_surnames(const char *path, cands *cs, s2t_ctx *x, char *err, siz
         *e = 0;
         lineno++;
         if (e > line && line[0] != '#') {
-            char *f[3] = {line, NULL, NULL};
-            for (int k = 1; k < 3; k++) {
+            char *f[4] = {line, NULL, NULL, NULL};
+            for (int k = 1; k < 4; k++) {
                 char *t = f[k - 1] ? strchr(f[k - 1], '\t') : NULL;
                 if (t) {
                     *t = 0;
                     f[k] = t + 1;
                 }
             }
-            int is_sur = strcmp(f[0], "surname") == 0 && f[1] && !f[2] && chars_in(f[1]) == 1;
+            int is_sur = strcmp(f[0], "surname") == 0 && f[1] && !f[2] && chars_in(f[1]) == 1 &&
+                         !f[3];
             int is_tit = (strcmp(f[0], "title") == 0 || strcmp(f[0], "before") == 0) && f[1] &&
                          f[2] && chars_in(f[1]) == chars_in(f[2]);
             if (!is_sur && !is_tit) {
-                seterr(err, errlen, "%s:%zu: expected surname<TAB>S, title<TAB>KEY<TAB>TARGET or before<TAB>KEY<TAB>TARGET",
+                seterr(err, errlen,
+                       "%s:%zu: expected surname<TAB>S, or title or before<TAB>KEY<TAB>TARGET"
+                       "[<TAB>SURNAMES]",
                        path, lineno);
                 free(sur);
                 free(tit);
@@ -674,18 +678,21 @@ static int load_surnames(const char *path, cands *cs, s2t_ctx *x, char *err, siz
                 sur = xrealloc_(sur, (nsur + 1) * sizeof *sur);
                 sur[nsur++] = f[1];
             } else {
-                tit = xrealloc_(tit, (ntit + 1) * 3 * sizeof *tit);
-                tit[3 * ntit] = f[1];
-                tit[3 * ntit + 1] = f[2];
-                tit[3 * ntit++ + 2] = f[0][0] == 't' ? "1" : "0";
+                tit = xrealloc_(tit, (ntit + 1) * 4 * sizeof *tit);
+                tit[4 * ntit] = f[1];
+                tit[4 * ntit + 1] = f[2];
+                tit[4 * ntit + 2] = f[0][0] == 't' ? "1" : "0";
+                tit[4 * ntit++ + 3] = f[3]; /* only these surnames, or NULL: all */
             }
         }
         line = e + 1;
     }
     for (size_t i = 0; i < nsur; i++) {
         for (size_t k = 0; k < ntit; k++) {
-            const char *key = tit[3 * k], *target = tit[3 * k + 1];
-            int after = tit[3 * k + 2][0] == '1';
+            const char *key = tit[4 * k], *target = tit[4 * k + 1], *only = tit[4 * k + 3];
+            int after = tit[4 * k + 2][0] == '1';
+            if (only && !strstr(only, sur[i]))
+                continue;
             size_t need = strlen(sur[i]) + strlen(key) + strlen(target) + 1;
             char *wk = xrealloc_(NULL, need), *wt = xrealloc_(NULL, need);
             snprintf(wk, need, "%s%s", after ? sur[i] : key, after ? key : sur[i]);
