@@ -2228,11 +2228,15 @@ static const char *const source_dicts[17] = {
     "TWPhrases",                    "TWPhrasesRev",       "TWVariants",
     "TWVariantsPhrases",            "TWVariantsRevPhrases"};
 
-static int run_quiet(char *const argv[])
+/* Runs argv with standard output discarded and standard error to
+ * err_path (or inherited when NULL); its exit code. */
+static int run_to(char *const argv[], const char *err_path)
 {
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    if (err_path)
+        posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     pid_t pid;
     int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
@@ -2242,6 +2246,11 @@ static int run_quiet(char *const argv[])
     if (waitpid(pid, &status, 0) < 0)
         return -1;
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int run_quiet(char *const argv[])
+{
+    return run_to(argv, NULL);
 }
 
 static void remove_tree(const char *dir)
@@ -2259,6 +2268,79 @@ static void remove_tree(const char *dir)
     }
     closedir(dh);
     rmdir(dir);
+}
+
+static int copy_file(const char *from, const char *to, const char *append)
+{
+    FILE *in = fopen(from, "rb"), *out = in ? fopen(to, "wb") : NULL;
+    int ok = in && out;
+    char buf[8192];
+    size_t n;
+    while (ok && (n = fread(buf, 1, sizeof buf, in)) > 0)
+        ok = fwrite(buf, 1, n, out) == n;
+    if (ok && append)
+        ok = fputs(append, out) >= 0;
+    if (in)
+        fclose(in);
+    if (out && fclose(out) != 0)
+        ok = 0;
+    return ok ? 0 : -1;
+}
+
+/* fjdict refuses a malformed line in our curated tables of the context
+ * model, naming the file and the line, and writes no image. */
+static void test_curated_table_errors(void **state)
+{
+    (void)state;
+    static const char *const tables[] = {"s2t.tsv", "s2t-forms.tsv", "s2t-surnames.tsv", "t2s.tsv",
+                                         "repair.tsv"};
+    static const struct {
+        const char *table, *bad_line, *message;
+    } cases[] = {
+        {"s2t-forms.tsv", "坏\n", "s2t-forms.tsv:"},
+        {"s2t-forms.tsv", "瞭解\t了\n", "expected FROM<TAB>TO of equal length"},
+        {"s2t-surnames.tsv", "title\t老师\n", "s2t-surnames.tsv:"},
+        {"s2t-surnames.tsv", "surname\t余范\n", "expected surname<TAB>S"},
+        {"s2t.tsv", "没有目标\n", "expected KEY<TAB>TARGET"},
+    };
+    char fjdict[4096], essay[4096];
+    snprintf(fjdict, sizeof fjdict, "%s/fjdict", t_build_dir());
+    snprintf(essay, sizeof essay, "%s/essay.txt", t_build_dir());
+    if (access(fjdict, X_OK) != 0 || access(essay, R_OK) != 0)
+        fail_msg("%s or %s not found (set FANJIAN_BUILD)", fjdict, essay);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char dir[4096], path[4300], image[4300], errp[4300];
+        snprintf(dir, sizeof dir, "%s/fanjian-curated-XXXXXX", t_env("TMPDIR", "/tmp"));
+        assert_non_null(mkdtemp(dir));
+        for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++) {
+            char from[4300];
+            snprintf(from, sizeof from, "data/context/%s", tables[t]);
+            snprintf(path, sizeof path, "%s/%s", dir, tables[t]);
+            int bad = strcmp(tables[t], cases[c].table) == 0;
+            if (copy_file(from, path, bad ? cases[c].bad_line : NULL) != 0) {
+                remove_tree(dir);
+                fail_msg("cannot copy %s (run from the source tree)", from);
+            }
+        }
+        snprintf(image, sizeof image, "%s/x.fjd", dir);
+        snprintf(errp, sizeof errp, "%s/stderr.txt", dir);
+        char datap[4096];
+        snprintf(datap, sizeof datap, "%s", t_data_dir());
+        char *argv[] = {fjdict, (char *)"--compile", datap, (char *)"-o", image,
+                        (char *)"--essay", essay, (char *)"--curated", dir, NULL};
+        int rc = run_to(argv, errp);
+        char msg[4096] = "";
+        FILE *f = fopen(errp, "rb");
+        if (f) {
+            msg[fread(msg, 1, sizeof msg - 1, f)] = 0;
+            fclose(f);
+        }
+        int wrote = access(image, F_OK) == 0;
+        remove_tree(dir);
+        if (rc == 0 || wrote || !strstr(msg, cases[c].message))
+            fail_msg("%s + %s: exit %d, image %s, stderr: %s", cases[c].table, cases[c].bad_line,
+                     rc, wrote ? "written" : "absent", msg);
+    }
 }
 
 static void test_decompile_roundtrip(void **state)
@@ -2989,6 +3071,7 @@ int main(void)
         cmocka_unit_test(test_huge_han_line),
         cmocka_unit_test(test_differential_reference),
         cmocka_unit_test(test_decompile_roundtrip),
+        cmocka_unit_test(test_curated_table_errors),
         cmocka_unit_test(test_default_idempotent),
         cmocka_unit_test(test_default_stream_equals_oneshot),
         cmocka_unit_test(test_default_folded_steps),

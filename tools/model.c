@@ -127,6 +127,46 @@ static char *slurp(const char *path, size_t *len, char *err, size_t errlen)
     return buf;
 }
 
+/* The lines of one of our data files that are neither empty nor # comments,
+ * each NUL-terminated in place; lineno counts every line, for messages. */
+typedef struct line_reader {
+    char *buf, *next, *end;
+    size_t lineno;
+} line_reader;
+
+static int lines_open(line_reader *r, const char *path, char *err, size_t errlen)
+{
+    size_t len;
+    memset(r, 0, sizeof *r);
+    r->buf = slurp(path, &len, err, errlen);
+    if (!r->buf)
+        return -1;
+    r->next = r->buf;
+    r->end = r->buf + len;
+    return 0;
+}
+
+/* The next line, or NULL at the end. */
+static char *lines_next(line_reader *r)
+{
+    while (r->next < r->end) {
+        char *line = r->next, *nl = memchr(line, '\n', (size_t)(r->end - line));
+        char *e = nl ? nl : r->end;
+        *e = 0;
+        r->next = e + 1;
+        r->lineno++;
+        if (e > line && line[0] != '#')
+            return line;
+    }
+    return NULL;
+}
+
+static void lines_close(line_reader *r)
+{
+    free(r->buf);
+    memset(r, 0, sizeof *r);
+}
+
 model_words *model_words_load(const char *path, char *err, size_t errlen)
 {
     size_t len, cap = 0, lineno = 0;
@@ -415,34 +455,26 @@ static int load_curated(const char *path, cands *cs, void (*add)(cands *, const 
 {
     if (!path)
         return 0;
-    size_t len, lineno = 0;
-    char *buf = slurp(path, &len, err, errlen);
-    if (!buf)
+    line_reader r;
+    if (lines_open(&r, path, err, errlen) != 0)
         return -1;
-    for (char *line = buf, *end = buf + len; line < end;) {
-        char *nl = memchr(line, '\n', (size_t)(end - line));
-        char *e = nl ? nl : end;
-        *e = 0;
-        lineno++;
-        if (e > line && line[0] != '#') {
-            char *t1 = strchr(line, '\t');
-            char *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
-            double count = CURATED_COUNT;
-            if (t2) {
-                *t2 = 0;
-                count = strtod(t2 + 1, NULL);
-            }
-            if (!t1 || count <= 0) {
-                seterr(err, errlen, "%s:%zu: expected KEY<TAB>TARGET[<TAB>COUNT]", path, lineno);
-                free(buf);
-                return -1;
-            }
-            *t1 = 0;
-            add(cs, line, t1 + 1, count, ctx);
+    for (char *line; (line = lines_next(&r));) {
+        char *t1 = strchr(line, '\t');
+        char *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+        double count = CURATED_COUNT;
+        if (t2) {
+            *t2 = 0;
+            count = strtod(t2 + 1, NULL);
         }
-        line = e + 1;
+        if (!t1 || count <= 0) {
+            seterr(err, errlen, "%s:%zu: expected KEY<TAB>TARGET[<TAB>COUNT]", path, r.lineno);
+            lines_close(&r);
+            return -1;
+        }
+        *t1 = 0;
+        add(cs, line, t1 + 1, count, ctx);
     }
-    free(buf);
+    lines_close(&r);
     return 0;
 }
 
@@ -514,32 +546,24 @@ typedef struct s2t_ctx {
 /* Lines "FROM<TAB>TO", strings of equal length. 0, or -1 and err. */
 static int load_prefs(const char *path, s2t_ctx *x, char *err, size_t errlen)
 {
-    size_t len, lineno = 0;
-    char *buf = slurp(path, &len, err, errlen);
-    if (!buf)
+    line_reader r;
+    if (lines_open(&r, path, err, errlen) != 0)
         return -1;
-    for (char *line = buf, *end = buf + len; line < end;) {
-        char *nl = memchr(line, '\n', (size_t)(end - line));
-        char *e = nl ? nl : end;
-        lineno++;
-        if (e > line && line[0] != '#') {
-            char *tab = memchr(line, '\t', (size_t)(e - line));
-            form_pref f = {{0}, {0}};
-            if (!tab || !decode_all(line, (size_t)(tab - line), &f.from) ||
-                !decode_all(tab + 1, (size_t)(e - tab - 1), &f.to) || f.from.n != f.to.n ||
-                f.from.n == 0) {
-                free(f.from.cp);
-                free(f.to.cp);
-                seterr(err, errlen, "%s:%zu: expected FROM<TAB>TO of equal length", path, lineno);
-                free(buf);
-                return -1;
-            }
-            x->prefs = xrealloc_(x->prefs, (x->nprefs + 1) * sizeof(form_pref));
-            x->prefs[x->nprefs++] = f;
+    for (char *line; (line = lines_next(&r));) {
+        char *tab = strchr(line, '\t');
+        form_pref f = {{0}, {0}};
+        if (!tab || !decode_all(line, (size_t)(tab - line), &f.from) ||
+            !decode_all(tab + 1, strlen(tab + 1), &f.to) || f.from.n != f.to.n || f.from.n == 0) {
+            free(f.from.cp);
+            free(f.to.cp);
+            seterr(err, errlen, "%s:%zu: expected FROM<TAB>TO of equal length", path, r.lineno);
+            lines_close(&r);
+            return -1;
         }
-        line = e + 1;
+        x->prefs = xrealloc_(x->prefs, (x->nprefs + 1) * sizeof(form_pref));
+        x->prefs[x->nprefs++] = f;
     }
-    free(buf);
+    lines_close(&r);
     return 0;
 }
 
@@ -641,51 +665,43 @@ static void s2t_curated(cands *cs, const char *key, const char *target, double c
  * word in front of it; a line with SURNAMES applies to those only. */
 static int load_surnames(const char *path, cands *cs, s2t_ctx *x, char *err, size_t errlen)
 {
-    size_t len, lineno = 0, nsur = 0, ntit = 0;
-    char *buf = slurp(path, &len, err, errlen);
-    if (!buf)
+    size_t nsur = 0, ntit = 0;
+    line_reader r;
+    if (lines_open(&r, path, err, errlen) != 0)
         return -1;
     char **sur = NULL, **tit = NULL; /* surname; title key, target, kind (1 after, 0 before) */
-    for (char *line = buf, *end = buf + len; line < end;) {
-        char *nl = memchr(line, '\n', (size_t)(end - line));
-        char *e = nl ? nl : end;
-        *e = 0;
-        lineno++;
-        if (e > line && line[0] != '#') {
-            char *f[4] = {line, NULL, NULL, NULL};
-            for (int k = 1; k < 4; k++) {
-                char *t = f[k - 1] ? strchr(f[k - 1], '\t') : NULL;
-                if (t) {
-                    *t = 0;
-                    f[k] = t + 1;
-                }
-            }
-            int is_sur = strcmp(f[0], "surname") == 0 && f[1] && !f[2] && chars_in(f[1]) == 1 &&
-                         !f[3];
-            int is_tit = (strcmp(f[0], "title") == 0 || strcmp(f[0], "before") == 0) && f[1] &&
-                         f[2] && chars_in(f[1]) == chars_in(f[2]);
-            if (!is_sur && !is_tit) {
-                seterr(err, errlen,
-                       "%s:%zu: expected surname<TAB>S, or title or before<TAB>KEY<TAB>TARGET"
-                       "[<TAB>SURNAMES]",
-                       path, lineno);
-                free(sur);
-                free(tit);
-                free(buf);
-                return -1;
-            }
-            if (is_sur) {
-                sur = xrealloc_(sur, (nsur + 1) * sizeof *sur);
-                sur[nsur++] = f[1];
-            } else {
-                tit = xrealloc_(tit, (ntit + 1) * 4 * sizeof *tit);
-                tit[4 * ntit] = f[1];
-                tit[4 * ntit + 1] = f[2];
-                tit[4 * ntit + 2] = f[0][0] == 't' ? "1" : "0";
-                tit[4 * ntit++ + 3] = f[3]; /* only these surnames, or NULL: all */
+    for (char *line; (line = lines_next(&r));) {
+        char *f[4] = {line, NULL, NULL, NULL};
+        for (int k = 1; k < 4; k++) {
+            char *t = f[k - 1] ? strchr(f[k - 1], '\t') : NULL;
+            if (t) {
+                *t = 0;
+                f[k] = t + 1;
             }
         }
-        line = e + 1;
+        int is_sur = strcmp(f[0], "surname") == 0 && f[1] && !f[2] && chars_in(f[1]) == 1;
+        int is_tit = (strcmp(f[0], "title") == 0 || strcmp(f[0], "before") == 0) && f[1] &&
+                     f[2] && chars_in(f[1]) == chars_in(f[2]);
+        if (!is_sur && !is_tit) {
+            seterr(err, errlen,
+                   "%s:%zu: expected surname<TAB>S, or title or before<TAB>KEY<TAB>TARGET"
+                   "[<TAB>SURNAMES]",
+                   path, r.lineno);
+            free(sur);
+            free(tit);
+            lines_close(&r);
+            return -1;
+        }
+        if (is_sur) {
+            sur = xrealloc_(sur, (nsur + 1) * sizeof *sur);
+            sur[nsur++] = f[1];
+        } else {
+            tit = xrealloc_(tit, (ntit + 1) * 4 * sizeof *tit);
+            tit[4 * ntit] = f[1];
+            tit[4 * ntit + 1] = f[2];
+            tit[4 * ntit + 2] = f[0][0] == 't' ? "1" : "0";
+            tit[4 * ntit++ + 3] = f[3]; /* only these surnames, or NULL: all */
+        }
     }
     for (size_t i = 0; i < nsur; i++) {
         for (size_t k = 0; k < ntit; k++) {
@@ -704,7 +720,7 @@ static int load_surnames(const char *path, cands *cs, s2t_ctx *x, char *err, siz
     }
     free(sur);
     free(tit);
-    free(buf);
+    lines_close(&r);
     return 0;
 }
 
@@ -967,46 +983,38 @@ static void add_output_keys(cands *cs, const oc_dict *tsc)
 static int read_repair_list(const char *path, uint32_t *reading, unsigned char *always,
                             unsigned char *in_words, unsigned char *keep, char *err, size_t errlen)
 {
-    size_t len, lineno = 0;
-    char *buf = slurp(path, &len, err, errlen);
-    if (!buf)
+    line_reader lr;
+    if (lines_open(&lr, path, err, errlen) != 0)
         return -1;
     memset(reading, 0, 0x10000 * sizeof(uint32_t));
     memset(always, 0, 0x10000 / 8);
     memset(in_words, 0, 0x10000 / 8);
     memset(keep, 0, 0x10000 / 8);
-    for (char *line = buf, *end = buf + len; line < end;) {
-        char *nl = memchr(line, '\n', (size_t)(end - line));
-        char *e = nl ? nl : end;
-        *e = 0;
-        lineno++;
-        if (line[0] != '#' && e > line) {
-            char *t1 = strchr(line, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
-            if (t1)
-                *t1 = 0;
-            if (t2)
-                *t2 = 0;
-            uint32_t ch = first_cp(line), r = t1 ? first_cp(t1 + 1) : 0;
-            int kind = !t2                              ? -1
-                       : strcmp(t2 + 1, "always") == 0 ? 0
-                       : strcmp(t2 + 1, "words") == 0  ? 1
-                       : strcmp(t2 + 1, "keep") == 0   ? 2
-                                                       : -1;
-            if (kind < 0 || chars_in(line) != 1 || chars_in(t1 + 1) != 1 || ch >= 0x10000 ||
-                r >= 0x10000 || !ch || !r) {
-                seterr(err, errlen, "%s:%zu: expected CHAR<TAB>READING<TAB>always|words|keep",
-                       path, lineno);
-                free(buf);
-                return -1;
-            }
-            unsigned char *set = kind == 2 ? keep : kind ? in_words : always;
-            if (kind != 2)
-                reading[ch] = r;
-            set[ch >> 3] |= (unsigned char)(1u << (ch & 7));
+    for (char *line; (line = lines_next(&lr));) {
+        char *t1 = strchr(line, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+        if (t1)
+            *t1 = 0;
+        if (t2)
+            *t2 = 0;
+        uint32_t ch = first_cp(line), r = t1 ? first_cp(t1 + 1) : 0;
+        int kind = !t2                              ? -1
+                   : strcmp(t2 + 1, "always") == 0 ? 0
+                   : strcmp(t2 + 1, "words") == 0  ? 1
+                   : strcmp(t2 + 1, "keep") == 0   ? 2
+                                                   : -1;
+        if (kind < 0 || chars_in(line) != 1 || chars_in(t1 + 1) != 1 || ch >= 0x10000 ||
+            r >= 0x10000 || !ch || !r) {
+            seterr(err, errlen, "%s:%zu: expected CHAR<TAB>READING<TAB>always|words|keep",
+                   path, lr.lineno);
+            lines_close(&lr);
+            return -1;
         }
-        line = e + 1;
+        unsigned char *set = kind == 2 ? keep : kind ? in_words : always;
+        if (kind != 2)
+            reading[ch] = r;
+        set[ch >> 3] |= (unsigned char)(1u << (ch & 7));
     }
-    free(buf);
+    lines_close(&lr);
     return 0;
 }
 
