@@ -308,7 +308,7 @@ class Runner:
     def command(self, system, profile, inp, out):
         if system == 'opencc':
             return ['opencc', '-c', profile + '.json', '-i', inp, '-o', out]
-        mode = ['--compat'] if system == 'compat' else []
+        mode = {'compat': ['--compat'], 'thorough': ['--repair=thorough']}.get(system, [])
         return [self.fanjian] + mode + ['-c', profile, '-i', inp, '-o', out]
 
     def run(self, system, profile, inp, out):
@@ -516,18 +516,29 @@ def main():
 def repair_check(runner_factory, gold, work, profile, tag):
     """Repair on correct text: PROFILE (t2tw over the Taiwan gold, t2hk over
     the Hong Kong gold) in the default mode (which repairs) against --compat
-    (which does not). The gold is natively written, so every change is a
-    repair of something that was not damaged, unless the gold itself holds a
-    non-standard form. Writes TAG.SYSTEM.txt and TAG.diff.txt. Returns (lines,
-    changed lines as (line number, compat, default), character pairs with
-    counts)."""
+    (which does not), and with --repair=thorough. The gold is natively
+    written, so every change is a repair of something that was not damaged,
+    unless the gold itself holds a non-standard form. Writes TAG.SYSTEM.txt,
+    TAG.diff.txt and TAG-thorough.diff.txt. Returns {'default': changed_lines,
+    'thorough': changed_lines}."""
     runner = runner_factory()
     out = {}
-    for s in ('default', 'compat'):
+    for s in ('default', 'compat', 'thorough'):
         out[s] = os.path.join(work, f'{tag}.{s}.txt')
         runner.run(s, profile, gold, out[s])
     runner.close()
-    a, b = read_lines(out['compat']), read_lines(out['default'])
+    a = read_lines(out['compat'])
+    result = {}
+    for s in ('default', 'thorough'):
+        name = tag if s == 'default' else f'{tag}-thorough'
+        result[s] = changed_lines(a, read_lines(out[s]), os.path.join(work, f'{name}.diff.txt'))
+    return result
+
+
+def changed_lines(a, b, diff_path):
+    """The lines of b that differ from a: (lines, changed lines as (line
+    number, a, b, only never-right characters), character pairs with counts),
+    also written to diff_path."""
     changed, pairs = [], {}
     never = never_right_chars()
     for i, (x, y) in enumerate(zip(a, b)):
@@ -540,7 +551,7 @@ def repair_check(runner_factory, gold, work, profile, tag):
             for p, q in zip(x, y):
                 if p != q:
                     pairs[p + '→' + q] = pairs.get(p + '→' + q, 0) + 1
-    with open(os.path.join(work, f'{tag}.diff.txt'), 'w', encoding='utf-8') as f:
+    with open(diff_path, 'w', encoding='utf-8') as f:
         for n, x, y, only_never in changed:
             note = '  (only characters never right in modern text)' if only_never else ''
             f.write(f'#{n}{note}\ncompat:  {x}\ndefault: {y}\n\n')
@@ -579,6 +590,12 @@ def read_fiction(path):
     return pairs
 
 
+def fiction_systems(direction):
+    """The systems a fiction direction runs: SYSTEMS, and for repair also
+    fanjian --repair=thorough."""
+    return [x for x, _ in SYSTEMS] + (['thorough'] if direction == 'repair' else [])
+
+
 def fiction_check(runner_factory, tables, work):
     """The web-fiction gold (FICTION_SETS), every direction of FICTION_DIRECTIONS
     through the three converters. Writes under WORK/fiction/: NAME.gold-tw.txt,
@@ -607,7 +624,7 @@ def fiction_check(runner_factory, tables, work):
             inp = cols[icol] if icol is not None else [damage(x, tables) for x in cols[0]]
             fs['in'][d] = os.path.join(fdir, f'{name}.{d}.in.txt')
             write_lines(fs['in'][d], inp)
-            for sy, _ in SYSTEMS:
+            for sy in fiction_systems(d):
                 fs['out'][d, sy] = os.path.join(fdir, f'{name}.{d}.{sy}.txt')
                 jobs.append((sy, profile, fs['in'][d], fs['out'][d, sy]))
         sets.append(fs)
@@ -618,7 +635,7 @@ def fiction_check(runner_factory, tables, work):
         for d, _, gcol, _ in FICTION_DIRECTIONS:
             gold = fs['cols'][gcol]
             inp = read_lines(fs['in'][d])[:-1]
-            for sy, _ in SYSTEMS:
+            for sy in fiction_systems(d):
                 hyp = read_lines(fs['out'][d, sy])[:-1]
                 if len(hyp) != len(gold):
                     raise SystemExit(f'accuracy: {fs["out"][d, sy]}: {len(hyp)} lines, gold has {len(gold)}')
@@ -813,7 +830,7 @@ def render(args, entries, absent, stats, gold, scores, idem, same_as_compat, ndi
       'Taiwan\'s standard form, not a change of word).\n')
 
     w('## Repair on correct text\n')
-    total, changed, pairs = repaired['tw']
+    total, changed, pairs = repaired['tw']['default']
     never = sum(1 for c in changed if c[3])
     w(f'repair: {num(len(changed))} of {num(total)} lines of the Taiwan gold changed by '
       '`fanjian -c t2tw` (default mode, which repairs) against `--compat` (which does not); '
@@ -824,13 +841,21 @@ def render(args, entries, absent, stats, gold, scores, idem, same_as_compat, ndi
       'right in modern text (祇 for 只, 顔 for 顏). Character changes: ' +
       (', '.join(f'{k} {v}' for k, v in pairs) if pairs else 'none') +
       '. Lines in `repair-of-gold.diff.txt`.\n')
-    total, changed, pairs = repaired['hk']
+    total, changed, pairs = repaired['hk']['default']
     never = sum(1 for c in changed if c[3])
     w(f'repair, Hong Kong: {num(len(changed))} of {num(total)} lines of the Hong Kong gold changed by '
       f'`fanjian -c t2hk` against `--compat`, {num(len(changed) - never)} of them a character that '
       'can be right; read the same way. Character changes: ' +
       (', '.join(f'{k} {v}' for k, v in pairs) if pairs else 'none') +
       '. Lines in `repair-of-gold-hk.diff.txt`.\n')
+    w('With `--repair=thorough` (for text known to be converted carelessly; it also changes the '
+      'spellings the word list counts zero): ' +
+      '; '.join(f'{label} {num(len(r[1]))} of {num(r[0])} lines ('
+                + (', '.join(f'{k} {v}' for k, v in r[2][:12]) or 'none')
+                + (', ...' if len(r[2]) > 12 else '') + ')'
+                for label, r in (('Taiwan', repaired['tw']['thorough']),
+                                 ('Hong Kong', repaired['hk']['thorough']))) +
+      '. Lines in `repair-of-gold-thorough.diff.txt` and `repair-of-gold-hk-thorough.diff.txt`.\n')
 
     w('## Boilerplate removal\n')
     total, dropped = cleaned
@@ -921,6 +946,10 @@ def render_fiction(w, fiction):
             w(f'| {d} | exact lines | ' +
               ' | '.join('—' if x is None else f'{x.exact_pct():.2f} %' for x in sc) + ' |')
             w(f'| {d} | errors (chars) | ' + ' | '.join('—' if x is None else num(x.errors) for x in sc) + ' |')
+            if (d, 'thorough') in fs['scores']:
+                x = fs['scores'][d, 'thorough']
+                w(f'| {d}, `--repair=thorough` | errors per 10k chars / exact lines | '
+                  f'{x.per10k():.1f} / {x.exact_pct():.2f} % | — | — | — |')
         w('')
     if fiction['overlap']:
         w(f'{num(fiction["overlap"])} held-out lines have the same Simplified text as a dev line.\n')

@@ -48,6 +48,11 @@ static void usage(FILE *f)
             "  -o, --output FILE     output file (default: standard output)\n"
             "      --compat          OpenCC 1.4.2-identical output (maximum matching);\n"
             "                        by default forms are chosen from context\n"
+            "      --repair=LEVEL    Traditional input (t2tw t2hk tw2t hk2t t2jp) is\n"
+            "                        repaired: careful (default) keeps every spelling\n"
+            "                        natives use; thorough, for text known to be\n"
+            "                        converted carelessly, also fixes spellings the\n"
+            "                        word list marks unpreferred (關系, 仿佛)\n"
             "      --fsync           flush each output to disk before it replaces the old file\n"
             "      --clean           drop site boilerplate lines before converting (text)\n"
             "      --rules FILE      more clean rules (format: data/clean-rules.txt);\n"
@@ -448,7 +453,17 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
         else if (strcmp(a, "--no-progress") == 0)
             progress = 0;
         else if (strcmp(a, "--compat") == 0)
-            conv_flags = FJ_COMPAT;
+            conv_flags |= FJ_COMPAT;
+        else if (TAKES("--repair", "--repair")) {
+            if (strcmp(val, "thorough") == 0)
+                conv_flags |= FJ_REPAIR_THOROUGH;
+            else if (strcmp(val, "careful") == 0)
+                conv_flags &= ~(unsigned)FJ_REPAIR_THOROUGH;
+            else {
+                fprintf(stderr, "%s: --repair takes careful or thorough, not %s\n", prog, val);
+                return 2;
+            }
+        }
         else if (TAKES("--quotes", "--quotes")) {
             if (strcmp(val, "tw") == 0 || strcmp(val, "hk") == 0)
                 set.quotes = FJ_QUOTES_CORNER;

@@ -1,4 +1,5 @@
-/* Fuzz: one-shot conversion of arbitrary bytes, every profile, both modes.
+/* Fuzz: one-shot conversion of arbitrary bytes, every profile, in the
+ * default mode, the compatible mode and with FJ_REPAIR_THOROUGH.
  * Input: profile byte, mode byte, text.
  * Invariants: the sized and allocating calls agree, and a buffer of the
  * reported size is enough; valid UTF-8 stays valid; ASCII passes through
@@ -10,7 +11,9 @@
 #include "../tools/ocdata.h"
 #include "fuzz.h"
 
-static fj_converter *convs[16][2];
+/* The modes, by the mode byte modulo 3: default, compat, thorough repair. */
+static const unsigned modes[3] = {FJ_DEFAULT, FJ_COMPAT, FJ_REPAIR_THOROUGH};
+static fj_converter *convs[16][3];
 static oc_data *reference; /* NULL when OpenCC's text data is not at hand */
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -19,9 +22,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argv;
     const fj_dict *dict = fuzz_dict();
     for (int p = 0; p < 16; p++)
-        for (int m = 0; m < 2; m++)
-            if (fj_converter_open(dict, fuzz_profiles[p], m ? FJ_COMPAT : FJ_DEFAULT,
-                                  &convs[p][m], NULL) != FJ_OK)
+        for (int m = 0; m < 3; m++)
+            if (fj_converter_open(dict, fuzz_profiles[p], modes[m], &convs[p][m], NULL) != FJ_OK)
                 abort();
     const char *dir = getenv("FANJIAN_OPENCC_DATA");
     char err[256];
@@ -44,10 +46,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 2)
         return 0;
-    int p = data[0] % 16, compat = data[1] & 1;
+    int p = data[0] % 16, mode = data[1] % 3, compat = modes[mode] == FJ_COMPAT;
     const char *text = (const char *)data + 2;
     size_t n = size - 2;
-    const fj_converter *conv = convs[p][compat];
+    const fj_converter *conv = convs[p][mode];
 
     char *out = NULL;
     size_t out_len = 0;

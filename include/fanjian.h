@@ -120,12 +120,21 @@ typedef struct fj_converter fj_converter;
 
 enum {
     /* The default (flags 0): forms are chosen from context, by the cheapest
-     * segmentation into known words (see docs/DESIGN.md). Profiles without a
-     * script-conversion step (t2tw, t2jp, ...) convert as in FJ_COMPAT. */
+     * segmentation into known words (see docs/DESIGN.md). The profiles whose
+     * input is Traditional (t2tw, t2hk, tw2t, hk2t, t2jp) first repair text
+     * damaged by character-by-character conversion (衹 -> 只, 沖鋒 -> 衝鋒)
+     * and leave correct text as it is. */
     FJ_DEFAULT = 0,
     /* Reproduce OpenCC 1.4.2's output byte for byte (maximum matching over
      * its phrase tables). */
-    FJ_COMPAT = 1u << 0
+    FJ_COMPAT = 1u << 0,
+    /* For Traditional input known to be carelessly converted (profiles that
+     * repair: t2tw, t2hk, tw2t, hk2t, t2jp): also re-choose the words
+     * written in a spelling that the word list marks as unpreferred (關系,
+     * 仿佛, 詞匯). This leaves about a third fewer errors in damaged text,
+     * but changes correct text that uses the less common of two standard
+     * spellings (借助, 注定). No effect with FJ_COMPAT or other profiles. */
+    FJ_REPAIR_THOROUGH = 1u << 1
 };
 
 /* `profile` is a name such as "s2twp", or an OpenCC config file name such as

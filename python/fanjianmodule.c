@@ -3,8 +3,10 @@
  * (include/fanjian.h), which is linked into it statically. See
  * python/README.md for the Python API and the decisions behind it.
  *
- *   fanjian.convert(text, profile="s2t", *, compat=False, quotes=None, punct=False, dict=None)
- *   fanjian.Converter(profile="s2t", *, compat=False, quotes=None, punct=False, dict=None)
+ *   fanjian.convert(text, profile="s2t", *, compat=False, quotes=None, punct=False, dict=None,
+ *                   repair="careful")
+ *   fanjian.Converter(profile="s2t", *, compat=False, quotes=None, punct=False, dict=None,
+ *                     repair="careful")
  *   fanjian.detect(text, *, dict=None)
  *   fanjian.profiles(*, dict=None)
  *   fanjian.OpenCC(config="t2s")      OpenCC 1.4.2-identical (FJ_COMPAT)
@@ -577,23 +579,37 @@ static int converter_setup(ConverterObject *self, dict_entry *dict, const char *
     return 0;
 }
 
+/* The flags for `compat` and `repair` ("careful", "thorough" or None). */
+static int mode_flags(int compat, const char *repair, unsigned *flags)
+{
+    *flags = compat ? FJ_COMPAT : 0;
+    if (!repair || strcmp(repair, "careful") == 0)
+        return 0;
+    if (strcmp(repair, "thorough") == 0) {
+        *flags |= FJ_REPAIR_THOROUGH;
+        return 0;
+    }
+    PyErr_Format(PyExc_ValueError, "repair must be 'careful' or 'thorough', not '%s'", repair);
+    return -1;
+}
+
 static int Converter_init(ConverterObject *self, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"profile", "compat", "quotes", "punct", "dict", NULL};
-    const char *profile = "s2t";
+    static char *kwlist[] = {"profile", "compat", "quotes", "punct", "dict", "repair", NULL};
+    const char *profile = "s2t", *repair = NULL;
     int compat = 0, punct = 0, quotes_given;
+    unsigned flags;
     PyObject *quotes = Py_None, *dictarg = Py_None;
     fj_quotes q = FJ_QUOTES_KEEP;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|s$pOpO:Converter", kwlist, &profile, &compat,
-                                     &quotes, &punct, &dictarg))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|s$pOpOz:Converter", kwlist, &profile, &compat,
+                                     &quotes, &punct, &dictarg, &repair))
         return -1;
-    if (quotes_arg(quotes, &q, &quotes_given) < 0)
+    if (quotes_arg(quotes, &q, &quotes_given) < 0 || mode_flags(compat, repair, &flags) < 0)
         return -1;
     dict_entry *d = open_dict(dictarg);
     if (!d)
         return -1;
-    return converter_setup(self, d, profile, compat ? FJ_COMPAT : 0, q, quotes_given,
-                           punct ? PUNCT_ALL : 0);
+    return converter_setup(self, d, profile, flags, q, quotes_given, punct ? PUNCT_ALL : 0);
 }
 
 static void Converter_dealloc(ConverterObject *self)
@@ -680,6 +696,11 @@ static PyObject *Converter_get_compat(ConverterObject *self, void *Py_UNUSED(clo
     return PyBool_FromLong((self->flags & FJ_COMPAT) != 0);
 }
 
+static PyObject *Converter_get_repair(ConverterObject *self, void *Py_UNUSED(closure))
+{
+    return PyUnicode_FromString((self->flags & FJ_REPAIR_THOROUGH) ? "thorough" : "careful");
+}
+
 static PyObject *Converter_get_quotes(ConverterObject *self, void *Py_UNUSED(closure))
 {
     return PyUnicode_FromString(quotes_names[self->quotes]);
@@ -713,6 +734,8 @@ static PyMethodDef Converter_methods[] = {
 static PyGetSetDef Converter_getset[] = {
     {"profile", (getter)Converter_get_profile, NULL, "The canonical profile name ('s2twp').", NULL},
     {"compat", (getter)Converter_get_compat, NULL, "True: OpenCC 1.4.2-identical output.", NULL},
+    {"repair", (getter)Converter_get_repair, NULL,
+     "How Traditional input is repaired: 'careful' or 'thorough'.", NULL},
     {"quotes", (getter)Converter_get_quotes, NULL,
      "The quotation marks written: 'tw' (「」), 'cn' (“”) or 'keep'.", NULL},
     {"punct", (getter)Converter_get_punct, NULL, "True: 。。。 -> …… and full-width , ! ? : ;", NULL},
@@ -867,21 +890,24 @@ static PyTypeObject OpenCCType = {
 /* ---- module functions -------------------------------------------------------------------- */
 
 PyDoc_STRVAR(mod_convert_doc,
-"convert(text, profile='s2t', *, compat=False, quotes=None, punct=False, dict=None) -> str\n\n"
+"convert(text, profile='s2t', *, compat=False, quotes=None, punct=False, dict=None,\n"
+"        repair='careful') -> str\n\n"
 "Converts `text` (a str) with `profile`; the options are Converter's.\n"
 "The GIL is released while converting.");
 
 static PyObject *mod_convert(PyObject *Py_UNUSED(m), PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"text", "profile", "compat", "quotes", "punct", "dict", NULL};
+    static char *kwlist[] = {"text", "profile", "compat", "quotes", "punct", "dict", "repair", NULL};
     PyObject *text, *quotes = Py_None, *dictarg = Py_None;
-    const char *profile = "s2t";
+    const char *profile = "s2t", *repair = NULL;
     int compat = 0, punct = 0, quotes_given;
+    unsigned flags;
     fj_quotes q = FJ_QUOTES_KEEP;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|s$pOpO:convert", kwlist, &text, &profile,
-                                     &compat, &quotes, &punct, &dictarg))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|s$pOpOz:convert", kwlist, &text, &profile,
+                                     &compat, &quotes, &punct, &dictarg, &repair))
         return NULL;
-    if (text_arg(text, "convert") < 0 || quotes_arg(quotes, &q, &quotes_given) < 0)
+    if (text_arg(text, "convert") < 0 || quotes_arg(quotes, &q, &quotes_given) < 0 ||
+        mode_flags(compat, repair, &flags) < 0)
         return NULL;
     dict_entry *d = open_dict(dictarg);
     if (!d)
@@ -891,7 +917,7 @@ static PyObject *mod_convert(PyObject *Py_UNUSED(m), PyObject *args, PyObject *k
     fj_status st;
     memset(&err, 0, sizeof err);
     Py_BEGIN_ALLOW_THREADS
-    st = conv_get(d, profile, compat ? FJ_COMPAT : 0, &c, &err);
+    st = conv_get(d, profile, flags, &c, &err);
     Py_END_ALLOW_THREADS
     if (st != FJ_OK) {
         raise_fj(st, &err, 0);

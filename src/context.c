@@ -298,7 +298,9 @@ static int32_t repair_extra_cost(const fj_converter *c, const ctx_char *run, uin
     return extra;
 }
 
-/* Repair: is run[i..j) as written a word that repair keeps (ctx_attested)? */
+/* Repair: is run[i..j) as written a word that repair keeps (ctx_attested)?
+ * Those of value "0", the word list's unpreferred spellings, only when the
+ * repair is not thorough. */
 static int written_attested(const fj_converter *c, const ctx_char *run, uint32_t i, uint32_t j)
 {
     if (!c->ctx_has_attested)
@@ -310,7 +312,11 @@ static int written_attested(const fj_converter *c, const ctx_char *run, uint32_t
     const fj_node_rec *node = &m->nodes[e & FJ_ENTRY_NODE_MASK];
     for (uint32_t k = i + 1; k < j && node; k++)
         node = fj__child(m, node, run[k].cp);
-    return node && node->value_len != FJ_NO_VALUE;
+    if (!node || node->value_len == FJ_NO_VALUE)
+        return 0;
+    fj_match v;
+    fj__take_value(m, node, 0, &v);
+    return !(c->ctx_repair_thorough && v.value_len == 1 && v.value[0] == '0');
 }
 
 /* Finds the best path over run[0..n) and writes it. */

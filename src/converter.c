@@ -335,7 +335,7 @@ void fj__profile_key(const char *name, char *key, size_t size)
 fj_status fj_converter_open(const fj_dict *dict, const char *profile, unsigned flags,
                             fj_converter **out, fj_error *error)
 {
-    if (!out || !dict || !profile || (flags & ~(unsigned)FJ_COMPAT)) {
+    if (!out || !dict || !profile || (flags & ~(unsigned)(FJ_COMPAT | FJ_REPAIR_THOROUGH))) {
         fj__set_error(error, FJ_ERR_INVALID_ARGUMENT, 0, "invalid argument");
         return FJ_ERR_INVALID_ARGUMENT;
     }
@@ -364,6 +364,7 @@ fj_status fj_converter_open(const fj_dict *dict, const char *profile, unsigned f
     c->allocator = dict->allocator;
     c->profile = rec;
     c->flags = flags;
+    c->ctx_repair_thorough = (flags & FJ_REPAIR_THOROUGH) != 0;
     c->barrier = img->barriers + (size_t)rec->barrier * FJ_BARRIER_BYTES;
     c->stage_count = rec->stage_count;
     for (uint32_t k = 0; k < rec->stage_count; k++) {

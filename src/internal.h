@@ -136,6 +136,7 @@ struct fj_converter {
     /* Repair (fj_context_rec): the lattice runs before the steps from
      * ctx_post_first on, and only ctx_always / ctx_in_words characters change. */
     int ctx_repair;
+    int ctx_repair_thorough; /* FJ_REPAIR_THOROUGH: the list's unpreferred spellings change */
     uint32_t ctx_post_first;
     const unsigned char *ctx_always, *ctx_in_words;
     fj_matcher ctx_defaults;

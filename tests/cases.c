@@ -5,7 +5,8 @@
  *   - our case files, tests/cases/ *.tsv: profile<TAB>input<TAB>expected,
  *     '#' comments, escapes \t \n \r \\ \xHH; converted with FJ_COMPAT,
  *     or with FJ_DEFAULT when the file's first line is exactly "# mode: default"
- *     (as tests/run.sh does for the CLI)
+ *     (FJ_REPAIR_THOROUGH for "# mode: thorough"), as tests/run.sh does for
+ *     the CLI
  *   - the development cases ../shared/cases/s2tw.tsv and t2s.tsv (same
  *     columns), in the default mode (FJ_DEFAULT), one cmocka test per line,
  *     and detect.tsv and clean.tsv
@@ -24,14 +25,16 @@
 static fj_dict *g_dict;
 static fj_converter *g_conv[16]; /* FJ_COMPAT */
 static fj_converter *g_def[16];  /* FJ_DEFAULT */
+static fj_converter *g_thr[16];  /* FJ_REPAIR_THOROUGH */
 static fj_clean *g_clean;        /* the default clean rules */
 
-/* The converter for `name` in the mode `flags` (FJ_COMPAT or FJ_DEFAULT). */
+/* The converter for `name` in the mode `flags` (FJ_COMPAT, FJ_DEFAULT or
+ * FJ_REPAIR_THOROUGH). */
 static const fj_converter *conv_named(const char *name, unsigned flags)
 {
     for (int i = 0; i < 16; i++)
         if (strcmp(t_profiles[i], name) == 0)
-            return flags & FJ_COMPAT ? g_conv[i] : g_def[i];
+            return flags & FJ_COMPAT ? g_conv[i] : flags & FJ_REPAIR_THOROUGH ? g_thr[i] : g_def[i];
     return NULL;
 }
 
@@ -45,7 +48,9 @@ static int group_setup(void **state)
         fprintf(stderr, "cases: fj_clean_open: %s\n", err.message);
         return -1;
     }
-    return t_open_profiles("cases", g_dict, FJ_DEFAULT, g_def);
+    if (t_open_profiles("cases", g_dict, FJ_DEFAULT, g_def) != 0)
+        return -1;
+    return t_open_profiles("cases", g_dict, FJ_REPAIR_THOROUGH, g_thr);
 }
 
 static int group_teardown(void **state)
@@ -53,6 +58,7 @@ static int group_teardown(void **state)
     (void)state;
     fj_clean_close(g_clean);
     t_close_profiles(g_def);
+    t_close_profiles(g_thr);
     t_close_all(g_dict, g_conv);
     return 0;
 }
@@ -270,8 +276,10 @@ bad:
     return NULL;
 }
 
-/* The first line that marks a default-mode case file (see tests/run.sh). */
+/* The first lines that mark a default-mode case file and a thorough-repair
+ * one (see tests/run.sh). */
 static const char mode_default_line[] = "# mode: default";
+static const char mode_thorough_line[] = "# mode: thorough";
 
 /* Parsed cases: our case files, then the development cases from ../shared. */
 static tsv_case *g_tsv;
@@ -296,10 +304,13 @@ static void parse_tsv(tsv_file *f, const char *path)
         add_error(f, 0, "cannot read the file");
         return;
     }
-    size_t ml = sizeof mode_default_line - 1;
+    size_t ml = sizeof mode_default_line - 1, tl = sizeof mode_thorough_line - 1;
     if (len >= ml && memcmp(text, mode_default_line, ml) == 0 &&
         (len == ml || text[ml] == '\n'))
         f->flags = FJ_DEFAULT;
+    else if (len >= tl && memcmp(text, mode_thorough_line, tl) == 0 &&
+             (len == tl || text[tl] == '\n'))
+        f->flags = FJ_REPAIR_THOROUGH;
     size_t line = 0;
     for (char *p = text, *end = text + len; p < end;) {
         char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -460,7 +471,7 @@ static void test_tsv_case(void **state)
         fail_msg("%s: wrong answer", what);
     if (pseudo < 0 && !check_case(c->profile, c->flags, c->input, c->input_len, c->expected,
                                   c->expected_len, what))
-        fail_msg("%s: wrong output%s", what, c->flags & FJ_COMPAT ? "" : " (default mode)");
+        fail_msg("%s: wrong output%s", what, c->flags & FJ_COMPAT ? "" : c->flags & FJ_REPAIR_THOROUGH ? " (thorough repair)" : " (default mode)");
 }
 
 /* ---- development cases, default mode ----------------------------------------- */
@@ -610,7 +621,7 @@ int main(void)
                  test_dev_case, &g_tsv[i]);
     for (size_t i = dev_cases; i < g_tsv_count; i++)
         add_test(&t, keepf("%s:%zu %s%s", g_tsv[i].file, g_tsv[i].line, g_tsv[i].profile,
-                           g_tsv[i].flags & FJ_COMPAT ? "" : " (default mode)"),
+                           g_tsv[i].flags & FJ_COMPAT ? "" : g_tsv[i].flags & FJ_REPAIR_THOROUGH ? " (thorough repair)" : " (default mode)"),
                  test_tsv_case, &g_tsv[i]);
 
     int rc = _cmocka_run_group_tests("cases", t.v, t.n, group_setup, group_teardown);

@@ -125,15 +125,19 @@ else
 
     # -- the case files, through the CLI ------------------------------------------
     # Fields use the escapes \t \n \r \\ \xHH, which printf %b understands.
-    # A file whose first line is "# mode: default" holds default-mode cases;
-    # the others hold OpenCC-compatible ones; "# cli: OPTIONS" adds CLI
+    # A file whose first line is "# mode: default" holds default-mode cases,
+    # "# mode: thorough" cases of --repair=thorough; the others hold
+    # OpenCC-compatible ones; "# cli: OPTIONS" adds CLI
     # options. The pseudo-profiles "detect"
     # (expected: the label `fanjian detect` prints) and "clean" (expected:
     # drop or keep, by `fanjian clean`) test those commands instead.
     # cli_cases FILE LABEL
     cli_cases() {
         local f=$1 label=$2 mode=--compat lineno=0 line tabs prof rest input expected name
-        if [ "$(head -n 1 "$f")" = "# mode: default" ]; then mode=; fi
+        case "$(head -n 1 "$f")" in
+            "# mode: default") mode= ;;
+            "# mode: thorough") mode=--repair=thorough ;;
+        esac
         # "# cli: OPTIONS" in a file: the CLI runs its cases with OPTIONS too.
         local cli_opts
         cli_opts=$(sed -n 's/^# cli: //p' "$f" | head -n 1)

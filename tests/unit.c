@@ -2292,8 +2292,8 @@ static int copy_file(const char *from, const char *to, const char *append)
 static void test_curated_table_errors(void **state)
 {
     (void)state;
-    static const char *const tables[] = {"s2t.tsv", "s2t-forms.tsv", "s2t-surnames.tsv", "t2s.tsv",
-                                         "repair.tsv"};
+    static const char *const tables[] = {"s2t.tsv",    "s2t-forms.tsv", "s2t-surnames.tsv",
+                                         "t2s.tsv",    "repair.tsv",    "repair-either.tsv"};
     static const struct {
         const char *table, *bad_line, *message;
     } cases[] = {
@@ -2302,6 +2302,8 @@ static void test_curated_table_errors(void **state)
         {"s2t-surnames.tsv", "title\t老师\n", "s2t-surnames.tsv:"},
         {"s2t-surnames.tsv", "surname\t余范\n", "expected surname<TAB>S"},
         {"s2t.tsv", "没有目标\n", "expected KEY<TAB>TARGET"},
+        {"repair-either.tsv", "坐\n", "repair-either.tsv:"},
+        {"repair-either.tsv", "坐標\t座標\n", "expected one word of 2 to"},
     };
     char fjdict[4096], essay[4096];
     snprintf(fjdict, sizeof fjdict, "%s/fjdict", t_build_dir());

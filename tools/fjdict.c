@@ -527,9 +527,12 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
             model_words_free(essay);
             return 1;
         }
-        char repair_path[4096];
+        char repair_path[4096], either_path[4096];
         snprintf(repair_path, sizeof repair_path, "%s/repair.tsv", curated_dir ? curated_dir : ".");
-        if (curated_dir && model_build_repair(data, repair_path, essay, s2t_model.words, &repair, err, sizeof err) != 0) {
+        snprintf(either_path, sizeof either_path, "%s/repair-either.tsv",
+                 curated_dir ? curated_dir : ".");
+        if (curated_dir && model_build_repair(data, repair_path, either_path, essay,
+                                              s2t_model.words, &repair, err, sizeof err) != 0) {
             fprintf(stderr, "fjdict: %s\n", err);
             model_words_free(essay);
             return 1;
@@ -848,8 +851,9 @@ static void usage(FILE *f)
                "OPENCC_DATA_DIR holds OpenCC's dictionary/ and config/ directories.\n"
                "--essay: a word list with counts (rime-essay's essay.txt) for the context\n"
                "model of the default mode; --curated: a directory with our own s2t.tsv,\n"
-               "s2t-forms.tsv, s2t-surnames.tsv, t2s.tsv and repair.tsv. Without --essay\n"
-               "the image offers the compatible mode only.\n");
+               "s2t-forms.tsv, s2t-surnames.tsv, t2s.tsv, repair.tsv and\n"
+               "repair-either.tsv. Without --essay the image offers the compatible mode\n"
+               "only.\n");
 }
 
 int main(int argc, char **argv)

@@ -1163,13 +1163,35 @@ static uint32_t map_cp(const oc_dict *d, uint32_t cp)
     return e && chars_in(e->values[0]) == 1 ? first_cp(e->values[0]) : cp;
 }
 
-/* Repair: the words rime-essay writes in a form that the model does not
- * choose for their reading (了解 where the model writes 瞭解, 分布 for 分佈),
- * also in Taiwan's and Hong Kong's variants. Written so, they are words, and
- * repair keeps them as written. */
+/* Appends form (n characters) to the attested text, also in Taiwan's and
+ * Hong Kong's variants, with the value 1 (kept always) or 0 (kept unless
+ * the repair is thorough). */
+static void attest_form(const uint32_t *w, size_t n, const oc_dict *const variants[2],
+                        int always, char **text, size_t *len, size_t *cap)
+{
+    char form[4 * MAX_WORD_CHARS + 1];
+    for (int pass = 0; pass < 3; pass++) {
+        uint32_t f[MAX_WORD_CHARS];
+        for (size_t k = 0; k < n; k++)
+            f[k] = pass ? map_cp(variants[pass - 1], w[k]) : w[k];
+        if (pass && memcmp(f, w, n * sizeof(uint32_t)) == 0)
+            continue;
+        encode_all(f, n, form);
+        while (*len + strlen(form) + 4 >= *cap)
+            *text = xrealloc_(*text, *cap *= 2);
+        *len += (size_t)sprintf(*text + *len, "%s\t%d\n", form, always);
+    }
+}
+
+/* Repair: the words written in a form that the model does not choose for
+ * their reading, which repair keeps as written (了解 where the model writes
+ * 瞭解, 分布 for 分佈): rime-essay's words, and the words of either_path
+ * (repair-either.tsv), written both ways in Taiwan and Hong Kong. rime-essay's
+ * zero-count words are its unpreferred spellings, mostly the careless ones
+ * (關系, 仿佛): they get the value 0, and a thorough repair changes them. */
 static oc_dict *build_attested(const oc_data *data, const model_words *essay,
-                               const oc_dict *s2t_words, const oc_dict *fold, char *err,
-                               size_t errlen)
+                               const oc_dict *s2t_words, const oc_dict *fold,
+                               const char *either_path, char *err, size_t errlen)
 {
     const oc_dict *stc = oc_data_dict(data, "STCharacters");
     const oc_dict *variants[2] = {oc_data_dict(data, "TWVariants"), oc_data_dict(data, "HKVariants")};
@@ -1186,7 +1208,7 @@ static oc_dict *build_attested(const oc_data *data, const model_words *essay,
             ok = w.cp[k] >= 0x2000 && w.cp[k] < 0x10000;
             r[k] = map_cp(fold, w.cp[k]);
         }
-        char key[4 * MAX_WORD_CHARS + 1], form[4 * MAX_WORD_CHARS + 1];
+        char key[4 * MAX_WORD_CHARS + 1];
         const oc_entry *e = NULL;
         if (ok) {
             encode_all(r, w.n, key);
@@ -1206,22 +1228,34 @@ static oc_dict *build_attested(const oc_data *data, const model_words *essay,
                 t[k] = map_cp(stc, r[k]);
         }
         free(tv.cp);
-        if (memcmp(t, w.cp, w.n * sizeof(uint32_t)) != 0) {
-            for (int pass = 0; pass < 3; pass++) {
-                uint32_t f[MAX_WORD_CHARS];
-                for (size_t k = 0; k < w.n; k++)
-                    f[k] = pass ? map_cp(variants[pass - 1], w.cp[k]) : w.cp[k];
-                if (pass && memcmp(f, w.cp, w.n * sizeof(uint32_t)) == 0)
-                    continue;
-                encode_all(f, w.n, form);
-                while (len + strlen(form) + 4 >= cap)
-                    text = xrealloc_(text, cap *= 2);
-                len += (size_t)sprintf(text + len, "%s\t1\n", form);
-            }
-        }
+        if (memcmp(t, w.cp, w.n * sizeof(uint32_t)) != 0)
+            attest_form(w.cp, w.n, variants, essay->counts[i] > 0, &text, &len, &cap);
         free(w.cp);
     }
-    /* One line per form: variants can meet another essay word. */
+    line_reader lr;
+    if (lines_open(&lr, either_path, err, errlen) != 0) {
+        free(text);
+        return NULL;
+    }
+    for (char *line; (line = lines_next(&lr));) {
+        u32s w;
+        int ok = decode_all(line, strlen(line), &w) && w.n >= 2 && w.n <= MAX_WORD_CHARS;
+        for (size_t k = 0; ok && k < w.n; k++)
+            ok = w.cp[k] >= 0x2000 && w.cp[k] < 0x10000;
+        if (!ok) {
+            seterr(err, errlen, "%s:%zu: expected one word of 2 to %d characters", either_path,
+                   lr.lineno, MAX_WORD_CHARS);
+            free(w.cp);
+            free(text);
+            lines_close(&lr);
+            return NULL;
+        }
+        attest_form(w.cp, w.n, variants, 1, &text, &len, &cap);
+        free(w.cp);
+    }
+    lines_close(&lr);
+    /* One line per form (variants can meet another essay word); where a form
+     * has both values, 1 sorts last and is the one kept. */
     size_t n = 0;
     char **lines = NULL;
     for (char *q = text, *end = text + len; q < end; n++) {
@@ -1236,7 +1270,8 @@ static oc_dict *build_attested(const oc_data *data, const model_words *essay,
     size_t out_len = 0;
     char *uniq = xrealloc_(NULL, len + 1);
     for (size_t i = 0; i < n; i++) {
-        if (i && strcmp(lines[i], lines[i - 1]) == 0)
+        size_t key_len = strcspn(lines[i], "\t");
+        if (i + 1 < n && strncmp(lines[i], lines[i + 1], key_len + 1) == 0)
             continue;
         out_len += (size_t)sprintf(uniq + out_len, "%s\n", lines[i]);
     }
@@ -1247,8 +1282,9 @@ static oc_dict *build_attested(const oc_data *data, const model_words *essay,
     return d;
 }
 
-int model_build_repair(const oc_data *data, const char *repair_path, const model_words *essay,
-                       const oc_dict *s2t_words, repair_tables *out, char *err, size_t errlen)
+int model_build_repair(const oc_data *data, const char *repair_path, const char *either_path,
+                       const model_words *essay, const oc_dict *s2t_words, repair_tables *out,
+                       char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     const oc_dict *stc = need_dict(data, "STCharacters", err, errlen);
@@ -1282,7 +1318,8 @@ int model_build_repair(const oc_data *data, const char *repair_path, const model
     out->fold = build_fold(stc, tsc, listed, "context-repair-fold", err, errlen);
     free(listed);
     if (out->fold)
-        out->attested = build_attested(data, essay, s2t_words, out->fold, err, errlen);
+        out->attested =
+            build_attested(data, essay, s2t_words, out->fold, either_path, err, errlen);
     return out->fold && out->attested ? 0 : -1;
 }
 

@@ -55,8 +55,9 @@ typedef struct repair_tables {
     unsigned char *always, *in_words;
 } repair_tables;
 
-int model_build_repair(const oc_data *data, const char *repair_path, const model_words *essay,
-                       const oc_dict *s2t_words, repair_tables *out, char *err, size_t errlen);
+int model_build_repair(const oc_data *data, const char *repair_path, const char *either_path,
+                       const model_words *essay, const oc_dict *s2t_words, repair_tables *out,
+                       char *err, size_t errlen);
 void repair_tables_free(repair_tables *t);
 
 void model_tables_free(model_tables *t);

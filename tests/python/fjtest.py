@@ -117,7 +117,8 @@ def read_cases(path):
         lines = f.read().split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    mode = "default" if lines and lines[0] == "# mode: default" else "compat"
+    first = lines[0] if lines else ""
+    mode = {"# mode: default": "default", "# mode: thorough": "thorough"}.get(first, "compat")
     opts = []
     cases = []
     for n, line in enumerate(lines, 1):

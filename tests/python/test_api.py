@@ -59,6 +59,24 @@ def convert_basic():
     assert fanjian.convert("頭髮乾了", "t2s") == "头发干了"
 
 
+@test("python repair='careful' (default) keeps 老板 and 仿佛; 'thorough' changes them; others refused")
+def convert_repair():
+    damaged = "老板說她仿佛聽懂了"
+    assert fanjian.convert(damaged, "t2tw") == damaged
+    assert fanjian.convert(damaged, "t2tw", repair="careful") == damaged
+    assert fanjian.convert(damaged, "t2tw", repair="thorough") == "老闆說她彷彿聽懂了"
+    c = fanjian.Converter("t2tw", repair="thorough")
+    assert (c.repair, c.convert(damaged)) == ("thorough", "老闆說她彷彿聽懂了")
+    assert fanjian.Converter("t2tw").repair == "careful"
+    for bad in ("eager", ""):
+        try:
+            fanjian.convert(damaged, "t2tw", repair=bad)
+        except ValueError as e:
+            assert "careful" in str(e)
+        else:
+            raise AssertionError("repair=%r accepted" % bad)
+
+
 @test("python convert() equals the CLI for every profile, both modes")
 def convert_like_cli():
     text = GOOD + "\n" + GOOD_S2T + "\n" + QUOTES

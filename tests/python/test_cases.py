@@ -1,6 +1,7 @@
 """The module against the case files and OpenCC 1.4.2's output, next to the CLI.
 
-tests/cases/*.tsv run in the mode their first line names (as tests/run.sh
+tests/cases/*.tsv run in the mode their first line names (default, thorough
+repair or compat, as tests/run.sh
 runs them through the CLI); ../shared/cases/{s2tw,t2s,repair,detect}.tsv in
 the default mode (as tests/cases.c runs them). The "clean" cases (fanjian
 clean) are left out: boilerplate removal is not in the Python module.
@@ -31,7 +32,7 @@ def cli_convert(mode, opts, profile, data):
     path = os.path.join(TMP, "py-case.in")
     with open(path, "wb") as f:
         f.write(data)
-    args = (["--compat"] if mode == "compat" else []) + opts + ["-c", profile, path]
+    args = {"compat": ["--compat"], "thorough": ["--repair=thorough"]}.get(mode, []) + opts + ["-c", profile, path]
     rc, out, err = cli(*args)
     if rc != 0:
         raise AssertionError("CLI %s: exit %d: %s" % (" ".join(args), rc, err.decode("utf-8", "replace")[:200]))
@@ -69,7 +70,8 @@ def case_file_test(path, label, force_mode=None):
                 else:
                     conv_profile = "t2tw" if profile == "repair" else profile
                     cmode = "default" if profile == "repair" else mode
-                    got = fanjian.convert(text, conv_profile, compat=(cmode == "compat"))
+                    got = fanjian.convert(text, conv_profile, compat=(cmode == "compat"),
+                                          repair="thorough" if cmode == "thorough" else "careful")
                     got_b = got.encode("utf-8", "surrogatepass")
                     by_cli = cli_convert(cmode, opts if profile != "repair" else [], conv_profile, inp)
                     if got_b != exp or got_b != by_cli:
