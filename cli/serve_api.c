@@ -1,6 +1,6 @@
 /* fanjian serve: the JSON API (cli/serve_api.h), apart from HTTP.
  *
- *   POST /v1/convert    {"text","profile","quotes"?,"clean"?,"compat"?,"punct"?}
+ *   POST /v1/convert    {"text","profile","quotes"?,"clean"?,"compat"?,"punct"?,"repair"?}
  *   POST /v1/detect     {"text"}
  *
  * The answer is built from the body in a few buffers of about its size,
@@ -20,10 +20,13 @@
 
 static const char prog[] = "fanjian";
 
+/* Each profile is open in three modes. */
+enum { API_DEFAULT, API_COMPAT, API_THOROUGH, API_MODES };
+
 struct fjx_api {
     const fj_dict *dict; /* borrowed */
     size_t nprofiles;
-    fj_converter **conv; /* [2 * profile + compat] */
+    fj_converter **conv; /* [API_MODES * profile + mode]: default, compat, thorough repair */
     fj_clean *clean;
 };
 
@@ -243,7 +246,7 @@ static long find_profile(const fjx_api *a, const json_t *name)
     if (n > 5 && memcmp(s + n - 5, ".json", 5) == 0)
         n -= 5;
     for (size_t i = 0; i < a->nprofiles; i++) {
-        const char *p = fj_converter_profile(a->conv[2 * i]);
+        const char *p = fj_converter_profile(a->conv[API_MODES * i]);
         if (strlen(p) == n && memcmp(p, s, n) == 0)
             return (long)i;
     }
@@ -286,7 +289,16 @@ static unsigned api_convert(const fjx_api *a, json_t **rootp, char **out, size_t
     if (opt_bool(root, "clean", &clean) || opt_bool(root, "compat", &compat) ||
         opt_bool(root, "punct", &punct))
         return fail(400, out, out_len, "\"clean\", \"compat\" and \"punct\" must be true or false");
-    const fj_converter *conv = a->conv[2 * pi + (compat ? 1 : 0)];
+    int thorough = 0;
+    const json_t *jr = json_object_get(root, "repair");
+    if (jr && !json_is_null(jr)) {
+        if (json_is_string(jr) && str_is(jr, "thorough", 8))
+            thorough = 1;
+        else if (!(json_is_string(jr) && str_is(jr, "careful", 7)))
+            return fail(400, out, out_len, "\"repair\" must be \"careful\" or \"thorough\"");
+    }
+    const fj_converter *conv =
+        a->conv[API_MODES * pi + (compat ? API_COMPAT : thorough ? API_THOROUGH : API_DEFAULT)];
     const char *profile = fj_converter_profile(conv);
     /* As on the command line: the profile's own style, but none in compat mode. */
     int quotes = compat ? FJ_QUOTES_KEEP : (int)fj_profile_quotes(profile);
@@ -462,7 +474,7 @@ void fjx_api_close(fjx_api *a)
 {
     if (!a)
         return;
-    for (size_t i = 0; a->conv && i < 2 * a->nprofiles; i++)
+    for (size_t i = 0; a->conv && i < API_MODES * a->nprofiles; i++)
         fj_converter_close(a->conv[i]);
     free(a->conv);
     fj_clean_close(a->clean);
@@ -476,7 +488,7 @@ int fjx_api_open(const fj_dict *dict, fjx_api **out)
     if (a) {
         a->dict = dict;
         a->nprofiles = fj_dict_profile_count(dict);
-        a->conv = calloc(2 * a->nprofiles + 1, sizeof *a->conv);
+        a->conv = calloc(API_MODES * a->nprofiles + 1, sizeof *a->conv);
     }
     if (!a || !a->conv) {
         fprintf(stderr, "%s: serve: out of memory\n", prog);
@@ -486,8 +498,10 @@ int fjx_api_open(const fj_dict *dict, fjx_api **out)
     fj_error err;
     for (size_t i = 0; i < a->nprofiles; i++) {
         const char *name = fj_dict_profile_name(dict, i);
-        if (fj_converter_open(dict, name, FJ_DEFAULT, &a->conv[2 * i], &err) != FJ_OK ||
-            fj_converter_open(dict, name, FJ_COMPAT, &a->conv[2 * i + 1], &err) != FJ_OK) {
+        fj_converter **c = &a->conv[API_MODES * i];
+        if (fj_converter_open(dict, name, FJ_DEFAULT, &c[API_DEFAULT], &err) != FJ_OK ||
+            fj_converter_open(dict, name, FJ_COMPAT, &c[API_COMPAT], &err) != FJ_OK ||
+            fj_converter_open(dict, name, FJ_REPAIR_THOROUGH, &c[API_THOROUGH], &err) != FJ_OK) {
             fprintf(stderr, "%s: %s\n", prog, err.message);
             fjx_api_close(a);
             return -1;

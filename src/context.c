@@ -29,6 +29,7 @@
 #define FJ_CTX_REPAIR_PENALTY_COMMON 800
 #define FJ_CP_LI_INSIDE 0x88E1u /* 裡 */
 #define FJ_CP_LI_UNIT 0x91CCu   /* 里 */
+#define FJ_CP_LI_INSIDE_HK 0x88CFu /* 裏 */
 #define FJ_CP_ONLY 0x53EAu      /* 只 */
 /* Chunks are cut after a barrier once this long, to keep buffers small. */
 #define FJ_CTX_CHUNK 16384u
@@ -182,6 +183,32 @@ static void emit_default(const fj_converter *c, ctx_emit *em, uint32_t reading)
     emit_char(c, em, u, (size_t)fj_utf8_encode(default_form(c, reading), u));
 }
 
+/* Is cp a numeral that a measure word follows (一 兩 幾 每 ...)? */
+static int is_count_word(uint32_t cp)
+{
+    static const uint32_t counts[] = {0x4E00, 0x4E8C, 0x4E09, 0x56DB, 0x4E94, 0x516D, 0x4E03,
+                                      0x516B, 0x4E5D, 0x5341, 0x5169, 0x5E7E, 0x6BCF, 0x534A};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+        if (cp == counts[i])
+            return 1;
+    return 0;
+}
+
+/* Is cp a digit of a number before a unit (十 百 千 萬)? Not 數, also a
+ * noun: 級數裡 (in the series). */
+static int is_number_digit(uint32_t cp)
+{
+    return cp == 0x5341 || cp == 0x767E || cp == 0x5343 || cp == 0x842C;
+}
+
+/* Repair: is run[k] 裡 right after a number (三十裡, 八百裡)? There it is the
+ * careless form of the unit 里 whatever the words around it. */
+static int li_after_number(const ctx_char *run, uint32_t k)
+{
+    return (run[k].cp == FJ_CP_LI_INSIDE || run[k].cp == FJ_CP_LI_INSIDE_HK) && k > 0 &&
+           (is_count_word(run[k - 1].cp) || is_number_digit(run[k - 1].cp));
+}
+
 /* Repair: writes the word run[i..j) chose. Only suspects change: those
  * marked always, and those marked in_words when the word is longer than one
  * character; each takes the word's form, or its reading's default form. */
@@ -200,6 +227,13 @@ static void repair_word(const fj_converter *c, const unsigned char *text, const 
         int susp_always = cp < 0x10000 && (c->ctx_always[cp >> 3] >> (cp & 7) & 1);
         int susp_words = cp < 0x10000 && (c->ctx_in_words[cp >> 3] >> (cp & 7) & 1);
         int change = t ? (susp_always || (susp_words && j - i >= 2)) : susp_always;
+        if (li_after_number(run, k)) {
+            static const unsigned char li_unit[3] = {0xE9, 0x87, 0x8C}; /* 里 */
+            emit_char(c, em, li_unit, sizeof li_unit);
+            if (explicit_forms)
+                t += len;
+            continue;
+        }
         if (!change)
             emit_char(c, em, text + run[k].off, run[k].len);
         else if (explicit_forms && f)
@@ -241,17 +275,6 @@ static int written_pair_is_word(const fj_converter *c, const ctx_char *run, uint
     return 1;
 }
 
-/* Is cp a numeral that a measure word follows (一 兩 幾 每 ...)? */
-static int is_count_word(uint32_t cp)
-{
-    static const uint32_t counts[] = {0x4E00, 0x4E8C, 0x4E09, 0x56DB, 0x4E94, 0x516D, 0x4E03,
-                                      0x516B, 0x4E5D, 0x5341, 0x5169, 0x5E7E, 0x6BCF, 0x534A};
-    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
-        if (cp == counts[i])
-            return 1;
-    return 0;
-}
-
 /* Repair: the extra cost of changing run[k]. 裡, 里 and 只 are each common
  * and right on their own (inside; a unit of distance; only). After a
  * numeral (一只手, 兩只老虎) 只 is the careless form of the measure word 隻,
@@ -264,6 +287,7 @@ static int32_t repair_change_cost(const fj_converter *c, const ctx_char *run, ui
     if (cp == FJ_CP_ONLY && k > 0 && is_count_word(run[k - 1].cp) &&
         !(k + 1 < n && written_pair_is_word(c, run, k)))
         return FJ_CTX_REPAIR_PENALTY;
+
     if (cp == FJ_CP_LI_INSIDE || cp == FJ_CP_LI_UNIT || cp == FJ_CP_ONLY)
         return FJ_CTX_REPAIR_PENALTY_COMMON;
     return FJ_CTX_REPAIR_PENALTY;

@@ -166,6 +166,9 @@ elif sv_start main; then
     sv_convert "compat keeps quotation marks" "$q" s2twp ',"compat":true' "$(printf '%s' "$q" | "$FJ" --compat -c s2twp)"
     sv_convert "tw2s quotes cn" '他說：「你好」' tw2s ',"quotes":"cn"' '他说：“你好”'
     sv_convert "punct" '等等。。。' s2t ',"punct":true' '等等……'
+    sv_convert "t2tw repair careful (default) keeps 老板" '老板說她仿佛懂了' t2tw '' '老板說她仿佛懂了'
+    sv_convert "t2tw repair thorough" '老板說她仿佛懂了' t2tw ',"repair":"thorough"' '老闆說她彷彿懂了'
+    sv_convert "t2tw repair careful" '老板說她仿佛懂了' t2tw ',"repair":"careful"' '老板說她仿佛懂了'
     story=$(printf '%s\n' '头发干了' '天才一秒记住本站地址：www.fakebook.cc，最快更新无弹窗！' '他说')
     sv_convert "clean drops a boilerplate line" "$story" s2t ',"clean":true' "$(printf '頭髮乾了\n他說')"
     sv_convert "without clean every line stays" "$story" s2t ',"clean":false' "$(printf '%s' "$story" | "$FJ" -c s2t)"
@@ -192,6 +195,7 @@ elif sv_start main; then
     check "serve 400: unknown profile is named" grep -q nonesuch "$TMP/sv.body"
     sv_status "bad quotes value" 400 /v1/convert --data-binary '{"text":"头发","profile":"s2t","quotes":"fancy"}'
     sv_status "clean not a boolean" 400 /v1/convert --data-binary '{"text":"头发","profile":"s2t","clean":"yes"}'
+    sv_status "bad repair value" 400 /v1/convert --data-binary '{"text":"头发","profile":"t2tw","repair":"eager"}'
     printf '{"text":"\xe5\xa4\xb4\xff","profile":"s2t"}' >"$TMP/sv.bad"
     sv_status "text that is not UTF-8" 400 /v1/convert --data-binary @"$TMP/sv.bad"
     sv_status "detect without text" 400 /v1/detect --data-binary '{}'

@@ -2302,6 +2302,8 @@ static void test_curated_table_errors(void **state)
         {"s2t-surnames.tsv", "title\t老师\n", "s2t-surnames.tsv:"},
         {"s2t-surnames.tsv", "surname\t余范\n", "expected surname<TAB>S"},
         {"s2t.tsv", "没有目标\n", "expected KEY<TAB>TARGET"},
+        {"s2t.tsv", "别着\t別著\n", "does not fit the tables"},
+        {"t2s.tsv", "徵調\t征\n", "t2s.tsv:"},
         {"repair-either.tsv", "坐\n", "repair-either.tsv:"},
         {"repair-either.tsv", "坐標\t座標\n", "expected one word of 2 to"},
     };

@@ -449,8 +449,8 @@ static const oc_dict *need_dict(const oc_data *data, const char *name, char *err
 }
 
 /* Curated lines "key<TAB>target[<TAB>count]"; each calls add(key, target, count). */
-static int load_curated(const char *path, cands *cs, void (*add)(cands *, const char *, const char *,
-                                                                 double, void *),
+static int load_curated(const char *path, cands *cs,
+                        int (*add)(cands *, const char *, const char *, double, void *),
                         void *ctx, char *err, size_t errlen)
 {
     if (!path)
@@ -472,7 +472,14 @@ static int load_curated(const char *path, cands *cs, void (*add)(cands *, const 
             return -1;
         }
         *t1 = 0;
-        add(cs, line, t1 + 1, count, ctx);
+        if (add(cs, line, t1 + 1, count, ctx) != 0) {
+            seterr(err, errlen,
+                   "%s:%zu: %s -> %s does not fit the tables (same length; targets in "
+                   "OpenCC's standard forms, such as 着 not 著)",
+                   path, r.lineno, line, t1 + 1);
+            lines_close(&r);
+            return -1;
+        }
     }
     lines_close(&r);
     return 0;
@@ -643,15 +650,15 @@ static int s2t_add_word(cands *cs, const s2t_ctx *x, const char *key_text, const
     return ok;
 }
 
-static void s2t_curated(cands *cs, const char *key, const char *target, double count, void *ctx)
+/* 0, or -1 when the entry does not fit the tables (a target that is not
+ * OpenCC's standard form: 著 for 着). */
+static int s2t_curated(cands *cs, const char *key, const char *target, double count, void *ctx)
 {
     size_t before = cs->n;
     int ok = s2t_add_word(cs, ctx, key, target, count);
     for (size_t i = before; i < cs->n; i++)
         cs->c[i].curated = CURATED_OURS;
-    if (!ok)
-        fprintf(stderr, "fjdict: curated s2t entry %s -> %s does not fit the tables; ignored\n",
-                key, target);
+    return ok ? 0 : -1;
 }
 
 /* A surname before a title (余老師, 范總) or after 姓 counts as a word seen
@@ -713,9 +720,17 @@ static int load_surnames(const char *path, cands *cs, s2t_ctx *x, char *err, siz
             char *wk = xrealloc_(NULL, need), *wt = xrealloc_(NULL, need);
             snprintf(wk, need, "%s%s", after ? sur[i] : key, after ? key : sur[i]);
             snprintf(wt, need, "%s%s", after ? sur[i] : target, after ? target : sur[i]);
-            s2t_curated(cs, wk, wt, SURNAME_COUNT, x);
+            int bad = s2t_curated(cs, wk, wt, SURNAME_COUNT, x) != 0;
+            if (bad)
+                seterr(err, errlen, "%s: %s -> %s does not fit the tables", path, wk, wt);
             free(wk);
             free(wt);
+            if (bad) {
+                free(sur);
+                free(tit);
+                lines_close(&r);
+                return -1;
+            }
         }
     }
     free(sur);
@@ -902,17 +917,15 @@ static void t2s_add(cands *cs, const t2s_ctx *x, const char *word, const char *t
     }
 }
 
-static void t2s_curated(cands *cs, const char *key, const char *target, double count, void *ctx)
+static int t2s_curated(cands *cs, const char *key, const char *target, double count, void *ctx)
 {
     if (chars_in(key) != chars_in(target))
-        fprintf(stderr, "fjdict: curated t2s entry %s -> %s: lengths differ; ignored\n", key,
-                target);
-    else {
-        size_t before = cs->n;
-        t2s_add(cs, ctx, key, target, count);
-        for (size_t i = before; i < cs->n; i++)
-            cs->c[i].curated = CURATED_OURS;
-    }
+        return -1;
+    size_t before = cs->n;
+    t2s_add(cs, ctx, key, target, count);
+    for (size_t i = before; i < cs->n; i++)
+        cs->c[i].curated = CURATED_OURS;
+    return 0;
 }
 
 /* Does some character of w have several Simplified forms? */
