@@ -275,17 +275,46 @@ static int written_pair_is_word(const fj_converter *c, const ctx_char *run, uint
     return 1;
 }
 
+/* Is cp 這 or 那 (那只小鳥: the measure word 隻)? */
+static int is_demonstrative(uint32_t cp)
+{
+    return cp == 0x9019 || cp == 0x90A3;
+}
+
+/* Does cp follow the adverb 只 (only) as a verb, a modal or a preposition
+ * often does (這只是, 這只會, 這只適用, 那只有)? After 這 or 那, 只
+ * before any other character is the measure word 隻. */
+static int follows_only(uint32_t cp)
+{
+    static const char verbs[] = "是有要能會好見剩得在想說看知覺聽用適需不管怕顧求為因當差可限對給"
+                                "把讓被從跟和與以到做吃喝拿找等應該准許作用屬針由靠配夠算";
+    const unsigned char *p = (const unsigned char *)verbs, *end = p + sizeof verbs - 1;
+    while (p < end) {
+        uint32_t v;
+        int len = fj_utf8_decode(p, end, &v);
+        if (len <= 0)
+            break;
+        if (v == cp)
+            return 1;
+        p += len;
+    }
+    return cp < 0x3400; /* punctuation, Latin, digits: no noun follows */
+}
+
 /* Repair: the extra cost of changing run[k]. 裡, 里 and 只 are each common
  * and right on their own (inside; a unit of distance; only). After a
  * numeral (一只手, 兩只老虎) 只 is the careless form of the measure word 隻,
- * unless it begins a word as written (一只有: 只有). Not after 這 or 那:
- * 這只適用 means "this only applies". */
+ * unless it begins a word as written (一只有: 只有). After 這 or 那 only
+ * before what is not a verb (那只小鳥; 這只適用 means "this only applies"). */
 static int32_t repair_change_cost(const fj_converter *c, const ctx_char *run, uint32_t n,
                                   uint32_t k)
 {
     uint32_t cp = run[k].cp;
     if (cp == FJ_CP_ONLY && k > 0 && is_count_word(run[k - 1].cp) &&
         !(k + 1 < n && written_pair_is_word(c, run, k)))
+        return FJ_CTX_REPAIR_PENALTY;
+    if (cp == FJ_CP_ONLY && k > 0 && is_demonstrative(run[k - 1].cp) && k + 1 < n &&
+        !follows_only(run[k + 1].cp) && !written_pair_is_word(c, run, k))
         return FJ_CTX_REPAIR_PENALTY;
 
     if (cp == FJ_CP_LI_INSIDE || cp == FJ_CP_LI_UNIT || cp == FJ_CP_ONLY)
