@@ -209,11 +209,48 @@ static int li_after_number(const ctx_char *run, uint32_t k)
            (is_count_word(run[k - 1].cp) || is_number_digit(run[k - 1].cp));
 }
 
-/* Repair: writes the word run[i..j) chose. Only suspects change: those
- * marked always, and those marked in_words when the word is longer than one
- * character; each takes the word's form, or its reading's default form. */
+/* Is cp in the nul-terminated UTF-8 list? */
+static int cp_in(uint32_t cp, const char *list)
+{
+    const unsigned char *p = (const unsigned char *)list, *end = p + strlen(list);
+    while (p < end) {
+        uint32_t v;
+        int len = fj_utf8_decode(p, end, &v);
+        if (len <= 0)
+            return 0;
+        if (v == cp)
+            return 1;
+        p += len;
+    }
+    return 0;
+}
+
+/* Repair: is run[k] 周 meaning a week, which Taiwan and Hong Kong write 週?
+ * Before 末 (周末), in 十周年, and after 每 上 下 本 這 兩 幾 隔 unless a
+ * word of 周 follows (這周圍, 上周到). Not after 一: 繞場一周 is a lap. */
+static int week_zhou(const ctx_char *run, uint32_t k, uint32_t n)
+{
+    if (run[k].cp != 0x5468)
+        return 0;
+    uint32_t next = k + 1 < n ? run[k + 1].cp : 0;
+    if (next == 0x672B) /* 末 */
+        return 1;
+    if (next == 0x5E74 && k > 0 && /* 年 after a number: 十周年 */
+        (is_count_word(run[k - 1].cp) || is_number_digit(run[k - 1].cp) ||
+         (run[k - 1].cp >= '0' && run[k - 1].cp <= '9')))
+        return 1;
+    return k > 0 && cp_in(run[k - 1].cp, "每上下本這兩幾隔") &&
+           !cp_in(next, "圍邊到遭身全密折旋期長歲轉知詳正延而公朝王代家氏先總");
+}
+
+/* Repair: writes the word run[i..j) of run[0..n_run) chose. Only suspects
+ * change: those marked always, and those marked in_words when the word is
+ * longer than one character; each takes the word's form, or its reading's
+ * default form. Two positions decide alone: 周 for a week (下周 -> 下週)
+ * and 裡 right after a number (三十裡 -> 三十里). */
 static void repair_word(const fj_converter *c, const unsigned char *text, const ctx_char *run,
-                        uint32_t i, uint32_t j, const unsigned char *t, uint32_t tl, ctx_emit *em)
+                        uint32_t n_run, uint32_t i, uint32_t j, const unsigned char *t,
+                        uint32_t tl, ctx_emit *em)
 {
     const unsigned char *tend = t ? t + tl : NULL;
     int explicit_forms = has_forms_for(t, tl, i, j);
@@ -227,6 +264,13 @@ static void repair_word(const fj_converter *c, const unsigned char *text, const 
         int susp_always = cp < 0x10000 && (c->ctx_always[cp >> 3] >> (cp & 7) & 1);
         int susp_words = cp < 0x10000 && (c->ctx_in_words[cp >> 3] >> (cp & 7) & 1);
         int change = t ? (susp_always || (susp_words && j - i >= 2)) : susp_always;
+        if (week_zhou(run, k, n_run)) {
+            static const unsigned char week[3] = {0xE9, 0x80, 0xB1}; /* 週 */
+            emit_char(c, em, week, sizeof week);
+            if (explicit_forms)
+                t += len;
+            continue;
+        }
         if (li_after_number(run, k)) {
             static const unsigned char li_unit[3] = {0xE9, 0x87, 0x8C}; /* 里 */
             emit_char(c, em, li_unit, sizeof li_unit);
@@ -448,7 +492,7 @@ static void lattice(const fj_converter *c, const unsigned char *text, const ctx_
         uint32_t j = start[--words], i = from[j];
         const unsigned char *t = target[j], *tend = t ? t + target_len[j] : NULL;
         if (c->ctx_repair) {
-            repair_word(c, text, run, i, j, t, target_len[j], em);
+            repair_word(c, text, run, n, i, j, t, target_len[j], em);
             continue;
         }
         if (!t) {

@@ -278,7 +278,7 @@ static fj_status build_context_tables(fj_converter *c, const fj_image *img,
             int always = c->ctx_always[cp >> 3] >> (cp & 7) & 1;
             int in_words = c->ctx_in_words[cp >> 3] >> (cp & 7) & 1;
             gated = !always && in_words && fj__ctx_suspect_is_default(c, cp);
-            if (always || (in_words && !gated))
+            if (always || (in_words && !gated) || fj__repair_positional(cp))
                 r = 1u << FJ_REC_SPECIAL_BIT;
         }
         if (!c->ctx_repair && !(r >> FJ_REC_SPECIAL_BIT & 1)) {

@@ -251,5 +251,11 @@ extern const fj_engine fj__context_engine;
  * (後 for 后)? Then only a word that gives the reading another form can
  * change it, and the pair filter finds those. */
 int fj__ctx_suspect_is_default(const fj_converter *c, uint32_t cp);
+/* Repair: a character that is right as written except in some positions
+ * (周 for the week, 下周 -> 下週), which the lattice must see. */
+static inline int fj__repair_positional(uint32_t cp)
+{
+    return cp == 0x5468; /* 周 */
+}
 
 #endif
