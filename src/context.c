@@ -371,8 +371,10 @@ static int32_t repair_change_cost(const fj_converter *c, const ctx_char *run, ui
  * suspects), so that correct text comes through unchanged. n: the run's
  * length. */
 static int32_t repair_extra_cost(const fj_converter *c, const ctx_char *run, uint32_t n,
-                                 uint32_t i, uint32_t j, const unsigned char *t, uint32_t tl)
+                                 uint32_t i, uint32_t j, const unsigned char *t, uint32_t tl,
+                                 uint64_t *changed)
 {
+    *changed = 0;
     if (j - i < 2 || !t)
         return 0;
     const unsigned char *tend = t + tl;
@@ -389,16 +391,21 @@ static int32_t repair_extra_cost(const fj_converter *c, const ctx_char *run, uin
             continue;
         if (!explicit_forms)
             f = default_form(c, run[k].reading);
-        if (f != cp)
+        if (f != cp) {
             extra += repair_change_cost(c, run, n, k);
+            if (k - i < 64)
+                *changed |= (uint64_t)1 << (k - i);
+        }
     }
     return extra;
 }
 
-/* Repair: is run[i..j) as written a word that repair keeps (ctx_attested)?
- * Those of value "0", the word list's unpreferred spellings, only when the
- * repair is not thorough. */
-static int written_attested(const fj_converter *c, const ctx_char *run, uint32_t i, uint32_t j)
+/* Repair: the value repair keeps run[i..j) as written by (ctx_attested):
+ * '0' for the word list's unpreferred spellings, kept unless the repair is
+ * thorough; '1' for its other words; '2' for words written either way
+ * (repair-either.tsv). 0 when it is no such word. */
+static int written_attested_value(const fj_converter *c, const ctx_char *run, uint32_t i,
+                                  uint32_t j)
 {
     if (!c->ctx_has_attested)
         return 0;
@@ -413,7 +420,27 @@ static int written_attested(const fj_converter *c, const ctx_char *run, uint32_t
         return 0;
     fj_match v;
     fj__take_value(m, node, 0, &v);
-    return !(c->ctx_repair_thorough && v.value_len == 1 && v.value[0] == '0');
+    return v.value_len == 1 ? (unsigned char)v.value[0] : '1';
+}
+
+/* Repair: is run[i..j) as written a word that repair keeps? Also when a
+ * word written either way lies inside it and holds a character the word
+ * would change (`changed`, bit k - i): 請盡快 keeps 盡快 although the list's
+ * word is 請儘快. */
+static int written_attested_within(const fj_converter *c, const ctx_char *run, uint32_t i,
+                                   uint32_t j, uint64_t changed)
+{
+    int v = written_attested_value(c, run, i, j);
+    if (v && !(c->ctx_repair_thorough && v == '0'))
+        return 1;
+    for (uint32_t a = i; a + 1 < j && a - i < 64; a++)
+        for (uint32_t b = a + 2; b <= j && b - i <= 64; b++) {
+            uint64_t bits = b - a >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << (b - a)) - 1;
+            if (b - a < j - i && (changed & bits << (a - i)) &&
+                written_attested_value(c, run, a, b) == '2')
+                return 1;
+        }
+    return 0;
 }
 
 /* Finds the best path over run[0..n) and writes it. */
@@ -455,8 +482,9 @@ static void lattice(const fj_converter *c, const unsigned char *text, const ctx_
                 if (word_value(m, node, &cost, &t, &tl)) {
                     single |= j == i + 1;
                     if (c->ctx_repair) {
-                        int32_t extra = repair_extra_cost(c, run, n, i, j, t, tl);
-                        if (extra && written_attested(c, run, i, j))
+                        uint64_t changed;
+                        int32_t extra = repair_extra_cost(c, run, n, i, j, t, tl, &changed);
+                        if (extra && written_attested_within(c, run, i, j, changed))
                             t = NULL; /* the word as written: only "always" suspects change */
                         else
                             cost += extra;

@@ -496,7 +496,8 @@ static int expr_uses(const oc_expr *e, const char *name)
     return 0;
 }
 
-static int compile(const char *dir, const char *out, const char *essay_path, const char *curated_dir)
+static int compile(const char *dir, const char *out, const char *essay_path, const char *curated_dir,
+                   int skip_misfits)
 {
     char err[1024] = "";
     oc_data *data = oc_data_load(dir, err, sizeof err);
@@ -520,7 +521,7 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
         if (!essay ||
             model_build_s2t(data, essay, curated_dir ? s2t_cur : NULL,
                             curated_dir ? s2t_forms : NULL, curated_dir ? s2t_surnames : NULL,
-                            &s2t_model, err, sizeof err) != 0 ||
+                            skip_misfits, &s2t_model, err, sizeof err) != 0 ||
             model_build_t2s(data, essay, curated_dir ? t2s_cur : NULL,
                             curated_dir ? repair_cur : NULL, &t2s_model, err, sizeof err) != 0) {
             fprintf(stderr, "fjdict: %s\n", err);
@@ -846,31 +847,35 @@ static int decompile(const char *image, const char *outdir)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: fjdict --compile OPENCC_DATA_DIR -o IMAGE [--essay FILE [--curated DIR]]\n"
+    fprintf(f, "usage: fjdict --compile OPENCC_DATA_DIR -o IMAGE [--essay FILE [--curated DIR\n"
+               "                                                  [--skip-misfits]]]\n"
                "       fjdict --decompile IMAGE OUTDIR\n"
                "OPENCC_DATA_DIR holds OpenCC's dictionary/ and config/ directories.\n"
                "--essay: a word list with counts (rime-essay's essay.txt) for the context\n"
                "model of the default mode; --curated: a directory with our own s2t.tsv,\n"
                "s2t-forms.tsv, s2t-surnames.tsv, t2s.tsv, repair.tsv and\n"
                "repair-either.tsv. Without --essay the image offers the compatible mode\n"
-               "only.\n");
+               "only. --skip-misfits: leave out curated entries that OpenCC's tables (cut\n"
+               "down, for tests) do not allow, instead of failing.\n");
 }
 
 int main(int argc, char **argv)
 {
     if (argc >= 5 && strcmp(argv[1], "--compile") == 0 && strcmp(argv[3], "-o") == 0) {
         const char *essay = NULL, *curated = NULL;
-        int i = 5;
-        for (; i + 1 < argc; i += 2) {
-            if (strcmp(argv[i], "--essay") == 0)
-                essay = argv[i + 1];
-            else if (strcmp(argv[i], "--curated") == 0)
-                curated = argv[i + 1];
+        int i = 5, skip_misfits = 0;
+        for (; i < argc; i++) {
+            if (strcmp(argv[i], "--essay") == 0 && i + 1 < argc)
+                essay = argv[++i];
+            else if (strcmp(argv[i], "--curated") == 0 && i + 1 < argc)
+                curated = argv[++i];
+            else if (strcmp(argv[i], "--skip-misfits") == 0)
+                skip_misfits = 1;
             else
                 break;
         }
         if (i == argc && (!curated || essay))
-            return compile(argv[2], argv[4], essay, curated);
+            return compile(argv[2], argv[4], essay, curated, skip_misfits);
     }
     if (argc == 4 && strcmp(argv[1], "--decompile") == 0)
         return decompile(argv[2], argv[3]);

@@ -548,6 +548,7 @@ typedef struct s2t_ctx {
     const oc_dict *stc, *tsc;
     form_pref *prefs;
     size_t nprefs;
+    int skip_misfits; /* cut-down tables: curated entries that do not fit are left out */
 } s2t_ctx;
 
 /* Lines "FROM<TAB>TO", strings of equal length. 0, or -1 and err. */
@@ -651,14 +652,16 @@ static int s2t_add_word(cands *cs, const s2t_ctx *x, const char *key_text, const
 }
 
 /* 0, or -1 when the entry does not fit the tables (a target that is not
- * OpenCC's standard form: 著 for 着). */
+ * OpenCC's standard form: 著 for 着), unless the tables are cut down and
+ * such entries are skipped. */
 static int s2t_curated(cands *cs, const char *key, const char *target, double count, void *ctx)
 {
+    const s2t_ctx *x = ctx;
     size_t before = cs->n;
     int ok = s2t_add_word(cs, ctx, key, target, count);
     for (size_t i = before; i < cs->n; i++)
         cs->c[i].curated = CURATED_OURS;
-    return ok ? 0 : -1;
+    return ok || x->skip_misfits ? 0 : -1;
 }
 
 /* A surname before a title (余老師, 范總) or after 姓 counts as a word seen
@@ -740,8 +743,8 @@ static int load_surnames(const char *path, cands *cs, s2t_ctx *x, char *err, siz
 }
 
 int model_build_s2t(const oc_data *data, const model_words *essay, const char *curated_path,
-                    const char *forms_path, const char *surnames_path, model_tables *out,
-                    char *err, size_t errlen)
+                    const char *forms_path, const char *surnames_path, int skip_misfits,
+                    model_tables *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     const oc_dict *stc = need_dict(data, "STCharacters", err, errlen);
@@ -749,7 +752,7 @@ int model_build_s2t(const oc_data *data, const model_words *essay, const char *c
     const oc_dict *stp = tsc ? need_dict(data, "STPhrases", err, errlen) : NULL;
     if (!stp)
         return -1;
-    s2t_ctx x = {stc, tsc, NULL, 0};
+    s2t_ctx x = {stc, tsc, NULL, 0, skip_misfits};
     cands cs = {0};
     if (forms_path && load_prefs(forms_path, &x, err, errlen) != 0)
         return -1;
@@ -1177,8 +1180,9 @@ static uint32_t map_cp(const oc_dict *d, uint32_t cp)
 }
 
 /* Appends form (n characters) to the attested text, also in Taiwan's and
- * Hong Kong's variants, with the value 1 (kept always) or 0 (kept unless
- * the repair is thorough). */
+ * Hong Kong's variants, with the value 0 (kept unless the repair is
+ * thorough), 1 (kept) or 2 (written either way: kept also inside a longer
+ * word of the model). */
 static void attest_form(const uint32_t *w, size_t n, const oc_dict *const variants[2],
                         int always, char **text, size_t *len, size_t *cap)
 {
@@ -1263,12 +1267,12 @@ static oc_dict *build_attested(const oc_data *data, const model_words *essay,
             lines_close(&lr);
             return NULL;
         }
-        attest_form(w.cp, w.n, variants, 1, &text, &len, &cap);
+        attest_form(w.cp, w.n, variants, 2, &text, &len, &cap);
         free(w.cp);
     }
     lines_close(&lr);
     /* One line per form (variants can meet another essay word); where a form
-     * has both values, 1 sorts last and is the one kept. */
+     * has several values, the highest sorts last and is the one kept. */
     size_t n = 0;
     char **lines = NULL;
     for (char *q = text, *end = text + len; q < end; n++) {

@@ -35,10 +35,11 @@ typedef struct model_tables {
 
 /* Simplified -> Traditional: keys are readings (each character folded to the
  * Simplified character it can stand for), targets OpenCC-standard
- * Traditional. */
+ * Traditional. A curated entry whose target the tables do not allow is an
+ * error, or with skip_misfits (cut-down tables) left out. */
 int model_build_s2t(const oc_data *data, const model_words *essay, const char *curated_path,
-                    const char *forms_path, const char *surnames_path, model_tables *out,
-                    char *err, size_t errlen);
+                    const char *forms_path, const char *surnames_path, int skip_misfits,
+                    model_tables *out, char *err, size_t errlen);
 
 /* Traditional -> Simplified: keys are Traditional words as written (also in
  * Taiwan's variant forms), targets what OpenCC's t2s gives for the word. */
