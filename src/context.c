@@ -230,7 +230,7 @@ static int cp_in(uint32_t cp, const char *list)
  * word of 周 follows (這周圍, 上周到). Not after 一: 繞場一周 is a lap. */
 static int week_zhou(const ctx_char *run, uint32_t k, uint32_t n)
 {
-    if (run[k].cp != 0x5468)
+    if (!fj__repair_positional(run[k].cp))
         return 0;
     uint32_t next = k + 1 < n ? run[k + 1].cp : 0;
     if (next == 0x672B) /* 末 */
@@ -241,6 +241,14 @@ static int week_zhou(const ctx_char *run, uint32_t k, uint32_t n)
         return 1;
     return k > 0 && cp_in(run[k - 1].cp, "每上下本這兩幾隔") &&
            !cp_in(next, "圍邊到遭身全密折旋期長歲轉知詳正延而公朝王代家氏先總");
+}
+
+/* Repair: the form a position alone decides for run[k] of run[0..n) (週 or
+ * 里, as UTF-8), or NULL. */
+static const unsigned char *positional_form(const ctx_char *run, uint32_t k, uint32_t n)
+{
+    static const unsigned char week[3] = {0xE9, 0x80, 0xB1}, li_unit[3] = {0xE9, 0x87, 0x8C};
+    return week_zhou(run, k, n) ? week : li_after_number(run, k) ? li_unit : NULL;
 }
 
 /* Repair: writes the word run[i..j) of run[0..n_run) chose. Only suspects
@@ -264,21 +272,10 @@ static void repair_word(const fj_converter *c, const unsigned char *text, const 
         int susp_always = cp < 0x10000 && (c->ctx_always[cp >> 3] >> (cp & 7) & 1);
         int susp_words = cp < 0x10000 && (c->ctx_in_words[cp >> 3] >> (cp & 7) & 1);
         int change = t ? (susp_always || (susp_words && j - i >= 2)) : susp_always;
-        if (week_zhou(run, k, n_run)) {
-            static const unsigned char week[3] = {0xE9, 0x80, 0xB1}; /* 週 */
-            emit_char(c, em, week, sizeof week);
-            if (explicit_forms)
-                t += len;
-            continue;
-        }
-        if (li_after_number(run, k)) {
-            static const unsigned char li_unit[3] = {0xE9, 0x87, 0x8C}; /* 里 */
-            emit_char(c, em, li_unit, sizeof li_unit);
-            if (explicit_forms)
-                t += len;
-            continue;
-        }
-        if (!change)
+        const unsigned char *forced = positional_form(run, k, n_run);
+        if (forced)
+            emit_char(c, em, forced, 3);
+        else if (!change)
             emit_char(c, em, text + run[k].off, run[k].len);
         else if (explicit_forms && f)
             emit_char(c, em, t, len);
@@ -330,19 +327,9 @@ static int is_demonstrative(uint32_t cp)
  * before any other character is the measure word 隻. */
 static int follows_only(uint32_t cp)
 {
-    static const char verbs[] = "是有要能會好見剩得在想說看知覺聽用適需不管怕顧求為因當差可限對給"
-                                "把讓被從跟和與以到做吃喝拿找等應該准許作用屬針由靠配夠算";
-    const unsigned char *p = (const unsigned char *)verbs, *end = p + sizeof verbs - 1;
-    while (p < end) {
-        uint32_t v;
-        int len = fj_utf8_decode(p, end, &v);
-        if (len <= 0)
-            break;
-        if (v == cp)
-            return 1;
-        p += len;
-    }
-    return cp < 0x3400; /* punctuation, Latin, digits: no noun follows */
+    return cp < 0x3400 || /* punctuation, Latin, digits: no noun follows */
+           cp_in(cp, "是有要能會好見剩得在想說看知覺聽用適需不管怕顧求為因當差可限對給"
+                     "把讓被從跟和與以到做吃喝拿找等應該准許作屬針由靠配夠算");
 }
 
 /* Repair: the extra cost of changing run[k]. 裡, 里 and 只 are each common
