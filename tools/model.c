@@ -1184,7 +1184,7 @@ static uint32_t map_cp(const oc_dict *d, uint32_t cp)
  * thorough), 1 (kept) or 2 (written either way: kept also inside a longer
  * word of the model). */
 static void attest_form(const uint32_t *w, size_t n, const oc_dict *const variants[2],
-                        int always, char **text, size_t *len, size_t *cap)
+                        int value, char **text, size_t *len, size_t *cap)
 {
     char form[4 * MAX_WORD_CHARS + 1];
     for (int pass = 0; pass < 3; pass++) {
@@ -1196,7 +1196,7 @@ static void attest_form(const uint32_t *w, size_t n, const oc_dict *const varian
         encode_all(f, n, form);
         while (*len + strlen(form) + 4 >= *cap)
             *text = xrealloc_(*text, *cap *= 2);
-        *len += (size_t)sprintf(*text + *len, "%s\t%d\n", form, always);
+        *len += (size_t)sprintf(*text + *len, "%s\t%d\n", form, value);
     }
 }
 
