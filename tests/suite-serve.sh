@@ -524,7 +524,7 @@ if [ -x "$FJ" ] && command -v curl >/dev/null && command -v python3 >/dev/null; 
     rm -f "$TMP"/sv.pad "$TMP"/sv.900k "$TMP"/sv.900
 
     # -- 100 clients sending their headers a byte a second, --header-timeout 2 ------------------
-    if sv_start trickle --header-timeout 2 --max-per-address 1000 --threads 2; then
+    if sv_start trickle --header-timeout 2 --body-timeout 2 --max-per-address 1000 --threads 2; then
         tr_pid=$sv_pid
         sv_port=${sv_url##*:}
         t0=$(now)
@@ -538,6 +538,12 @@ if [ -x "$FJ" ] && command -v curl >/dev/null && command -v python3 >/dev/null; 
         nclosed=$(sv_count "$TMP/sv.trickle" closed)
         check "serve trickle: all 100 closed by the header deadline within 5 s ($nclosed, $(elapsed "$t0") s)" \
             test "${nclosed:-0}" -eq 100
+        # A body that stops half-way: the body deadline.
+        sv_clients "$TMP/sv.slowbody" stall 127.0.0.1 "$sv_port" 10 1000 500 5
+        wait "$cl_pid"
+        nclosed=$(sv_count "$TMP/sv.slowbody" closed)
+        check "serve --body-timeout 2: 10 bodies stalled half-way closed within 5 s ($nclosed)" \
+            test "${nclosed:-0}" -eq 10
         sv_stop trickle "$tr_pid" TERM
     fi
 
