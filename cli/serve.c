@@ -991,8 +991,7 @@ int fjx_serve_main(int argc, char **argv)
     signal(SIGTERM, SIG_DFL);
     signal(SIGPIPE, SIG_IGN);
 
-    /* ITC: needed by MHD_quiesce_daemon with internal threads. */
-    unsigned flags = MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC;
+    unsigned flags = MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
     if (family == AF_INET6)
         flags |= MHD_USE_IPv6;
     struct MHD_Daemon *d = MHD(MHD_start_daemon)(
@@ -1019,13 +1018,12 @@ int fjx_serve_main(int argc, char **argv)
         const struct timespec interval = {0, WATCH_INTERVAL_NS};
         while (sigtimedwait(&stop, NULL, &interval) < 0)
             watchdog_sweep(&s, 0);
-        /* Stopping: no new connections, and none waited for, however
-         * slowly its client sends. */
-        int listening = MHD(MHD_quiesce_daemon)(d);
+        /* Stopping: no connection is waited for, however slowly its client
+         * sends. (Not MHD_quiesce_daemon: in 0.9.75 it races a worker at
+         * its connection limit to take the listening socket out of the
+         * worker's epoll set, and the loser aborts.) */
         watchdog_sweep(&s, 1);
-        MHD(MHD_stop_daemon)(d);
-        if (listening >= 0) /* else MHD_stop_daemon closed it */
-            close(listening);
+        MHD(MHD_stop_daemon)(d); /* also closes the listening socket */
     }
     pthread_mutex_destroy(&s.watch_lock);
     server_close(&s);
