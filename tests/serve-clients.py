@@ -9,8 +9,8 @@ that stall or trickle, to check that `fanjian serve` holds.
       N connections each sending a request's headers one byte a second.
 
 Prints "ready" once every connection is open (and, for stall, its bytes are
-sent or the server has answered), then watches them for HOLD seconds and
-prints one line: "answered=A status503=S closed=C open=O" (answered: got any
+sent or the server has answered), then watches them for HOLD seconds (less
+when all are closed) and prints one line: "answered=A status503=S closed=C open=O" (answered: got any
 HTTP answer; closed: closed or reset by the server without an answer;
 open: still open at the end).
 """
@@ -28,6 +28,8 @@ class Client:
         self.out = payload
         self.answer = b""
         self.closed = False
+        self.sent = 0
+        self.head_sent_at = None
 
 
 def main():
@@ -38,6 +40,7 @@ def main():
         head = ("POST /v1/convert HTTP/1.1\r\nHost: %s:%d\r\nContent-Type: application/json\r\n"
                 "Content-Length: %d\r\n\r\n" % (host, port, length)).encode()
         payload = head + b"x" * send
+        head_len = len(head)
     else:
         hold = float(sys.argv[5])
         payload = ("GET /healthz HTTP/1.1\r\nHost: %s:%d\r\n" % (host, port)).encode() * 100
@@ -64,7 +67,7 @@ def main():
     start = time.monotonic()
     ready_printed = False
     next_trickle = start
-    while time.monotonic() - start < hold:
+    while time.monotonic() - start < hold and any(c.sock for c in clients):
         now = time.monotonic()
         if mode == "trickle" and now >= next_trickle:
             next_trickle = now + 1.0
@@ -94,10 +97,18 @@ def main():
                     close(c)
                     continue
             if events & selectors.EVENT_WRITE and mode == "stall":
-                if c.out and not c.answer:
+                # The body only a moment after the headers, so that an early
+                # answer (503) is read before the server closes on the rest.
+                waiting = (c.sent >= head_len and c.head_sent_at is not None and
+                           time.monotonic() - c.head_sent_at < 0.3)
+                if c.out and not c.answer and not waiting:
                     try:
-                        k = c.sock.send(c.out[:65536])
+                        limit = head_len - c.sent if c.sent < head_len else 65536
+                        k = c.sock.send(c.out[:limit])
                         c.out = c.out[k:]
+                        c.sent += k
+                        if c.sent >= head_len and c.head_sent_at is None:
+                            c.head_sent_at = time.monotonic()
                     except OSError as e:
                         if e.errno not in (errno.EAGAIN, errno.EWOULDBLOCK):
                             close(c)
