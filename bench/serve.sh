@@ -107,7 +107,7 @@ if [ -z "$addr" ]; then
 fi
 url=http://$addr/v1/convert
 # One request by hand first: the same check as the Lua script's.
-curl -sS --data-binary @"$work/body.json" "$url" >"$work/first.json"
+curl -sS -H 'Content-Type: application/json' --data-binary @"$work/body.json" "$url" >"$work/first.json"
 if [ "$(head -c "$(wc -c <"$work/expect.json")" "$work/first.json")" != "$(cat "$work/expect.json")" ]; then
     echo "bench serve: the server's answer differs from the CLI's: $(head -c 300 "$work/first.json")" >&2
     exit 1

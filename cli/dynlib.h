@@ -64,7 +64,7 @@
 #define FJX_MHD_FUNCTIONS(X) \
     X(MHD_start_daemon) X(MHD_stop_daemon) X(MHD_queue_response) \
     X(MHD_create_response_from_buffer) X(MHD_destroy_response) X(MHD_add_response_header) \
-    X(MHD_lookup_connection_value)
+    X(MHD_lookup_connection_value) X(MHD_get_connection_info)
 
 #define FJX_POINTER(f) __typeof__(f) *f;
 typedef struct fjx_zip_api {

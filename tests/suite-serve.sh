@@ -6,13 +6,20 @@
 # signal; under AddressSanitizer a leak at exit fails the stop check.
 
 SV_CURL=(curl -sS --max-time 120)
+# The Content-Type sv_req sends (POSTs to /v1 must say application/json).
+sv_type=application/json
 
 # sv_start NAME ARGS...: starts a server; sets sv_pid and sv_url. The
-# sanitizer build takes a moment to start: up to 60 s.
+# sanitizer build takes a moment to start: up to 60 s. With SV_NOFILE set,
+# under that descriptor limit (ulimit -n).
 sv_start() {
     local name=$1 i addr=
     shift
-    "$FJ" serve --listen 127.0.0.1:0 "$@" 2>"$TMP/serve-$name.err" &
+    if [ -n "${SV_NOFILE:-}" ]; then
+        (ulimit -n "$SV_NOFILE" && exec "$FJ" serve --listen 127.0.0.1:0 "$@") 2>"$TMP/serve-$name.err" &
+    else
+        "$FJ" serve --listen 127.0.0.1:0 "$@" 2>"$TMP/serve-$name.err" &
+    fi
     sv_pid=$!
     for i in $(seq 1 600); do
         addr=$(sed -n 's|^fanjian: serving on http://\(.*\)/$|\1|p' "$TMP/serve-$name.err" 2>/dev/null)
@@ -55,7 +62,7 @@ sv_stop() {
 sv_req() {
     local path=$1
     shift
-    code=$("${SV_CURL[@]}" -D "$TMP/sv.head" -o "$TMP/sv.body" -w '%{http_code}' "$@" "$sv_url$path" 2>"$TMP/sv.curl") || code=000
+    code=$("${SV_CURL[@]}" -H "Content-Type: $sv_type" -D "$TMP/sv.head" -o "$TMP/sv.body" -w '%{http_code}' "$@" "$sv_url$path" 2>"$TMP/sv.curl") || code=000
 }
 
 # sv_jstr TEXT: TEXT as a JSON string, escaped as the server escapes: \" \\
@@ -206,6 +213,54 @@ elif sv_start main; then
     sv_status "POST /healthz" 405 /healthz --data-binary '{}'
     check "serve 405: Allow: GET, HEAD" grep -qi '^allow: GET, HEAD' "$TMP/sv.head"
     sv_status "DELETE /v1/profiles" 405 /v1/profiles -X DELETE
+
+    # -- who may ask: Host (DNS rebinding), Content-Type, CORS -------------------------------
+    port=${sv_url##*:}
+    sv_status "a foreign Host" 403 /healthz -H 'Host: attacker.example'
+    sv_status "a foreign Host with a port, POST" 403 /v1/convert -H "Host: attacker.example:$port" \
+        --data-binary '{"text":"头发","profile":"s2t"}'
+    sv_status "a Host that only begins like loopback" 403 /healthz -H 'Host: 127.0.0.1.attacker.example'
+    hosts_ok=0
+    for h in "127.0.0.1:$port" "localhost:$port" localhost "app.localhost:$port" "[::1]:$port" 127.1.2.3; do
+        sv_req /v1/convert -H "Host: $h" --data-binary '{"text":"头发","profile":"s2t"}'
+        if [ "$code" = 200 ] && grep -q '^{"text":"頭髮",' "$TMP/sv.body"; then
+            hosts_ok=$((hosts_ok + 1))
+        else
+            bad "serve loopback Host $h is answered" "status $code: $(head -c 200 "$TMP/sv.body")"
+        fi
+    done
+    check "serve loopback Hosts (127.0.0.1:PORT, localhost, *.localhost, [::1]) are answered" test "$hosts_ok" -eq 6
+    sv_type=text/plain
+    sv_status "a text/plain POST" 415 /v1/convert --data-binary '{"text":"头发","profile":"s2t"}'
+    sv_type=application/x-www-form-urlencoded
+    sv_status "a form POST" 415 /v1/detect --data-binary '{"text":"头发"}'
+    sv_type=application/jsonp
+    sv_status "application/jsonp is not JSON" 415 /v1/convert --data-binary '{"text":"头发","profile":"s2t"}'
+    sv_type='Application/JSON; charset=UTF-8'
+    sv_req /v1/convert --data-binary '{"text":"头发","profile":"s2t"}'
+    check "serve Content-Type with parameters, any case, is JSON" grep -q '^{"text":"頭髮",' "$TMP/sv.body"
+    sv_type=application/json
+    code=$("${SV_CURL[@]}" -o "$TMP/sv.body" -w '%{http_code}' -H 'Content-Type:' \
+        --data-binary '{"text":"头发","profile":"s2t"}' "$sv_url/v1/convert" 2>/dev/null) || code=000
+    check "serve POST without Content-Type gets 415" test "$code" = 415
+    sv_req /v1/convert -H 'Origin: https://attacker.example' --data-binary '{"text":"头发","profile":"s2t"}'
+    if [ "$code" = 200 ] && ! grep -qi '^access-control-' "$TMP/sv.head"; then
+        ok "serve no Access-Control-Allow-Origin without --cors"
+    else
+        bad "serve no Access-Control-Allow-Origin without --cors" "status $code" "$(grep -i '^access-control' "$TMP/sv.head")"
+    fi
+    sv_status "a preflight without --cors" 405 /v1/convert -X OPTIONS -H 'Origin: https://attacker.example' \
+        -H 'Access-Control-Request-Method: POST'
+    if grep -qi '^access-control-' "$TMP/sv.head"; then
+        bad "serve no --cors: the preflight allows no origin" "$(grep -i '^access-control' "$TMP/sv.head")"
+    else
+        ok "serve no --cors: the preflight allows no origin"
+    fi
+    if grep -qi 'warning' "$TMP/serve-main.err"; then
+        bad "serve on 127.0.0.1 prints no warning" "$(grep -i warning "$TMP/serve-main.err")"
+    else
+        ok "serve on 127.0.0.1 prints no warning"
+    fi
     sv_req /healthz
     check "serve still answers after the errors" test "$code" = 200
 
@@ -253,7 +308,7 @@ for a, o in ((sys.argv[1], sys.argv[2]), (sys.argv[3], sys.argv[4])):
         printf '%s' "{\"text\":$(sv_jstr "${out%.}"),\"profile\":\"${profs[i % 4]}\"," >"$TMP/sv.c$i.want"
     done
     for i in $(seq 1 32); do
-        "${SV_CURL[@]}" -o "$TMP/sv.c$i.body" --data-binary @"$TMP/sv.c$i.req" "$sv_url/v1/convert" 2>/dev/null &
+        "${SV_CURL[@]}" -H 'Content-Type: application/json' -o "$TMP/sv.c$i.body" --data-binary @"$TMP/sv.c$i.req" "$sv_url/v1/convert" 2>/dev/null &
         pids+=($!)
     done
     wait "${pids[@]}"
@@ -347,8 +402,232 @@ if [ -x "$FJ" ] && command -v curl >/dev/null && command -v python3 >/dev/null &
     sv_stop max-body "$small_pid" INT
 fi
 
+# -- a server that holds: misbehaving clients (tests/serve-clients.py) ------------------------
+SV_CLIENTS=$ROOT/tests/serve-clients.py
+# sv_clients OUT ARGS...: starts the helper in the background with room
+# for its sockets; sets cl_pid.
+sv_clients() {
+    local out=$1
+    shift
+    (ulimit -n 4096 2>/dev/null; exec timeout 60 python3 "$SV_CLIENTS" "$@") >"$out" 2>&1 &
+    cl_pid=$!
+}
+# sv_ready OUT: waits (up to 30 s) for the helper's "ready".
+sv_ready() {
+    local i
+    for i in $(seq 1 300); do
+        grep -q '^ready' "$1" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    return 1
+}
+# sv_count OUT KEY: a number from the helper's last line (answered=, status503=...).
+sv_count() { sed -n "s/.*\\b$2=\\([0-9]*\\).*/\\1/p" "$1" | tail -n 1; }
+sv_rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
+sv_fds() { find "/proc/$1/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
+# sv_quick NAME CURL_ARGS... URL: a GET /healthz that must answer 200 within 3 s.
+sv_quick() {
+    local name=$1 c
+    shift
+    c=$(curl -sS --max-time 3 -o "$TMP/sv.quick" -w '%{http_code}' "$@" 2>/dev/null) || c=000
+    if [ "$c" = 200 ] && grep -q '"ok":true' "$TMP/sv.quick"; then
+        ok "serve $name"
+    else
+        bad "serve $name" "status $c"
+    fi
+}
+
+if [ -x "$FJ" ] && command -v curl >/dev/null && command -v python3 >/dev/null; then
+    # -- CORS only for --cors's origin --------------------------------------------------------
+    if sv_start cors --cors https://app.example --threads 2; then
+        cors_pid=$sv_pid
+        sv_req /v1/convert -H 'Origin: https://app.example' --data-binary '{"text":"头发","profile":"s2t"}'
+        if [ "$code" = 200 ] && grep -qi '^access-control-allow-origin: https://app.example.$' "$TMP/sv.head" &&
+            [ "$(grep -ci '^access-control-allow-origin:' "$TMP/sv.head")" -eq 1 ]; then
+            ok "serve --cors: Access-Control-Allow-Origin is the origin given"
+        else
+            bad "serve --cors: Access-Control-Allow-Origin is the origin given" "status $code" \
+                "$(grep -i '^access-control' "$TMP/sv.head")"
+        fi
+        sv_req /v1/convert -X OPTIONS -H 'Origin: https://app.example' \
+            -H 'Access-Control-Request-Method: POST' -H 'Access-Control-Request-Headers: content-type'
+        if [ "$code" = 204 ] && grep -qi '^access-control-allow-origin: https://app.example.$' "$TMP/sv.head" &&
+            grep -qi '^access-control-allow-headers: .*content-type' "$TMP/sv.head" &&
+            grep -qi '^access-control-allow-methods: .*POST' "$TMP/sv.head"; then
+            ok "serve --cors: the preflight from that origin is allowed"
+        else
+            bad "serve --cors: the preflight from that origin is allowed" "status $code" \
+                "$(grep -i '^access-control' "$TMP/sv.head")"
+        fi
+        sv_status "--cors: a preflight from another origin" 403 /v1/convert -X OPTIONS \
+            -H 'Origin: https://attacker.example' -H 'Access-Control-Request-Method: POST'
+        sv_type=text/plain
+        sv_status "--cors: a text/plain POST is still refused" 415 /v1/convert \
+            -H 'Origin: https://app.example' --data-binary '{"text":"头发","profile":"s2t"}'
+        sv_type=application/json
+        sv_stop cors "$cors_pid" TERM
+    fi
+
+    # -- memory: 150 bodies of 1 MiB stalled half-way, --max-memory 16M -------------------------
+    if sv_start memory --max-memory 16M --max-per-address 1000 --threads 2; then
+        mem_pid=$sv_pid
+        sv_port=${sv_url##*:}
+        sv_quick "memory: answers before" "$sv_url/healthz"
+        rss0=$(sv_rss "$mem_pid")
+        sv_clients "$TMP/sv.stall" stall 127.0.0.1 "$sv_port" 150 1048576 524288 4
+        if sv_ready "$TMP/sv.stall"; then
+            rss1=$(sv_rss "$mem_pid")
+            sv_quick "memory: /healthz answers while 150 bodies stall" "$sv_url/healthz"
+            # 16 MiB of bodies may be held; 24 MiB more for everything else.
+            if [ -n "$rss0" ] && [ -n "$rss1" ] && [ $((rss1 - rss0)) -lt $((40 << 10)) ]; then
+                ok "serve memory: RSS bounded by --max-memory ($rss0 kB -> $rss1 kB)"
+            else
+                bad "serve memory: RSS bounded by --max-memory" "$rss0 kB -> $rss1 kB"
+            fi
+        else
+            bad "serve memory: the stalled clients start" "$(head -n 3 "$TMP/sv.stall")"
+        fi
+        wait "$cl_pid"
+        n503=$(sv_count "$TMP/sv.stall" status503)
+        nclosed=$(sv_count "$TMP/sv.stall" closed)
+        nopen=$(sv_count "$TMP/sv.stall" open)
+        # A 503 sent while the client still sends can be lost to the reset
+        # that closing on unread data makes: closed counts too.
+        if [ "${n503:-0}" -ge 1 ] && [ $((${n503:-0} + ${nclosed:-0})) -ge 130 ] &&
+            [ "${nopen:-999}" -le 16 ]; then
+            ok "serve memory: bodies past the budget get 503 or are closed ($n503 503s, $nclosed closed, $nopen held)"
+        else
+            bad "serve memory: bodies past the budget get 503" "$(tail -n 1 "$TMP/sv.stall")"
+        fi
+        # The budget comes back once the stalled connections are gone.
+        head -c 900000 /dev/zero | tr '\0' x >"$TMP/sv.pad"
+        printf '{"text":"%s","profile":"s2t"}' "$(cat "$TMP/sv.pad")" >"$TMP/sv.900k"
+        got=0
+        for i in $(seq 1 16); do
+            for _ in $(seq 1 20); do
+                sv_req /v1/convert --data-binary @"$TMP/sv.900k"
+                [ "$code" = 200 ] && break
+                sleep 0.2
+            done
+            [ "$code" = 200 ] && got=$((got + 1))
+        done
+        check "serve memory: released afterwards (16 bodies of 900 kB answered, $got)" test "$got" -eq 16
+        sv_stop memory "$mem_pid" TERM
+    fi
+    # 503 is JSON with Retry-After: a budget smaller than the body.
+    if sv_start busy --max-memory 2000 --max-body 2000 --threads 2; then
+        busy_pid=$sv_pid
+        sv_port=${sv_url##*:}
+        sv_clients "$TMP/sv.busy" stall 127.0.0.1 "$sv_port" 1 1500 10 3
+        sv_ready "$TMP/sv.busy"
+        sleep 0.3
+        printf '{"text":"%s","profile":"s2t"}' "$(head -c 900 "$TMP/sv.pad")" >"$TMP/sv.900"
+        sv_status "a body past --max-memory" 503 /v1/convert --data-binary @"$TMP/sv.900"
+        check "serve 503: Retry-After" grep -qi '^retry-after: [0-9]' "$TMP/sv.head"
+        sv_status "a chunked body past --max-memory" 503 /v1/convert -H 'Transfer-Encoding: chunked' \
+            --data-binary @"$TMP/sv.900"
+        wait "$cl_pid"
+        sv_stop busy "$busy_pid" TERM
+    fi
+    rm -f "$TMP"/sv.pad "$TMP"/sv.900k "$TMP"/sv.900
+
+    # -- 100 clients sending their headers a byte a second, --header-timeout 2 ------------------
+    if sv_start trickle --header-timeout 2 --body-timeout 2 --max-per-address 1000 --threads 2; then
+        tr_pid=$sv_pid
+        sv_port=${sv_url##*:}
+        t0=$(now)
+        sv_clients "$TMP/sv.trickle" trickle 127.0.0.1 "$sv_port" 100 5
+        sv_ready "$TMP/sv.trickle"
+        sleep 1
+        sv_quick "trickle: /healthz answers during the trickle" "$sv_url/healthz"
+        sv_req /v1/convert --data-binary '{"text":"头发","profile":"s2t"}'
+        check "serve trickle: a conversion answers during the trickle" grep -q '^{"text":"頭髮",' "$TMP/sv.body"
+        wait "$cl_pid"
+        nclosed=$(sv_count "$TMP/sv.trickle" closed)
+        check "serve trickle: all 100 closed by the header deadline within 5 s ($nclosed, $(elapsed "$t0") s)" \
+            test "${nclosed:-0}" -eq 100
+        # A body that stops half-way: the body deadline.
+        sv_clients "$TMP/sv.slowbody" stall 127.0.0.1 "$sv_port" 10 1000 500 5
+        wait "$cl_pid"
+        nclosed=$(sv_count "$TMP/sv.slowbody" closed)
+        check "serve --body-timeout 2: 10 bodies stalled half-way closed within 5 s ($nclosed)" \
+            test "${nclosed:-0}" -eq 10
+        sv_stop trickle "$tr_pid" TERM
+    fi
+
+    # -- the descriptor limit: ulimit -n 128 and 150 stalled clients -----------------------------
+    # sv_term_time NAME PID: SIGTERM, then the seconds until it exits (up to 30 s); in $took.
+    sv_term_time() {
+        local t0 i
+        t0=$(now)
+        kill -TERM "$2" 2>/dev/null
+        for i in $(seq 1 300); do
+            kill -0 "$2" 2>/dev/null || break
+            sleep 0.05
+        done
+        took=$(elapsed "$t0")
+        kill -0 "$2" 2>/dev/null && kill -KILL "$2" 2>/dev/null
+        wait "$2"
+        term_rc=$?
+    }
+    for variant in per-address overall; do
+        if [ "$variant" = per-address ]; then
+            extra=(--threads 2)
+        else
+            extra=(--threads 2 --max-per-address 1000 --max-memory 1G)
+        fi
+        if SV_NOFILE=128 sv_start "fds-$variant" "${extra[@]}"; then
+            fd_pid=$sv_pid
+            sv_port=${sv_url##*:}
+            sv_clients "$TMP/sv.fds" stall 127.0.0.1 "$sv_port" 150 1048576 524288 10
+            sv_ready "$TMP/sv.fds"
+            sleep 1
+            nfds=$(sv_fds "$fd_pid")
+            check "serve ulimit -n 128, 150 stalled ($variant limit): descriptors stay below the limit ($nfds)" \
+                test "$nfds" -lt 125
+            if [ "$variant" = per-address ]; then
+                # Another address (the loopback network is all ours) still gets in.
+                sv_quick "ulimit -n 128: /healthz from 127.0.0.2 answers while 127.0.0.1 stalls" \
+                    --interface 127.0.0.2 "$sv_url/healthz"
+            fi
+            sv_term_time "fds-$variant" "$fd_pid"
+            if [ "$term_rc" -eq 0 ] && awk -v t="$took" 'BEGIN { exit !(t < 2.5) }'; then
+                ok "serve ulimit -n 128, 150 stalled ($variant limit): SIGTERM stops it in $took s"
+            else
+                bad "serve ulimit -n 128, 150 stalled ($variant limit): SIGTERM stops it within 2 s" \
+                    "exit $term_rc after $took s"
+            fi
+            if grep -Eq 'Sanitizer|runtime error' "$TMP/serve-fds-$variant.err"; then
+                bad "serve fds-$variant: no sanitizer report" "$(grep -E -m 3 'Sanitizer|runtime error|SUMMARY' "$TMP/serve-fds-$variant.err")"
+            fi
+            wait "$cl_pid"
+        fi
+    done
+
+    # -- a non-loopback address is announced as open ----------------------------------------------
+    if sv_start open --listen 0.0.0.0:0 --threads 1; then
+        open_pid=$sv_pid
+        if grep -q 'warning: 0.0.0.0:[0-9]* is not a loopback address' "$TMP/serve-open.err" &&
+            grep -q 'no authentication' "$TMP/serve-open.err" && grep -q 'Host check' "$TMP/serve-open.err"; then
+            ok "serve --listen 0.0.0.0 warns what it exposes"
+        else
+            bad "serve --listen 0.0.0.0 warns what it exposes" "$(head -n 3 "$TMP/serve-open.err")"
+        fi
+        sv_url=http://127.0.0.1:${sv_url##*:}
+        sv_req /healthz -H 'Host: files.example.org'
+        check "serve --listen 0.0.0.0: any Host is answered" test "$code" = 200
+        sv_stop open "$open_pid" TERM
+    fi
+fi
+
 run "$FJ" serve --max-body lots
 check "serve --max-body with a bad size" test "$rc" -ne 0 -a -s "$TMP/err"
+for bad_opt in "--max-memory lots" "--header-timeout 0" "--body-timeout x" "--max-per-address -1" \
+    "--cors https://a.example,https://b.example" "--max-body 32M --max-memory 16M"; do
+    # shellcheck disable=SC2086 # the option and its value
+    run "$FJ" serve $bad_opt
+    check "serve $bad_opt is refused with a message" test "$rc" -eq 2 -a -s "$TMP/err"
+done
 run "$FJ" serve --no-such-option
 check "serve unknown option" test "$rc" -ne 0 -a -s "$TMP/err"
 run "$FJ" serve --dict "$TMP/nonexistent.fjd" --listen 127.0.0.1:0
