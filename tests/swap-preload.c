@@ -3,9 +3,12 @@
  * an attacker could win against `fanjian -r` between listing a tree and
  * reading it. The first open of a file whose last path component is
  * $FANJIAN_SWAP_NAME replaces that file with a link to $FANJIAN_SWAP_TARGET,
- * then opens as asked. */
+ * then opens as asked. With $FANJIAN_NO_TMPFILE set, it also plays a file
+ * system without unnamed files: O_TMPFILE fails with EOPNOTSUPP, so that
+ * fanjian's named-temporary path can be tested. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -32,6 +35,10 @@ typedef int (*openat_fn)(int, const char *, int, ...);
 static int forward(const char *symbol, int dir_fd, const char *path, int flags, mode_t mode)
 {
     swap_if_named(dir_fd, path);
+    if ((flags & O_TMPFILE) == O_TMPFILE && getenv("FANJIAN_NO_TMPFILE")) {
+        errno = EOPNOTSUPP;
+        return -1;
+    }
     openat_fn real = (openat_fn)dlsym(RTLD_NEXT, symbol);
     return real(dir_fd, path, flags, mode);
 }
