@@ -305,12 +305,13 @@ held_run() {
         bad "$what" "left: $left"
     fi
 }
-for sig in USR1 ALRM KILL; do held_run "$sig"; done
+# (Its stderr hidden: the shell announces how each run died.)
+for sig in USR1 ALRM KILL; do held_run "$sig" 2>/dev/null; done
 if [ -r "$SWAP_PRELOAD" ]; then
     # SIGKILL cannot be caught: only unnamed files survive it. (Not SIGINT or
     # SIGQUIT: the shell starts background jobs with those ignored, and
     # fanjian leaves an ignored signal ignored.)
-    for sig in USR1 ALRM TERM HUP PIPE; do held_run "$sig" named; done
+    for sig in USR1 ALRM TERM HUP PIPE; do held_run "$sig" named 2>/dev/null; done
 else
     skip "safety: signals with a named temporary" "$SWAP_PRELOAD not built"
 fi
