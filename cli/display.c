@@ -27,52 +27,57 @@ static size_t utf8_sequence(const unsigned char *p, unsigned *cp)
     return n;
 }
 
+/* Controls, and what reorders text or breaks a line: bidi embeddings,
+ * overrides, isolates and marks, the line and paragraph separators. */
 static int needs_escape(unsigned cp)
 {
     return cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F) ||
            (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069) ||
-           cp == 0x200E || cp == 0x200F || cp == 0x061C;
+           cp == 0x200E || cp == 0x200F || cp == 0x061C || cp == 0x2028 || cp == 0x2029;
+}
+
+/* The piece of output for the character at p: itself, or its escape.
+ * Returns the piece's length; *advance is how many bytes it stands for. */
+static size_t render(const unsigned char *p, char piece[12], size_t *advance)
+{
+    unsigned cp = 0;
+    size_t n = utf8_sequence(p, &cp);
+    if (n == 0) {
+        *advance = 1;
+        return (size_t)snprintf(piece, 12, "\\x%02x", *p);
+    }
+    *advance = n;
+    if (!needs_escape(cp)) {
+        memcpy(piece, p, n);
+        return n;
+    }
+    const char *named = cp == '\n' ? "\\n" : cp == '\t' ? "\\t" : cp == '\r' ? "\\r" : NULL;
+    if (named)
+        return (size_t)snprintf(piece, 12, "%s", named);
+    return (size_t)snprintf(piece, 12, cp < 0x80 ? "\\x%02x" : "\\u%04x", cp);
 }
 
 const char *fjx_display_name(const char *name, char *buf, size_t size)
 {
     if (size == 0)
         return buf;
-    const unsigned char *p = (const unsigned char *)name;
+    char piece[12];
+    size_t advance, total = 0;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p += advance)
+        total += render(p, piece, &advance);
+    /* Too long for buf: as much as fits with "..." after it. */
+    size_t room = total < size ? total : size > 4 ? size - 4 : 0;
     size_t used = 0;
-    const size_t ellipsis = 3;
-    while (*p) {
-        char piece[12];
-        size_t len;
-        unsigned cp = 0;
-        size_t n = utf8_sequence(p, &cp);
-        if (n == 0) {
-            len = (size_t)snprintf(piece, sizeof piece, "\\x%02x", *p);
-            n = 1;
-        } else if (needs_escape(cp)) {
-            const char *named = cp == '\n' ? "\\n" : cp == '\t' ? "\\t" : cp == '\r' ? "\\r" : NULL;
-            if (named)
-                len = (size_t)snprintf(piece, sizeof piece, "%s", named);
-            else if (cp < 0x80)
-                len = (size_t)snprintf(piece, sizeof piece, "\\x%02x", cp);
-            else
-                len = (size_t)snprintf(piece, sizeof piece, "\\u%04x", cp);
-        } else {
-            memcpy(piece, p, n);
-            len = n;
-        }
-        /* Keep room for "..." unless this piece is the last. */
-        size_t reserve = p[n] ? ellipsis : 0;
-        if (used + len + reserve + 1 > size) {
-            if (used + ellipsis + 1 <= size) {
-                memcpy(buf + used, "...", ellipsis);
-                used += ellipsis;
-            }
+    for (const unsigned char *p = (const unsigned char *)name; *p; p += advance) {
+        size_t len = render(p, piece, &advance);
+        if (used + len > room)
             break;
-        }
         memcpy(buf + used, piece, len);
         used += len;
-        p += n;
+    }
+    if (total >= size && size >= 4) {
+        memcpy(buf + used, "...", 3);
+        used += 3;
     }
     buf[used] = 0;
     return buf;

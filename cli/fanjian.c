@@ -665,6 +665,14 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
                 for (size_t j = 0; j < ninputs; j++)
                     if (fds[j] > 0)
                         close(fds[j]);
+            } else if (documents && input_format(&set, inputs[0]) == FJX_EPUB && of.through &&
+                       isatty(of.sink.fd)) {
+                fprintf(stderr, "%s: an EPUB is not written to a terminal: use -o FILE\n", prog);
+                fjx_outfile_abort(&of);
+                rc = 2;
+                for (size_t j = 0; j < ninputs; j++)
+                    if (fds[j] > 0)
+                        close(fds[j]);
             } else {
                 out = &of.sink;
             }

@@ -8,3 +8,9 @@ $(SWAP_PRELOAD): tests/swap-preload.c
 	@echo "  CC -shared $<"; $(CC) -std=c11 -O2 $(WARN) -fPIC -shared -o $@ $< -ldl
 
 CHECK_DEPS += $(SWAP_PRELOAD)
+
+# cli/display.c (file names made safe for messages), tested on its own.
+$(BUILD)/tests/display: $(BUILD)/tests/display.o $(BUILD)/cli/display.o
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
+
+CHECK_DEPS += $(BUILD)/tests/display

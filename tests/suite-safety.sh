@@ -363,6 +363,9 @@ check "safety: -r -o OUTDIR beside DIR (under the same parent) is accepted" test
 
 # ---- 9. hostile names in messages ---------------------------------------------------------
 
+# cli/display.c on its own: each kind of escape, and truncation.
+run_cmocka "$FANJIAN_BUILD/tests/display"
+
 E=$S/escape
 mkdir -p "$E/tree"
 evil=$'red\033[31m\nline\xe2\x80\xaeevil\xff.epub'
