@@ -381,7 +381,13 @@ static int convert_one_in_place(const fjx_settings *s, const char *in, int renam
     }
     fjx_outfile of;
     int r = renamed ? fjx_outfile_openat(&of, dir_fd, converted, target) : fjx_outfile_open(&of, in);
-    if (r == 0) {
+    if (r == 0 && of.through) {
+        /* A standard-stream name (/dev/stdout) that leads to a regular file. */
+        fprintf(stderr, "%s: %s: not a regular file: --in-place only replaces regular files\n",
+                prog, shown);
+        fjx_outfile_abort(&of);
+        r = -1;
+    } else if (r == 0) {
         /* The new name must be free, unless it is this very file (a hard link). */
         struct stat taken;
         of.no_replace = renamed && !(fstatat(dir_fd, converted, &taken, AT_SYMLINK_NOFOLLOW) == 0 &&
