@@ -57,7 +57,7 @@ int fjx_sink_write(void *ctx, const char *data, size_t len); /* an fj_write_fn *
  * straight to, not replaced. */
 typedef struct fjx_outfile {
     const char *path;             /* the target as named, made safe to print (shown) */
-    char shown[256];
+    char shown[FJX_DISPLAY_MAX];
     int dir_fd;                   /* the directory the target is in */
     int own_dir;                  /* dir_fd is ours to close */
     char name[NAME_MAX + 1];      /* the target's name in dir_fd */
