@@ -1,10 +1,16 @@
 /* fanjian CLI: a whole tree, in parallel, with progress.
  *
- * The tree is listed first (so the output directory, if inside it, is never
- * read back), the output directories are made, then worker threads take
- * files in turn. Every output is written to a temporary beside its target
- * and renamed into place, so an interrupted run leaves each file old or
- * new, never cut short. */
+ * The tree is listed first, the output directories are made, then worker
+ * threads take files in turn. Every output is written as a temporary beside
+ * its target and put in place whole (cli/outfile.c), so an interrupted run
+ * leaves each file old or new, never cut short.
+ *
+ * Nothing is followed that could lead out of the trees: every directory is
+ * entered and every file opened relative to an open directory, without
+ * following symbolic links, and an input must still be the regular file
+ * that was listed (same device and inode) when it is opened. */
+/* _GNU_SOURCE for renameat2. */
+#define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +25,7 @@
 #include <unistd.h>
 
 #include "batch.h"
+#include "display.h"
 
 typedef struct entry {
     char *rel;      /* path below the root */
@@ -26,6 +33,8 @@ typedef struct entry {
     int is_dir;
     int format;     /* fjx_format, or -1: not ours (copied, or left alone) */
     mode_t mode;
+    dev_t dev;      /* what was listed, for the check when it is opened */
+    ino_t ino;
     unsigned long long size;
     int failed;     /* decided before the workers start (name clash) */
 } entry;
@@ -37,6 +46,9 @@ typedef struct list {
 
 typedef struct run {
     const fjx_batch *b;
+    int root_fd;      /* the input tree */
+    int out_fd;       /* the output tree: out_dir, or the root in place */
+    size_t out_base;  /* the length of the outputs' paths before their path in out_fd */
     list files, dirs;
     atomic_size_t next;
     atomic_size_t done, failed, copied;
@@ -80,11 +92,72 @@ static int push(list *l, const entry *e)
     return 0;
 }
 
-/* Our own temporaries (".NAME.fanjian-XXXXXX"), left by a killed run. */
+/* Our own temporaries (".fanjian-XXXXXX", and ".NAME.fanjian-XXXXXX" from
+ * earlier versions), left by a killed run. */
 static int is_our_temporary(const char *name)
 {
     const char *tag = strstr(name, ".fanjian-");
     return name[0] == '.' && tag && strlen(tag) == strlen(".fanjian-XXXXXX");
+}
+
+/* Opens the directory rel[0..len) below base_fd, one component at a time
+ * and never through a symbolic link; with `create`, making what is missing.
+ * A new descriptor, or -1 with errno. */
+static int open_below(int base_fd, const char *rel, size_t len, int create)
+{
+    int fd = openat(base_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    size_t at = 0;
+    while (fd >= 0 && at < len) {
+        const char *slash = memchr(rel + at, '/', len - at);
+        size_t n = slash ? (size_t)(slash - (rel + at)) : len - at;
+        char component[NAME_MAX + 1];
+        if (n > NAME_MAX) {
+            close(fd);
+            errno = ENAMETOOLONG;
+            return -1;
+        }
+        memcpy(component, rel + at, n);
+        component[n] = 0;
+        at += n + (slash ? 1 : 0);
+        if (n == 0)
+            continue;
+        if (create && mkdirat(fd, component, 0777) != 0 && errno != EEXIST) {
+            int e = errno;
+            close(fd);
+            errno = e;
+            return -1;
+        }
+        int next = openat(fd, component, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int e = errno;
+        struct stat sb;
+        if (next < 0 && e == ENOTDIR && fstatat(fd, component, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+            S_ISLNK(sb.st_mode))
+            e = ELOOP;
+        close(fd);
+        errno = e;
+        fd = next;
+    }
+    return fd;
+}
+
+/* The directory part of a path below a tree, and its last component. */
+static size_t dir_len(const char *rel)
+{
+    const char *slash = strrchr(rel, '/');
+    return slash ? (size_t)(slash - rel) : 0;
+}
+
+static const char *last_component(const char *rel)
+{
+    const char *slash = strrchr(rel, '/');
+    return slash ? slash + 1 : rel;
+}
+
+/* What a message says for errno after open_below or an O_NOFOLLOW open:
+ * ELOOP there means a symbolic link was in the way and not followed. */
+static const char *why(int err)
+{
+    return err == ELOOP ? "a symbolic link is in the way (not followed)" : strerror(err);
 }
 
 static int known_format(const fjx_settings *s, const char *name)
@@ -95,17 +168,27 @@ static int known_format(const fjx_settings *s, const char *name)
     return dot && dot[1] ? fjx_format_from_name(dot + 1) : -1;
 }
 
-/* Lists the tree below root/rel; the directory (dev, ino) skip is the
- * output directory. -1 when a directory cannot be read (reported). */
-static int walk(run *r, const char *rel, const struct stat *skip)
+/* A path below the root as a message shows it. */
+static const char *shown_path(const run *r, const char *rel, char *buf)
 {
     char *path = rel[0] ? join(r->b->root, rel) : strdup(r->b->root);
-    if (!path)
-        return -1;
-    DIR *d = opendir(path);
+    fjx_display_name(path ? path : rel, buf, FJX_DISPLAY_MAX);
+    free(path);
+    return buf;
+}
+
+/* Lists the tree below the directory dir_fd (rel below the root), which it
+ * closes; the directory (dev, ino) skip is the output directory. -1 when a
+ * directory cannot be read (reported). */
+static int walk(run *r, int dir_fd, const char *rel, const struct stat *skip)
+{
+    char shown[FJX_DISPLAY_MAX];
+    DIR *d = dir_fd >= 0 ? fdopendir(dir_fd) : NULL;
     if (!d) {
-        fprintf(stderr, "fanjian: cannot read directory %s: %s\n", path, strerror(errno));
-        free(path);
+        fprintf(stderr, "fanjian: cannot read directory %s: %s\n", shown_path(r, rel, shown),
+                why(errno));
+        if (dir_fd >= 0)
+            close(dir_fd);
         return -1;
     }
     int rc = 0;
@@ -116,7 +199,10 @@ static int walk(run *r, const char *rel, const struct stat *skip)
             continue;
         struct stat sb;
         if (fstatat(dirfd(d), name, &sb, AT_SYMLINK_NOFOLLOW) != 0) {
-            fprintf(stderr, "fanjian: cannot read %s/%s: %s\n", path, name, strerror(errno));
+            char *sub = rel[0] ? join(rel, name) : strdup(name);
+            fprintf(stderr, "fanjian: cannot read %s: %s\n", shown_path(r, sub ? sub : name, shown),
+                    strerror(errno));
+            free(sub);
             rc = -1;
             break;
         }
@@ -133,6 +219,8 @@ static int walk(run *r, const char *rel, const struct stat *skip)
         }
         e.is_dir = S_ISDIR(sb.st_mode);
         e.mode = sb.st_mode & 07777;
+        e.dev = sb.st_dev;
+        e.ino = sb.st_ino;
         e.size = (unsigned long long)sb.st_size;
         e.format = e.is_dir ? -1 : known_format(r->b->settings, name);
         if (push(e.is_dir ? &r->dirs : &r->files, &e) != 0) {
@@ -140,15 +228,17 @@ static int walk(run *r, const char *rel, const struct stat *skip)
             rc = -1;
             break;
         }
-        if (e.is_dir)
-            rc = walk(r, e.rel, skip);
+        if (e.is_dir) {
+            int sub = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            rc = walk(r, sub, e.rel, skip);
+        }
     }
     if (rc == 0 && errno != 0) {
-        fprintf(stderr, "fanjian: cannot read directory %s: %s\n", path, strerror(errno));
+        fprintf(stderr, "fanjian: cannot read directory %s: %s\n", shown_path(r, rel, shown),
+                strerror(errno));
         rc = -1;
     }
     closedir(d);
-    free(path);
     return rc;
 }
 
@@ -202,23 +292,29 @@ static void mark_clashes(run *r)
     qsort(order, n, sizeof *order, compare_out);
     for (size_t i = 1; i < n; i++)
         if (strcmp(order[i - 1]->out, order[i]->out) == 0) {
-            if (!order[i - 1]->failed)
-                fprintf(stderr, "fanjian: %s/%s and %s/%s would both be written to %s\n",
-                        r->b->root, order[i - 1]->rel, r->b->root, order[i]->rel, order[i]->out);
+            if (!order[i - 1]->failed) {
+                char a[FJX_DISPLAY_MAX], b[FJX_DISPLAY_MAX], out[FJX_DISPLAY_MAX];
+                fprintf(stderr, "fanjian: %s and %s would both be written to %s\n",
+                        shown_path(r, order[i - 1]->rel, a), shown_path(r, order[i]->rel, b),
+                        fjx_display_name(order[i]->out, out, sizeof out));
+            }
             order[i - 1]->failed = order[i]->failed = 1;
         }
     free(order);
 }
 
-static int make_dir(const char *path)
+/* Makes the output directory for a listed directory (below out_fd). */
+static int make_dir(const run *r, const entry *e)
 {
-    if (mkdir(path, 0777) == 0 || errno == EEXIST) {
-        struct stat sb;
-        if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
-            return 0;
-        errno = ENOTDIR;
+    const char *rel = e->out + r->out_base;
+    int fd = open_below(r->out_fd, rel, strlen(rel), 1);
+    if (fd >= 0) {
+        close(fd);
+        return 0;
     }
-    fprintf(stderr, "fanjian: cannot create directory %s: %s\n", path, strerror(errno));
+    char shown[FJX_DISPLAY_MAX];
+    fprintf(stderr, "fanjian: cannot create directory %s: %s\n",
+            fjx_display_name(e->out, shown, sizeof shown), why(errno));
     return -1;
 }
 
@@ -244,56 +340,133 @@ static int copy_fd(int fd, fjx_sink *out, const char *name, unsigned long long *
     }
 }
 
+/* Moves a file we do not convert to its new name (in place, --rename),
+ * never over a file that is there. */
+static int move_one(const run *r, const entry *e, int in_dir, int out_dir, const char *shown)
+{
+    const char *name = last_component(e->rel), *out_name = last_component(e->out + r->out_base);
+    struct stat sb;
+    if (fstatat(in_dir, name, &sb, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(sb.st_mode) ||
+        sb.st_dev != e->dev || sb.st_ino != e->ino) {
+        fprintf(stderr, "fanjian: %s: changed since the tree was listed: skipped\n", shown);
+        return -1;
+    }
+    int rc = renameat2(in_dir, name, out_dir, out_name, RENAME_NOREPLACE);
+    if (rc != 0 && (errno == EINVAL || errno == ENOSYS)) {
+        /* No renameat2 here: a hard link never replaces either. */
+        rc = linkat(in_dir, name, out_dir, out_name, 0);
+        if (rc == 0)
+            unlinkat(in_dir, name, 0);
+    }
+    if (rc != 0) {
+        char out[FJX_DISPLAY_MAX];
+        fjx_display_name(e->out, out, sizeof out);
+        if (errno == EEXIST)
+            fprintf(stderr, "fanjian: %s: not moved: %s already exists (both kept)\n", shown, out);
+        else
+            fprintf(stderr, "fanjian: cannot move %s to %s: %s\n", shown, out, strerror(errno));
+    }
+    return rc;
+}
+
+/* Opens a listed input: never through a symbolic link, and only if it is
+ * still the regular file that was listed. A descriptor, or -1 (reported). */
+static int open_input(const entry *e, int in_dir, const char *shown)
+{
+    /* Non-blocking, so that a FIFO put in its place cannot hang us. */
+    int fd = openat(in_dir, last_component(e->rel),
+                    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ELOOP)
+            fprintf(stderr, "fanjian: %s: replaced by a symbolic link since the tree was listed: "
+                            "skipped\n", shown);
+        else
+            fprintf(stderr, "fanjian: cannot open %s: %s\n", shown, strerror(errno));
+        return -1;
+    }
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_dev != e->dev || sb.st_ino != e->ino) {
+        fprintf(stderr, "fanjian: %s: replaced since the tree was listed: skipped\n", shown);
+        close(fd);
+        return -1;
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    return fd;
+}
+
 static int convert_one(run *r, entry *e, unsigned long long *bytes)
 {
     const fjx_batch *b = r->b;
     const fjx_settings *s = b->settings;
-    char *in_path = join(b->root, e->rel);
-    if (!in_path)
+    const char *out_rel = e->out + r->out_base;
+    char shown[FJX_DISPLAY_MAX];
+    shown_path(r, e->rel, shown);
+    int renamed = b->in_place && strcmp(e->rel, out_rel) != 0;
+    int in_dir = open_below(r->root_fd, e->rel, dir_len(e->rel), 0);
+    int out_dir = in_dir < 0 ? -1 : open_below(r->out_fd, out_rel, dir_len(out_rel), 0);
+    if (in_dir < 0 || out_dir < 0) {
+        int err = errno;
+        char out[FJX_DISPLAY_MAX];
+        fprintf(stderr, "fanjian: cannot open %s: %s\n",
+                in_dir < 0 ? shown : fjx_display_name(e->out, out, sizeof out), why(err));
+        if (in_dir >= 0)
+            close(in_dir);
         return -1;
+    }
+    int rc;
     if (b->in_place && e->format < 0) {
         /* Not ours to convert, but its directory is being renamed: it moves. */
-        int rc = strcmp(in_path, e->out) == 0 || rename(in_path, e->out) == 0 ? 0 : -1;
-        if (rc != 0)
-            fprintf(stderr, "fanjian: cannot move %s to %s: %s\n", in_path, e->out,
-                    strerror(errno));
-        free(in_path);
+        rc = move_one(r, e, in_dir, out_dir, shown);
+        close(in_dir);
+        close(out_dir);
         return rc;
     }
-    int fd = open(in_path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        fprintf(stderr, "fanjian: cannot open %s: %s\n", in_path, strerror(errno));
-        free(in_path);
-        return -1;
-    }
+    int fd = open_input(e, in_dir, shown);
     fjx_outfile of;
-    int rc = fjx_outfile_open(&of, e->out);
+    rc = fd < 0 ? -1 : fjx_outfile_openat(&of, out_dir, last_component(out_rel), e->out);
+    int clash = 0;
     if (rc == 0) {
+        /* Renamed in place: never over another file (this one, hard-linked, is fine). */
+        struct stat taken;
+        of.no_replace = renamed &&
+                        !(fstatat(out_dir, last_component(out_rel), &taken, AT_SYMLINK_NOFOLLOW) == 0 &&
+                          taken.st_dev == e->dev && taken.st_ino == e->ino);
+        if (b->in_place)
+            of.like_fd = fd; /* the same owner, group, ACLs and attributes */
         if (e->format < 0) {
-            rc = copy_fd(fd, &of.sink, in_path, bytes);
+            rc = copy_fd(fd, &of.sink, shown, bytes);
         } else if (e->format == FJX_TEXT) {
             fjx_text *t = NULL;
             rc = fjx_text_begin(s, &of.sink, &t);
             if (rc == 0)
-                rc = fjx_text_input(t, fd, in_path, bytes);
+                rc = fjx_text_input(t, fd, shown, bytes);
             if (rc == 0)
                 rc = fjx_text_end(t);
             fjx_text_free(t);
         } else {
-            rc = fjx_document_convert(s, (fjx_format)e->format, fd, in_path, &of.sink, bytes);
+            rc = fjx_document_convert(s, (fjx_format)e->format, fd, shown, &of.sink, bytes);
         }
-        if (rc == 0)
+        if (rc == 0) {
             rc = fjx_outfile_commit(&of, b->sync, e->mode);
-        else
+            clash = rc != 0 && errno == EEXIST && of.no_replace;
+        } else {
             fjx_outfile_abort(&of);
+        }
     }
-    close(fd);
+    if (clash) {
+        char out[FJX_DISPLAY_MAX];
+        fprintf(stderr, "fanjian: %s: not converted: its new name %s is taken (both kept)\n", shown,
+                fjx_display_name(e->out, out, sizeof out));
+    }
+    if (fd >= 0)
+        close(fd);
     /* Renamed in place: the new name now holds the text; the old one goes. */
-    if (rc == 0 && b->in_place && strcmp(in_path, e->out) != 0 && unlink(in_path) != 0) {
-        fprintf(stderr, "fanjian: cannot remove %s: %s\n", in_path, strerror(errno));
+    if (rc == 0 && renamed && unlinkat(in_dir, last_component(e->rel), 0) != 0) {
+        fprintf(stderr, "fanjian: cannot remove %s: %s\n", shown, strerror(errno));
         rc = -1;
     }
-    free(in_path);
+    close(in_dir);
+    close(out_dir);
     return rc;
 }
 
@@ -369,29 +542,90 @@ static void free_list(list *l)
     free(l->items);
 }
 
+/* Whether the directory out_dir (which need not exist yet) is `root` or
+ * inside it: its nearest existing directory and every parent of that are
+ * compared with root by device and inode, so that no spelling of the path
+ * (symbolic links, "..", bind mounts) matters. */
+static int is_inside(const struct stat *root, const char *out_dir)
+{
+    size_t len = strlen(out_dir);
+    char *path = malloc(len + 2);
+    if (!path)
+        return 0;
+    memcpy(path, out_dir, len + 1);
+    int fd;
+    while ((fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 && errno == ENOENT) {
+        char *slash = strrchr(path, '/');
+        if (!slash)
+            strcpy(path, ".");
+        else if (slash == path)
+            slash[1] = 0;
+        else
+            *slash = 0;
+    }
+    free(path);
+    int inside = 0;
+    while (fd >= 0 && !inside) {
+        struct stat here, up;
+        int parent = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        inside = fstat(fd, &here) == 0 && here.st_dev == root->st_dev && here.st_ino == root->st_ino;
+        int top = parent < 0 || fstat(parent, &up) != 0 ||
+                  (up.st_dev == here.st_dev && up.st_ino == here.st_ino);
+        close(fd);
+        fd = parent;
+        if (top) {
+            if (fd >= 0)
+                close(fd);
+            fd = -1;
+        }
+    }
+    if (fd >= 0)
+        close(fd);
+    return inside;
+}
+
 int fjx_batch_run(const fjx_batch *b)
 {
     run r;
     memset(&r, 0, sizeof r);
     r.b = b;
+    r.root_fd = r.out_fd = -1;
     clock_gettime(CLOCK_MONOTONIC, &r.start);
+    char shown_root[FJX_DISPLAY_MAX], shown_out[FJX_DISPLAY_MAX];
+    fjx_display_name(b->root, shown_root, sizeof shown_root);
+    if (b->out_dir)
+        fjx_display_name(b->out_dir, shown_out, sizeof shown_out);
     struct stat root_sb, out_sb;
-    if (stat(b->root, &root_sb) != 0 || !S_ISDIR(root_sb.st_mode)) {
-        fprintf(stderr, "fanjian: %s: %s\n", b->root,
-                errno && !S_ISDIR(root_sb.st_mode) ? strerror(errno) : "not a directory");
+    /* The root as named is followed (the user chose it); nothing below it is. */
+    r.root_fd = open(b->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (r.root_fd < 0 || fstat(r.root_fd, &root_sb) != 0) {
+        fprintf(stderr, "fanjian: %s: %s\n", shown_root, strerror(errno));
+        if (r.root_fd >= 0)
+            close(r.root_fd);
         return 2;
     }
     int have_out = !b->in_place && stat(b->out_dir, &out_sb) == 0;
     if (have_out && out_sb.st_dev == root_sb.st_dev && out_sb.st_ino == root_sb.st_ino) {
         fprintf(stderr, "fanjian: the output directory is the input directory: use --in-place\n");
+        close(r.root_fd);
         return 2;
     }
-    if (walk(&r, "", have_out ? &out_sb : NULL) != 0) {
+    if (!b->in_place && is_inside(&root_sb, b->out_dir)) {
+        fprintf(stderr, "fanjian: the output directory %s is inside the input tree %s (a later run "
+                        "would convert its own output): choose one outside it\n",
+                shown_out, shown_root);
+        close(r.root_fd);
+        return 2;
+    }
+    int list_fd = openat(r.root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (walk(&r, list_fd, "", have_out ? &out_sb : NULL) != 0) {
         free_list(&r.files);
         free_list(&r.dirs);
+        close(r.root_fd);
         return 2;
     }
     int rc = 0;
+    r.out_base = strlen(b->in_place ? b->root : b->out_dir) + 1;
     /* Output paths, then the directories to hold them. */
     for (size_t i = 0; i < r.dirs.len && rc == 0; i++)
         if (!(r.dirs.items[i].out = output_path(&r, r.dirs.items[i].rel)))
@@ -404,15 +638,10 @@ int fjx_batch_run(const fjx_batch *b)
             rc = 2;
             break;
         }
-        if (b->in_place && e->format < 0) {
-            char *in = join(b->root, e->rel);
-            int same = !in || strcmp(in, e->out) == 0;
-            free(in);
-            if (same) {
-                free(e->out); /* stays where it is */
-                e->out = NULL;
-                continue;
-            }
+        if (b->in_place && e->format < 0 && strcmp(e->rel, e->out + r.out_base) == 0) {
+            free(e->out); /* stays where it is */
+            e->out = NULL;
+            continue;
         }
         r.work_total++;
         r.bytes_total += e->size;
@@ -420,17 +649,27 @@ int fjx_batch_run(const fjx_batch *b)
     if (rc != 0) {
         fprintf(stderr, "fanjian: out of memory\n");
     } else if (!b->in_place) {
-        rc = make_dir(b->out_dir) == 0 ? 0 : 2;
+        /* The output directory as named is followed; nothing below it is. */
+        if (mkdir(b->out_dir, 0777) != 0 && errno != EEXIST)
+            rc = 2;
+        else if ((r.out_fd = open(b->out_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+            rc = 2;
+        if (rc != 0)
+            fprintf(stderr, "fanjian: cannot create directory %s: %s\n", shown_out, strerror(errno));
         for (size_t i = 0; i < r.dirs.len && rc == 0; i++)
-            rc = make_dir(r.dirs.items[i].out) == 0 ? 0 : 2;
-    } else if (b->rename_files) {
+            rc = make_dir(&r, &r.dirs.items[i]) == 0 ? 0 : 2;
+    } else {
+        r.out_fd = r.root_fd;
         /* Renamed directories are made now and the old ones removed at the end. */
-        for (size_t i = 0; i < r.dirs.len && rc == 0; i++)
-            rc = make_dir(r.dirs.items[i].out) == 0 ? 0 : 2;
+        for (size_t i = 0; b->rename_files && i < r.dirs.len && rc == 0; i++)
+            rc = make_dir(&r, &r.dirs.items[i]) == 0 ? 0 : 2;
     }
     if (rc != 0) {
         free_list(&r.files);
         free_list(&r.dirs);
+        if (r.out_fd >= 0 && r.out_fd != r.root_fd)
+            close(r.out_fd);
+        close(r.root_fd);
         return 2;
     }
     mark_clashes(&r);
@@ -459,10 +698,9 @@ int fjx_batch_run(const fjx_batch *b)
     /* In place with --rename: old directories that are now empty go. */
     if (b->in_place && b->rename_files)
         for (size_t i = r.dirs.len; i-- > 0;) {
-            char *old = join(b->root, r.dirs.items[i].rel);
-            if (old && strcmp(old, r.dirs.items[i].out) != 0)
-                rmdir(old); /* fails, harmlessly, if something is left in it */
-            free(old);
+            const entry *d = &r.dirs.items[i];
+            if (strcmp(d->rel, d->out + r.out_base) != 0)
+                unlinkat(r.root_fd, d->rel, AT_REMOVEDIR); /* fails, harmlessly, if not empty */
         }
 
     size_t failed = atomic_load(&r.failed), copied = atomic_load(&r.copied);
@@ -476,5 +714,8 @@ int fjx_batch_run(const fjx_batch *b)
             elapsed > 0 ? (double)r.bytes_total / 1e6 / elapsed : 0.0, jobs, jobs == 1 ? "" : "s");
     free_list(&r.files);
     free_list(&r.dirs);
+    if (r.out_fd != r.root_fd)
+        close(r.out_fd);
+    close(r.root_fd);
     return failed ? 1 : 0;
 }

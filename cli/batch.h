@@ -18,7 +18,11 @@ typedef struct fjx_batch {
 /* Converts every file whose format is known (by extension, or all files
  * when settings->format is set); with out_dir, other files are copied.
  * Reports each failure, then one summary line. 0 when every file
- * succeeded, 1 when some failed, 2 when the tree could not be read. */
+ * succeeded, 1 when some failed (a file changed since it was listed, a
+ * new name already taken: both kept), 2 when the tree could not be read,
+ * the output directory is inside it, or a symbolic link is in the way of
+ * an output directory. Nothing below the root or out_dir is followed
+ * through a symbolic link. */
 int fjx_batch_run(const fjx_batch *b);
 
 #endif

@@ -8,6 +8,7 @@
 #include <signal.h>
 
 #include "fanjian.h"
+#include "display.h"
 #include "files.h"
 
 /* What to do with every input; immutable while threads convert. */
@@ -46,20 +47,43 @@ typedef struct fjx_sink {
 
 int fjx_sink_write(void *ctx, const char *data, size_t len); /* an fj_write_fn */
 
-/* A file that replaces `path` only when complete: written beside it under
- * a hidden temporary name, then renamed. The temporary name is published in
- * `tmp` before the file exists so that a signal handler can remove it. */
+/* A file that replaces its target only when complete. It is written as an
+ * unnamed file (O_TMPFILE) in the target's directory and linked into place
+ * at commit, so that no signal, not even SIGKILL, leaves a partial file;
+ * where the file system has no unnamed files, under a short hidden name
+ * (".fanjian-XXXXXX", whatever the target's length) that the signal
+ * handler removes. A symbolic link is kept: its target is replaced. A FIFO,
+ * character device or standard stream (/dev/stdout, /dev/fd/N) is written
+ * straight to, not replaced. */
 typedef struct fjx_outfile {
-    const char *path;
-    char tmp[PATH_MAX];
+    const char *path;             /* the target as named, made safe to print (shown) */
+    char shown[FJX_DISPLAY_MAX];
+    int dir_fd;                   /* the directory the target is in */
+    int own_dir;                  /* dir_fd is ours to close */
+    char name[NAME_MAX + 1];      /* the target's name in dir_fd */
+    char tmp[32];                 /* the temporary's name in dir_fd, while it has one */
     volatile sig_atomic_t tmp_live; /* tmp names a file we must remove on abort */
+    int anonymous;                /* an O_TMPFILE file: no name until commit */
+    int through;                  /* written straight to (FIFO, device, stream) */
+    int no_replace;               /* commit fails if the target exists (EEXIST) */
+    int like_fd;                  /* copy owner, group and extended attributes
+                                     (ACLs) from this file at commit, or -1 */
     fjx_sink sink;
 } fjx_outfile;
 
-int fjx_outfile_open(fjx_outfile *o, const char *path);         /* 0, or -1 (reported) */
-int fjx_outfile_commit(fjx_outfile *o, int sync, mode_t mode);  /* 0, or -1 (reported) */
+/* 0, or -1 (reported). open: `path` as the user gave it; openat: `name`
+ * (one component) in the directory `dir_fd`, which the caller keeps open
+ * until commit or abort, `shown` naming it in messages. Both leave
+ * no_replace at 0 and like_fd at -1 for the caller to set. */
+int fjx_outfile_open(fjx_outfile *o, const char *path);
+int fjx_outfile_openat(fjx_outfile *o, int dir_fd, const char *name, const char *shown);
+/* 0, or -1 (reported; with errno EEXIST when no_replace found the target
+ * taken, which the caller reports instead). */
+int fjx_outfile_commit(fjx_outfile *o, int sync, mode_t mode);
 void fjx_outfile_abort(fjx_outfile *o);
-/* On SIGINT, SIGTERM and SIGHUP, remove every open temporary and die. */
+/* On every signal whose default is to end the process and that is not
+ * ignored (INT TERM HUP QUIT USR1 USR2 ALRM XFSZ PIPE ...): remove every
+ * named temporary, then die of the signal. */
 void fjx_outfile_install_signals(void);
 /* The permissions a new output gets: those of `like` if it exists (or of
  * `path`), else 0666 less the umask. */

@@ -93,6 +93,14 @@ static void usage(FILE *f)
             fj_dict_default_path());
 }
 
+/* An input as a message names it: "standard input" for -, else its path
+ * made safe to print (cli/display.h). */
+static const char *input_shown(const char *input, char *buf)
+{
+    return strcmp(input, "-") == 0 ? "standard input"
+                                   : fjx_display_name(input, buf, FJX_DISPLAY_MAX);
+}
+
 /* ---- fanjian detect ----------------------------------------------------------- */
 
 /* A JSON string: escapes, and U+FFFD for bytes that are not UTF-8. */
@@ -178,14 +186,15 @@ static int detect_main(int argc, char **argv)
     fjx_settings plain;
     memset(&plain, 0, sizeof plain);
     plain.format = -1;
+    char shown[FJX_DISPLAY_MAX];
     for (size_t i = 0; i < ninputs; i++) {
         int is_stdin = strcmp(inputs[i], "-") == 0;
+        input_shown(inputs[i], shown);
         int fd = is_stdin ? 0 : open(inputs[i], O_RDONLY | O_CLOEXEC);
         size_t len = 0;
         char *raw = fd < 0 ? NULL : fjx_read_all(fd, &len, 0);
         if (!raw) {
-            fprintf(stderr, "%s: cannot read %s: %s\n", prog,
-                    is_stdin ? "standard input" : inputs[i], strerror(errno));
+            fprintf(stderr, "%s: cannot read %s: %s\n", prog, shown, strerror(errno));
             rc = 1;
             if (fd > 0)
                 close(fd);
@@ -201,7 +210,7 @@ static int detect_main(int argc, char **argv)
         fjx_error enc_err;
         if (fjx_encoding_detect(raw, len, 1, &enc, &enc_err) == 0 &&
             strcmp(enc.name, "UTF-8") != 0 &&
-            fjx_decode_whole(&plain, raw, len, is_stdin ? "standard input" : inputs[i], &text,
+            fjx_decode_whole(&plain, raw, len, shown, &text,
                              &len, &enc) != 0) {
             free(raw);
             rc = 1;
@@ -224,8 +233,7 @@ static int detect_main(int argc, char **argv)
             }
         }
         if (st != FJ_OK) {
-            fprintf(stderr, "%s: %s: %s\n", prog, is_stdin ? "standard input" : inputs[i],
-                    fj_strerror(st));
+            fprintf(stderr, "%s: %s: %s\n", prog, shown, fj_strerror(st));
             rc = 1;
         } else if (json) {
             fputs("{\"file\":", stdout);
@@ -240,7 +248,7 @@ static int detect_main(int argc, char **argv)
         } else if (is_stdin) {
             printf("%s\n", fj_script_name(r.script));
         } else {
-            printf("%s: %s\n", inputs[i], fj_script_name(r.script));
+            printf("%s: %s\n", shown, fj_script_name(r.script));
         }
         free(spans);
         free(text);
@@ -267,7 +275,9 @@ static int open_clean(const fj_dict *dict, const char **files, size_t nfiles, fj
         int fd = open(files[i], O_RDONLY | O_CLOEXEC);
         char *text = fd < 0 ? NULL : fjx_read_all(fd, &rules[i].len, 0);
         if (!text) {
-            fprintf(stderr, "%s: cannot read rules %s: %s\n", prog, files[i], strerror(errno));
+            char shown[FJX_DISPLAY_MAX];
+            fprintf(stderr, "%s: cannot read rules %s: %s\n", prog, input_shown(files[i], shown),
+                    strerror(errno));
             rc = 1;
         }
         if (fd >= 0)
@@ -310,62 +320,118 @@ static int convert_input(const fjx_settings *s, int fd, const char *name, fjx_fo
     return rc;
 }
 
+/* The directory part of `path` ("." when it has none), in a new string. */
+static char *directory_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return strdup(".");
+    return slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
+}
+
+/* One --in-place file: replaced by its conversion, under its converted name
+ * with --rename. A new name already taken is an error: both files are kept. */
+static int convert_one_in_place(const fjx_settings *s, const char *in, int rename_files, int sync)
+{
+    char shown[FJX_DISPLAY_MAX];
+    fjx_display_name(in, shown, sizeof shown);
+    struct stat link_sb;
+    if (rename_files && lstat(in, &link_sb) == 0 && S_ISLNK(link_sb.st_mode)) {
+        fprintf(stderr, "%s: %s: a symbolic link is not renamed: convert its target\n", prog, shown);
+        return 1;
+    }
+    /* Non-blocking, so that a FIFO given by mistake does not hang us. */
+    int fd = open(in, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    struct stat sb;
+    if (fd < 0 || fstat(fd, &sb) != 0) {
+        fprintf(stderr, "%s: cannot open %s: %s\n", prog, shown, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return 1;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        fprintf(stderr, "%s: %s: not a regular file: --in-place only replaces regular files\n",
+                prog, shown);
+        close(fd);
+        return 1;
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    const char *slash = strrchr(in, '/');
+    const char *base = slash ? slash + 1 : in;
+    char *converted = rename_files ? fjx_convert_name(s, base) : NULL;
+    int renamed = converted && strcmp(converted, base) != 0;
+    char *dir = renamed ? directory_of(in) : NULL;
+    char *target = NULL;
+    int dir_fd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    if (renamed && dir_fd >= 0) {
+        size_t n = strlen(dir) + strlen(converted) + 2;
+        if ((target = malloc(n)) != NULL)
+            snprintf(target, n, "%s/%s", slash ? dir : ".", converted);
+    }
+    if ((rename_files && !converted) || (renamed && (dir_fd < 0 || !target))) {
+        fprintf(stderr, "%s: cannot convert %s: %s\n", prog, shown,
+                dir && dir_fd < 0 ? strerror(errno) : strerror(ENOMEM));
+        if (dir_fd >= 0)
+            close(dir_fd);
+        free(dir);
+        free(converted);
+        free(target);
+        close(fd);
+        return 1;
+    }
+    fjx_outfile of;
+    int r = renamed ? fjx_outfile_openat(&of, dir_fd, converted, target) : fjx_outfile_open(&of, in);
+    if (r == 0 && of.through) {
+        /* A standard-stream name (/dev/stdout) that leads to a regular file. */
+        fprintf(stderr, "%s: %s: not a regular file: --in-place only replaces regular files\n",
+                prog, shown);
+        fjx_outfile_abort(&of);
+        r = -1;
+    } else if (r == 0) {
+        /* The new name must be free, unless it is this very file (a hard link). */
+        struct stat taken;
+        of.no_replace = renamed && !(fstatat(dir_fd, converted, &taken, AT_SYMLINK_NOFOLLOW) == 0 &&
+                                     taken.st_dev == sb.st_dev && taken.st_ino == sb.st_ino);
+        of.like_fd = fd;
+        int clash = 0;
+        r = convert_input(s, fd, shown, input_format(s, in), &of.sink);
+        if (r == 0) {
+            r = fjx_outfile_commit(&of, sync, sb.st_mode & 07777);
+            clash = r != 0 && errno == EEXIST && of.no_replace;
+        } else {
+            fjx_outfile_abort(&of);
+        }
+        if (clash) {
+            char taken_shown[FJX_DISPLAY_MAX];
+            fprintf(stderr, "%s: %s: not converted: its new name %s is taken (both kept)\n", prog,
+                    shown, fjx_display_name(target, taken_shown, sizeof taken_shown));
+        }
+    }
+    close(fd);
+    if (r == 0 && renamed && unlink(in) != 0) {
+        fprintf(stderr, "%s: cannot remove %s: %s\n", prog, shown, strerror(errno));
+        r = -1;
+    }
+    if (dir_fd >= 0)
+        close(dir_fd);
+    free(dir);
+    free(converted);
+    free(target);
+    return r != 0;
+}
+
 /* --in-place FILE...: each file replaced by its conversion, one by one. */
 static int convert_in_place(const fjx_settings *s, const char **inputs, size_t ninputs,
                             int rename_files, int sync)
 {
     int rc = 0;
     for (size_t i = 0; i < ninputs; i++) {
-        const char *in = inputs[i];
-        if (strcmp(in, "-") == 0) {
+        if (strcmp(inputs[i], "-") == 0) {
             fprintf(stderr, "%s: --in-place needs files, not standard input\n", prog);
             rc = 1;
-            continue;
-        }
-        char *target = NULL;
-        if (rename_files) {
-            const char *slash = strrchr(in, '/');
-            const char *base = slash ? slash + 1 : in;
-            char *converted = fjx_convert_name(s, base);
-            size_t n = converted ? (size_t)(base - in) + strlen(converted) + 1 : 0;
-            if (converted && (target = malloc(n)) != NULL)
-                snprintf(target, n, "%.*s%s", (int)(base - in), in, converted);
-            free(converted);
-        } else {
-            target = strdup(in);
-        }
-        int fd = target ? open(in, O_RDONLY | O_CLOEXEC) : -1;
-        if (fd < 0) {
-            fprintf(stderr, "%s: cannot open %s: %s\n", prog, in, strerror(target ? errno : ENOMEM));
-            free(target);
+        } else if (convert_one_in_place(s, inputs[i], rename_files, sync) != 0) {
             rc = 1;
-            continue;
         }
-        struct stat sb;
-        if (strcmp(target, in) != 0 && stat(target, &sb) == 0) {
-            fprintf(stderr, "%s: %s: its new name %s is taken\n", prog, in, target);
-            close(fd);
-            free(target);
-            rc = 1;
-            continue;
-        }
-        fjx_outfile of;
-        int r = fjx_outfile_open(&of, target);
-        if (r == 0) {
-            r = convert_input(s, fd, in, input_format(s, in), &of.sink);
-            if (r == 0)
-                r = fjx_outfile_commit(&of, sync, fjx_output_mode(in, NULL));
-            else
-                fjx_outfile_abort(&of);
-        }
-        close(fd);
-        if (r == 0 && strcmp(target, in) != 0 && unlink(in) != 0) {
-            fprintf(stderr, "%s: cannot remove %s: %s\n", prog, in, strerror(errno));
-            r = -1;
-        }
-        if (r != 0)
-            rc = 1;
-        free(target);
     }
     return rc;
 }
@@ -566,9 +632,10 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
         for (size_t i = 0; i < ninputs; i++)
             documents += input_format(&set, inputs[i]) != FJX_TEXT;
         int to_file = output && strcmp(output, "-") != 0;
+        char shown[FJX_DISPLAY_MAX];
         if (documents && ninputs > 1) {
             fprintf(stderr, "%s: %s is a document (%s): convert documents one at a time, "
-                            "or a tree with -r\n", prog, inputs[0],
+                            "or a tree with -r\n", prog, input_shown(inputs[0], shown),
                     fjx_format_name(input_format(&set, inputs[0])));
             rc = 2;
         } else if (documents && input_format(&set, inputs[0]) == FJX_EPUB && !to_file &&
@@ -587,7 +654,8 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
         for (size_t i = 0; i < ninputs && rc == 0; i++) {
             fds[i] = strcmp(inputs[i], "-") == 0 ? 0 : open(inputs[i], O_RDONLY | O_CLOEXEC);
             if (fds[i] < 0) {
-                fprintf(stderr, "%s: cannot open %s: %s\n", prog, inputs[i], strerror(errno));
+                fprintf(stderr, "%s: cannot open %s: %s\n", prog, input_shown(inputs[i], shown),
+                        strerror(errno));
                 rc = 1;
                 for (size_t j = 0; j < i; j++)
                     if (fds[j] > 0)
@@ -603,6 +671,14 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
                 for (size_t j = 0; j < ninputs; j++)
                     if (fds[j] > 0)
                         close(fds[j]);
+            } else if (documents && input_format(&set, inputs[0]) == FJX_EPUB && of.through &&
+                       isatty(of.sink.fd)) {
+                fprintf(stderr, "%s: an EPUB is not written to a terminal: use -o FILE\n", prog);
+                fjx_outfile_abort(&of);
+                rc = 2;
+                for (size_t j = 0; j < ninputs; j++)
+                    if (fds[j] > 0)
+                        close(fds[j]);
             } else {
                 out = &of.sink;
             }
@@ -610,15 +686,14 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
         if (rc == 0) {
             if (documents) {
                 rc = fjx_document_convert(&set, input_format(&set, inputs[0]), fds[0],
-                                          fds[0] == 0 ? "standard input" : inputs[0], out, NULL)
+                                          input_shown(inputs[0], shown), out, NULL)
                          ? 1
                          : 0;
             } else {
                 fjx_text *t = NULL;
                 rc = fjx_text_begin(&set, out, &t) ? 1 : 0;
                 for (size_t i = 0; i < ninputs && rc == 0; i++)
-                    rc = fjx_text_input(t, fds[i], fds[i] == 0 ? "standard input" : inputs[i],
-                                        NULL)
+                    rc = fjx_text_input(t, fds[i], input_shown(inputs[i], shown), NULL)
                              ? 1
                              : 0;
                 if (rc == 0)
