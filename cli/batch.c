@@ -617,6 +617,15 @@ int fjx_batch_run(const fjx_batch *b)
         close(r.root_fd);
         return 2;
     }
+    /* The other way round, an output could land on an input not yet read:
+     * -r out/in -o out writes out/in/in/a.txt's output over out/in/a.txt. */
+    if (have_out && is_inside(&out_sb, b->root)) {
+        fprintf(stderr, "fanjian: the input tree %s is inside the output directory %s (an output "
+                        "could replace an input): choose an output directory outside it\n",
+                shown_root, shown_out);
+        close(r.root_fd);
+        return 2;
+    }
     int list_fd = openat(r.root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (walk(&r, list_fd, "", have_out ? &out_sb : NULL) != 0) {
         free_list(&r.files);

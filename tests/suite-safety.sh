@@ -360,6 +360,14 @@ check "safety: -r -o OUTDIR inside DIR (also via a link or ..) is refused, exit 
     test -z "$wrong"
 run "$FJ" -c s2t -r "$N/tree/sub" -o "$N/tree/out3" --no-progress
 check "safety: -r -o OUTDIR beside DIR (under the same parent) is accepted" test "$rc" -eq 0 -a -d "$N/tree/out3"
+# The input tree inside the output directory: out/in/in/a.txt would be written over out/in/a.txt.
+mkdir -p "$N/outer/in/in"
+printf '头发\n' >"$N/outer/in/a.txt"
+printf '干了\n' >"$N/outer/in/in/a.txt"
+before=$(snapshot "$N/outer")
+run "$FJ" -c s2t -r "$N/outer/in" -o "$N/outer" --no-progress
+check "safety: -r DIR -o OUTDIR holding DIR is refused, exit 2, no input replaced" \
+    test "$rc" -eq 2 -a "$(snapshot "$N/outer")" = "$before"
 
 # ---- 9. hostile names in messages ---------------------------------------------------------
 
