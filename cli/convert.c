@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "convert.h"
+#include "display.h"
 
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -199,7 +200,7 @@ static int report_line(void *ctx, unsigned long long line_no, const char *line, 
 {
     const fjx_text *t = ctx;
     fprintf(stderr, "%s:%llu: ", t->name, line_no);
-    fwrite(line, 1, len, stderr);
+    fjx_display_text(stderr, line, len);
     putc('\n', stderr);
     return 0;
 }

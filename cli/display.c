@@ -82,3 +82,25 @@ const char *fjx_display_name(const char *name, char *buf, size_t size)
     buf[used] = 0;
     return buf;
 }
+
+void fjx_display_text(FILE *f, const char *text, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)text, *end = p + len;
+    char piece[12];
+    size_t advance;
+    while (p < end) {
+        /* render() reads up to 4 bytes: near the end, a NUL-padded copy. */
+        unsigned char tail[5] = {0};
+        size_t left = (size_t)(end - p);
+        const unsigned char *at = p;
+        if (left < 4) {
+            memcpy(tail, p, left);
+            at = tail;
+        }
+        size_t n = *at ? render(at, piece, &advance) : (size_t)snprintf(piece, sizeof piece, "\\x00");
+        if (!*at)
+            advance = 1;
+        fwrite(piece, 1, n, f);
+        p += advance;
+    }
+}
