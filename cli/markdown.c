@@ -219,7 +219,8 @@ static int frag(md *m, const char *p, size_t n, size_t at_in)
     fjx_error e;
     if (fjx_html_fragment_rewrite(p, n, m->rw, m->out, &e) == 0)
         return 0;
-    fjx_error_set(m->err, at_in + e.offset, "%s", e.message);
+    fjx_error_set(m->err, e.offset == FJX_NO_OFFSET ? FJX_NO_OFFSET : at_in + e.offset, "%s",
+                  e.message);
     return -1;
 }
 
@@ -232,7 +233,8 @@ static int emit_html(md *m, size_t e)
         return VERB(e);
     fjx_error er;
     if (fjx_html_fragment_rewrite(m->t.data + m->cur, e - m->cur, m->rw, m->out, &er) != 0) {
-        fjx_error_set(m->err, tmap(m, m->cur + er.offset), "%s", er.message);
+        size_t at = er.offset == FJX_NO_OFFSET ? FJX_NO_OFFSET : tmap(m, m->cur + er.offset);
+        fjx_error_set(m->err, at, "%s", er.message);
         return -1;
     }
     m->cur = e;

@@ -372,16 +372,25 @@ static void test_xml_errors(void **state)
     /* expat points at the name in the end tag */
     assert_int_equal(err.offset, (size_t)(strstr(bad, "</body>") - bad) + 2);
     assert_non_null(strstr(err.message, "line 3"));
-    assert_non_null(strstr(err.message, "mismatched tag"));
+    /* expat's own words, from the expat in use (they may change with it) */
+    assert_non_null(strstr(err.message, XML_ErrorString(XML_ERROR_TAG_MISMATCH)));
 
-    /* Not XML, empty, an undefined entity, invalid UTF-8, a NUL. */
-    const char *cases[] = {"hello", "", "<p>&nbsp;</p>", "<p>\xE4\xB8</p>", "<p>a</p><p>b</p>"};
+    /* Not XML, empty, an undefined entity, invalid UTF-8, a NUL: always a
+     * place in the input (cli/files.h), whichever expat is installed. An
+     * error at the end is at the end, also where expat gives no position
+     * (2.5.0-1+deb12u1 gives none for an empty document, later ones 0). */
+    const char *cases[] = {"hello", "", "<p>&nbsp;</p>", "<p>\xE4\xB8</p>", "<p>a</p><p>b</p>",
+                           "<p>cut"};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         err.offset = 12345;
         expect_fail(FJX_XML_XHTML, cases[i], strlen(cases[i]), NULL, &err);
-        assert_true(err.offset <= strlen(cases[i]));
+        if (err.offset == FJX_NO_OFFSET || err.offset > strlen(cases[i]))
+            fail_msg("\"%s\": offset %zu, not in [0, %zu]", cases[i], err.offset,
+                     strlen(cases[i]));
         assert_non_null(strstr(err.message, "line 1"));
     }
+    expect_fail(FJX_XML_XHTML, "", 0, NULL, &err);
+    assert_int_equal(err.offset, 0);
     expect_fail(FJX_XML_XHTML, "<p>a\0b</p>", 10, NULL, &err);
     assert_int_equal(err.offset, 4);
 
@@ -443,7 +452,7 @@ static void test_xml_billion_laughs(void **state)
         tb_adds(&doc, bodies[i]);
         fjx_error err = {0, ""};
         expect_fail(FJX_XML_XHTML, doc.p, doc.len, NULL, &err);
-        assert_non_null(strstr(err.message, "amplification"));
+        assert_non_null(strstr(err.message, XML_ErrorString(XML_ERROR_AMPLIFICATION_LIMIT_BREACH)));
         tb_free(&doc);
     }
     assert_true((double)(clock() - t0) / CLOCKS_PER_SEC < 5.0);
