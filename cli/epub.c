@@ -41,9 +41,16 @@ typedef struct entry {
     int loaded;
 } entry;
 
+/* An entry by its stored name, for lookups by exact bytes. */
+typedef struct name_ref {
+    const char *name;
+    zip_uint64_t index;
+} name_ref;
+
 typedef struct book {
     zip_t *za;
     entry *e;
+    name_ref *by_name; /* the entries sorted by name (strcmp) */
     zip_uint64_t n;
     unsigned long long max_total, max_entry, read_total;
     fjx_error *err;
@@ -276,10 +283,31 @@ fail:
     return -1;
 }
 
+static int name_ref_order(const void *pa, const void *pb)
+{
+    const name_ref *a = pa, *b = pb;
+    int c = strcmp(a->name, b->name);
+    return c ? c : (a->index > b->index) - (a->index < b->index);
+}
+
+/* The entry stored as exactly `name`, or -1. Not zip_name_locate: libzip
+ * indexes names as it decodes them (CP437 for a name that is not UTF-8 and
+ * lacks the UTF-8 flag, as GBK names from Chinese zip tools), so a stored
+ * GBK name would not be found by its own bytes. */
 static long long locate(const book *b, const char *name)
 {
-    zip_int64_t i = ZIP(zip_name_locate)(b->za, name, ZIP_FL_ENC_RAW);
-    return i < 0 || (zip_uint64_t)i >= b->n ? -1 : (long long)i;
+    size_t lo = 0, hi = (size_t)b->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(name, b->by_name[mid].name);
+        if (c == 0)
+            return (long long)b->by_name[mid].index;
+        if (c < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return -1;
 }
 
 /* ---- the container's XML files -------------------------------------------------------- */
@@ -631,6 +659,8 @@ static int carry_over(zip_t *za, zip_uint64_t i, const zip_stat_t *st, zip_t *oz
 static long long add(zip_t *oza, const char *name, zip_source_t *src, zip_int32_t method,
                      fjx_error *err)
 {
+    /* The stored bytes; libzip writes the UTF-8 flag where they are valid
+     * UTF-8, and no flag (as they came, in GBK and the like) where not. */
     zip_int64_t j = ZIP(zip_file_add)(oza, name, src, ZIP_FL_ENC_GUESS);
     if (j < 0) {
         char shown[200];
@@ -803,7 +833,8 @@ static int check_entries(book *b, const char *in, size_t len, unsigned max_entri
     }
     b->n = (zip_uint64_t)n;
     b->e = calloc(b->n ? b->n : 1, sizeof *b->e);
-    if (!b->e) {
+    b->by_name = calloc(b->n ? b->n : 1, sizeof *b->by_name);
+    if (!b->e || !b->by_name) {
         fjx_error_set(b->err, FJX_NO_OFFSET, "out of memory");
         return -1;
     }
@@ -825,10 +856,7 @@ static int check_entries(book *b, const char *in, size_t len, unsigned max_entri
             fjx_error_set(b->err, FJX_NO_OFFSET, "unsafe entry name \"%s\": %s", shown, why);
             return -1;
         }
-        if (locate(b, e->name) != (long long)i) {
-            fjx_error_set(b->err, FJX_NO_OFFSET, "entry \"%s\" appears twice", shown);
-            return -1;
-        }
+        b->by_name[i] = (name_ref){e->name, i};
         if ((e->st.valid & ZIP_STAT_ENCRYPTION_METHOD) && e->st.encryption_method != ZIP_EM_NONE) {
             fjx_error_set(b->err, FJX_NO_OFFSET,
                           "%s: ZIP encryption, which EPUB does not allow", shown);
@@ -855,6 +883,15 @@ static int check_entries(book *b, const char *in, size_t len, unsigned max_entri
         total += e->st.size;
         ctotal += e->st.comp_size;
     }
+    /* Names are compared as stored bytes: distinct bytes, distinct names. */
+    qsort(b->by_name, (size_t)b->n, sizeof *b->by_name, name_ref_order);
+    for (zip_uint64_t i = 1; i < b->n; i++)
+        if (strcmp(b->by_name[i - 1].name, b->by_name[i].name) == 0) {
+            char shown[200];
+            printable(b->by_name[i].name, shown, sizeof shown);
+            fjx_error_set(b->err, FJX_NO_OFFSET, "entry \"%s\" appears twice", shown);
+            return -1;
+        }
     return 0;
 }
 
@@ -964,6 +1001,7 @@ done:
     for (zip_uint64_t i = 0; i < b.n; i++)
         fjx_buf_free(&b.e[i].data);
     free(b.e);
+    free(b.by_name);
     ZIP(zip_discard)(b.za);
     return rc;
 }
