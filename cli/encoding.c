@@ -22,7 +22,6 @@
 #include "dynlib.h"
 #include "files.h"
 
-#define NO_OFFSET ((size_t)-1)
 #define NO_ICONV ((iconv_t)-1)
 
 /* iconv's prototype takes char ** even for input it never writes. */
@@ -397,7 +396,7 @@ static int detect_as(const char *name, const char *source, const char *data, siz
     snprintf(cand.name, sizeof cand.name, "%s", name);
     hanzi_probe none = {NO_ICONV, NO_ICONV};
     if (try_decode(&cand, data + skip, len - skip, complete, &none) != 0) {
-        fjx_error_set(err, NO_OFFSET, "iconv cannot decode %s", name);
+        fjx_error_set(err, FJX_NO_OFFSET, "iconv cannot decode %s", name);
         return -1;
     }
     if (cand.bad_at == len - skip)
@@ -560,7 +559,7 @@ static int flush_output(fjx_recoder *r, fjx_error *err)
     size_t n = r->out_len;
     r->out_len = 0;
     if (r->write(r->write_ctx, r->out, n) != 0) {
-        fjx_error_set(err, NO_OFFSET, "write failed");
+        fjx_error_set(err, FJX_NO_OFFSET, "write failed");
         return -1;
     }
     return 0;
@@ -572,7 +571,7 @@ static int append_output(fjx_recoder *r, const char *data, size_t len, fjx_error
         return -1;
     if (len >= OUT_CAP) {
         if (r->write(r->write_ctx, data, len) != 0) {
-            fjx_error_set(err, NO_OFFSET, "write failed");
+            fjx_error_set(err, FJX_NO_OFFSET, "write failed");
             return -1;
         }
         return 0;
@@ -608,7 +607,7 @@ static int encode_run(fjx_recoder *r, const uint32_t *chars, size_t n, size_t *s
             *stopped_at = (size_t)(in - (const char *)chars) / 4;
             return 1;
         }
-        fjx_error_set(err, NO_OFFSET, "cannot write %s (iconv error %d)", r->to, error);
+        fjx_error_set(err, FJX_NO_OFFSET, "cannot write %s (iconv error %d)", r->to, error);
         return -1;
     }
 }
@@ -622,7 +621,7 @@ static int encode_replacement(fjx_recoder *r, uint32_t c, fjx_error *err)
     if (rc == 1)
         rc = encode_run(r, &question, 1, &at, err);
     if (rc == 1)
-        fjx_error_set(err, NO_OFFSET, "%s has no replacement character", r->to);
+        fjx_error_set(err, FJX_NO_OFFSET, "%s has no replacement character", r->to);
     return rc == 0 ? 0 : -1;
 }
 
@@ -686,7 +685,7 @@ static int encode_decoded(fjx_recoder *r, size_t n, const char *block, size_t bl
         const uint32_t question = '?';
         rc = encode_run(r, &question, 1, &at, err);
         if (rc == 1)
-            fjx_error_set(err, NO_OFFSET, "%s cannot hold '?'", r->to);
+            fjx_error_set(err, FJX_NO_OFFSET, "%s cannot hold '?'", r->to);
         if (rc != 0)
             return -1;
         r->replaced++;
@@ -808,7 +807,7 @@ static int resolve_byte_order(fjx_recoder *r, fjx_error *err)
     }
     r->decoder = iconv_open(utf32_native(), r->decode_name);
     if (r->decoder == NO_ICONV) {
-        fjx_error_set(err, NO_OFFSET, "iconv cannot read %s", r->decode_name);
+        fjx_error_set(err, FJX_NO_OFFSET, "iconv cannot read %s", r->decode_name);
         return -1;
     }
     r->await_bom = 0;
@@ -869,16 +868,16 @@ int fjx_recoder_new(const char *from, const char *to, unsigned flags, fj_write_f
     *out = NULL;
     char from_name[32], to_name[32];
     if (!fjx_encoding_canonical(from, from_name)) {
-        fjx_error_set(err, NO_OFFSET, "unknown encoding %s", from ? from : "(none)");
+        fjx_error_set(err, FJX_NO_OFFSET, "unknown encoding %s", from ? from : "(none)");
         return -1;
     }
     if (!fjx_encoding_canonical(to, to_name)) {
-        fjx_error_set(err, NO_OFFSET, "unknown encoding %s", to ? to : "(none)");
+        fjx_error_set(err, FJX_NO_OFFSET, "unknown encoding %s", to ? to : "(none)");
         return -1;
     }
     fjx_recoder *r = calloc(1, sizeof *r);
     if (!r) {
-        fjx_error_set(err, NO_OFFSET, "out of memory");
+        fjx_error_set(err, FJX_NO_OFFSET, "out of memory");
         return -1;
     }
     strcpy(r->from, from_name);
@@ -917,7 +916,7 @@ int fjx_recoder_new(const char *from, const char *to, unsigned flags, fj_write_f
         r->decoder = iconv_open(utf32_native(), from_name);
     r->encoder = iconv_open(encode_name, utf32_native());
     if ((!r->await_bom && r->decoder == NO_ICONV) || r->encoder == NO_ICONV) {
-        fjx_error_set(err, NO_OFFSET, "iconv cannot convert %s to %s", from_name, to_name);
+        fjx_error_set(err, FJX_NO_OFFSET, "iconv cannot convert %s to %s", from_name, to_name);
         fjx_recoder_free(r);
         return -1;
     }
@@ -938,7 +937,7 @@ int fjx_recoder_new(const char *from, const char *to, unsigned flags, fj_write_f
 int fjx_recoder_feed(fjx_recoder *r, const char *data, size_t len, fjx_error *err)
 {
     if (r->failed) {
-        fjx_error_set(err, NO_OFFSET, "the recoder failed earlier");
+        fjx_error_set(err, FJX_NO_OFFSET, "the recoder failed earlier");
         return -1;
     }
     if (len == 0)
@@ -1003,7 +1002,7 @@ static int finish_input(fjx_recoder *r, fjx_error *err)
 int fjx_recoder_finish(fjx_recoder *r, fjx_error *err)
 {
     if (r->failed) {
-        fjx_error_set(err, NO_OFFSET, "the recoder failed earlier");
+        fjx_error_set(err, FJX_NO_OFFSET, "the recoder failed earlier");
         return -1;
     }
     if (finish_input(r, err) != 0 || flush_output(r, err) != 0) {

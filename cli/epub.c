@@ -41,9 +41,16 @@ typedef struct entry {
     int loaded;
 } entry;
 
+/* An entry by its stored name, for lookups by exact bytes. */
+typedef struct name_ref {
+    const char *name;
+    zip_uint64_t index;
+} name_ref;
+
 typedef struct book {
     zip_t *za;
     entry *e;
+    name_ref *by_name; /* the entries sorted by name (strcmp) */
     zip_uint64_t n;
     unsigned long long max_total, max_entry, read_total;
     fjx_error *err;
@@ -230,7 +237,7 @@ static int read_entry(book *b, zip_uint64_t i)
     printable(e->name, shown, sizeof shown);
     zip_file_t *f = ZIP(zip_fopen_index)(b->za, i, 0);
     if (!f) {
-        fjx_error_set(b->err, (size_t)-1, "%s: %s", shown, ZIP(zip_strerror)(b->za));
+        fjx_error_set(b->err, FJX_NO_OFFSET, "%s: %s", shown, ZIP(zip_strerror)(b->za));
         return -1;
     }
     char chunk[16384];
@@ -238,7 +245,7 @@ static int read_entry(book *b, zip_uint64_t i)
     for (;;) {
         zip_int64_t got = ZIP(zip_fread)(f, chunk, sizeof chunk);
         if (got < 0) {
-            fjx_error_set(b->err, (size_t)-1, "%s: %s", shown, ZIP(zip_file_strerror)(f));
+            fjx_error_set(b->err, FJX_NO_OFFSET, "%s: %s", shown, ZIP(zip_file_strerror)(f));
             goto fail;
         }
         if (got == 0)
@@ -246,24 +253,24 @@ static int read_entry(book *b, zip_uint64_t i)
         total += (unsigned long long)got;
         b->read_total += (unsigned long long)got;
         if (total > e->st.size) {
-            fjx_error_set(b->err, (size_t)-1,
+            fjx_error_set(b->err, FJX_NO_OFFSET,
                           "%s: more data than its header declares (%llu bytes): "
                           "a damaged or hostile archive",
                           shown, (unsigned long long)e->st.size);
             goto fail;
         }
         if (total > b->max_entry || b->read_total > b->max_total) {
-            fjx_error_set(b->err, (size_t)-1, "%s: past the size limit", shown);
+            fjx_error_set(b->err, FJX_NO_OFFSET, "%s: past the size limit", shown);
             goto fail;
         }
         if (fjx_buf_append(&e->data, chunk, (size_t)got) < 0) {
-            fjx_error_set(b->err, (size_t)-1, "%s: out of memory", shown);
+            fjx_error_set(b->err, FJX_NO_OFFSET, "%s: out of memory", shown);
             goto fail;
         }
     }
     ZIP(zip_fclose)(f);
     if (total != e->st.size) {
-        fjx_error_set(b->err, (size_t)-1, "%s: %llu bytes, but its header declares %llu", shown,
+        fjx_error_set(b->err, FJX_NO_OFFSET, "%s: %llu bytes, but its header declares %llu", shown,
                       total, (unsigned long long)e->st.size);
         fjx_buf_free(&e->data);
         return -1;
@@ -276,10 +283,31 @@ fail:
     return -1;
 }
 
+static int name_ref_order(const void *pa, const void *pb)
+{
+    const name_ref *a = pa, *b = pb;
+    int c = strcmp(a->name, b->name);
+    return c ? c : (a->index > b->index) - (a->index < b->index);
+}
+
+/* The entry stored as exactly `name`, or -1. Not zip_name_locate: libzip
+ * indexes names as it decodes them (CP437 for a name that is not UTF-8 and
+ * lacks the UTF-8 flag, as GBK names from Chinese zip tools), so a stored
+ * GBK name would not be found by its own bytes. */
 static long long locate(const book *b, const char *name)
 {
-    zip_int64_t i = ZIP(zip_name_locate)(b->za, name, ZIP_FL_ENC_RAW);
-    return i < 0 || (zip_uint64_t)i >= b->n ? -1 : (long long)i;
+    size_t lo = 0, hi = (size_t)b->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(name, b->by_name[mid].name);
+        if (c == 0)
+            return (long long)b->by_name[mid].index;
+        if (c < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return -1;
 }
 
 /* ---- the container's XML files -------------------------------------------------------- */
@@ -454,12 +482,12 @@ static int scan_entry(book *b, zip_uint64_t i, scan *s, XML_StartElementHandler 
     char shown[200];
     printable(e->name, shown, sizeof shown);
     if (e->data.len > INT_MAX) {
-        fjx_error_set(b->err, (size_t)-1, "%s: too large", shown);
+        fjx_error_set(b->err, FJX_NO_OFFSET, "%s: too large", shown);
         return -1;
     }
     XML_Parser p = XML_ParserCreate(NULL);
     if (!p) {
-        fjx_error_set(b->err, (size_t)-1, "out of memory");
+        fjx_error_set(b->err, FJX_NO_OFFSET, "out of memory");
         return -1;
     }
     XML_SetUserData(p, s);
@@ -468,13 +496,17 @@ static int scan_entry(book *b, zip_uint64_t i, scan *s, XML_StartElementHandler 
     XML_SetDefaultHandler(p, ignore_default);
     int rc = 0;
     if (XML_Parse(p, e->data.data ? e->data.data : "", (int)e->data.len, 1) != XML_STATUS_OK) {
-        fjx_error_set(b->err, (size_t)-1, "%s, byte %ld: line %lu, column %lu: %s", shown,
-                      (long)XML_GetCurrentByteIndex(p), (unsigned long)XML_GetCurrentLineNumber(p),
+        /* Where expat gives no position, the error is at the end. */
+        XML_Index at = XML_GetCurrentByteIndex(p);
+        if (at < 0 || (size_t)at > e->data.len)
+            at = (XML_Index)e->data.len;
+        fjx_error_set(b->err, FJX_NO_OFFSET, "%s, byte %ld: line %lu, column %lu: %s", shown,
+                      (long)at, (unsigned long)XML_GetCurrentLineNumber(p),
                       (unsigned long)XML_GetCurrentColumnNumber(p) + 1,
                       XML_ErrorString(XML_GetErrorCode(p)));
         rc = -1;
     } else if (s->failed) {
-        fjx_error_set(b->err, (size_t)-1, "out of memory");
+        fjx_error_set(b->err, FJX_NO_OFFSET, "out of memory");
         rc = -1;
     }
     XML_ParserFree(p);
@@ -503,7 +535,7 @@ static int package(book *b, long long opf)
     char shown[200];
     printable(pe->name, shown, sizeof shown);
     if (pe->encrypted) {
-        fjx_error_set(b->err, (size_t)-1, "%s: the package document is encrypted", shown);
+        fjx_error_set(b->err, FJX_NO_OFFSET, "%s: the package document is encrypted", shown);
         return -1;
     }
     if (read_entry(b, (zip_uint64_t)opf) < 0)
@@ -627,16 +659,18 @@ static int carry_over(zip_t *za, zip_uint64_t i, const zip_stat_t *st, zip_t *oz
 static long long add(zip_t *oza, const char *name, zip_source_t *src, zip_int32_t method,
                      fjx_error *err)
 {
+    /* The stored bytes; libzip writes the UTF-8 flag where they are valid
+     * UTF-8, and no flag (as they came, in GBK and the like) where not. */
     zip_int64_t j = ZIP(zip_file_add)(oza, name, src, ZIP_FL_ENC_GUESS);
     if (j < 0) {
         char shown[200];
         printable(name, shown, sizeof shown);
-        fjx_error_set(err, (size_t)-1, "%s: %s", shown, ZIP(zip_strerror)(oza));
+        fjx_error_set(err, FJX_NO_OFFSET, "%s: %s", shown, ZIP(zip_strerror)(oza));
         ZIP(zip_source_free)(src);
         return -1;
     }
     if (ZIP(zip_set_file_compression)(oza, (zip_uint64_t)j, method, 0) < 0) {
-        fjx_error_set(err, (size_t)-1, "%s", ZIP(zip_strerror)(oza));
+        fjx_error_set(err, FJX_NO_OFFSET, "%s", ZIP(zip_strerror)(oza));
         return -1;
     }
     return j;
@@ -649,7 +683,8 @@ static int build(book *b, long long mimetype, const fjx_rewrite *rw, int out_fd)
     zip_source_t *dst = ZIP(zip_source_buffer_create)(NULL, 0, 0, &ze);
     zip_t *oza = dst ? ZIP(zip_open_from_source)(dst, ZIP_TRUNCATE, &ze) : NULL;
     if (!oza) {
-        fjx_error_set(b->err, (size_t)-1, "creating the new EPUB: %s", ZIP(zip_error_strerror)(&ze));
+        fjx_error_set(b->err, FJX_NO_OFFSET, "creating the new EPUB: %s",
+                      ZIP(zip_error_strerror)(&ze));
         ZIP(zip_error_fini)(&ze);
         if (dst)
             ZIP(zip_source_free)(dst);
@@ -668,7 +703,7 @@ static int build(book *b, long long mimetype, const fjx_rewrite *rw, int out_fd)
     zip_source_t *ms = ZIP(zip_source_buffer)(oza, MIMETYPE, sizeof MIMETYPE - 1, 0);
     long long j = ms ? add(oza, "mimetype", ms, ZIP_CM_STORE, b->err) : -1;
     if (!ms)
-        fjx_error_set(b->err, (size_t)-1, "%s", ZIP(zip_strerror)(oza));
+        fjx_error_set(b->err, FJX_NO_OFFSET, "%s", ZIP(zip_strerror)(oza));
     if (j < 0)
         goto fail;
     zip_uint8_t opsys;
@@ -695,7 +730,7 @@ static int build(book *b, long long mimetype, const fjx_rewrite *rw, int out_fd)
             if (read_entry(b, i) < 0)
                 goto fail;
             fjx_buf conv = {0};
-            fjx_error xe = {(size_t)-1, ""};
+            fjx_error xe = {FJX_NO_OFFSET, ""};
             /* Content is read as UTF-8; one that says otherwise but is UTF-8
              * (a common mislabel) is converted and relabelled. */
             fjx_rewrite one = sub;
@@ -709,11 +744,11 @@ static int build(book *b, long long mimetype, const fjx_rewrite *rw, int out_fd)
             if (fjx_xml_rewrite((fjx_xml_kind)e->kind, e->data.data ? e->data.data : "",
                                 e->data.len, &one, &conv, &xe) < 0) {
                 fjx_buf_free(&conv);
-                if (xe.offset != (size_t)-1)
-                    fjx_error_set(b->err, (size_t)-1, "%s, byte %zu: %s%s", shown, xe.offset,
+                if (xe.offset != FJX_NO_OFFSET)
+                    fjx_error_set(b->err, FJX_NO_OFFSET, "%s, byte %zu: %s%s", shown, xe.offset,
                                   xe.message, note);
                 else
-                    fjx_error_set(b->err, (size_t)-1, "%s: %s%s", shown, xe.message, note);
+                    fjx_error_set(b->err, FJX_NO_OFFSET, "%s: %s%s", shown, xe.message, note);
                 goto fail;
             }
             fjx_buf_free(&e->data);
@@ -722,7 +757,7 @@ static int build(book *b, long long mimetype, const fjx_rewrite *rw, int out_fd)
                 fjx_buf_free(&conv);
         }
         if (!src) {
-            fjx_error_set(b->err, (size_t)-1, "%s: %s", shown, ZIP(zip_strerror)(oza));
+            fjx_error_set(b->err, FJX_NO_OFFSET, "%s: %s", shown, ZIP(zip_strerror)(oza));
             goto fail;
         }
         j = add(oza, e->name, src, (zip_int32_t)e->st.comp_method, b->err);
@@ -738,14 +773,14 @@ static int build(book *b, long long mimetype, const fjx_rewrite *rw, int out_fd)
         goto libfail;
 
     if (ZIP(zip_close)(oza) < 0) {
-        fjx_error_set(b->err, (size_t)-1, "writing the new EPUB: %s", ZIP(zip_strerror)(oza));
+        fjx_error_set(b->err, FJX_NO_OFFSET, "writing the new EPUB: %s", ZIP(zip_strerror)(oza));
         goto fail;
     }
     oza = NULL;
 
     /* Only now, with the whole book made, does anything reach out_fd. */
     if (ZIP(zip_source_open)(dst) < 0) {
-        fjx_error_set(b->err, (size_t)-1, "reading the new EPUB back: %s",
+        fjx_error_set(b->err, FJX_NO_OFFSET, "reading the new EPUB back: %s",
                       ZIP(zip_error_strerror)(ZIP(zip_source_error)(dst)));
         ZIP(zip_source_free)(dst);
         return -1;
@@ -755,7 +790,7 @@ static int build(book *b, long long mimetype, const fjx_rewrite *rw, int out_fd)
     for (;;) {
         zip_int64_t got = ZIP(zip_source_read)(dst, chunk, sizeof chunk);
         if (got < 0) {
-            fjx_error_set(b->err, (size_t)-1, "reading the new EPUB back: %s",
+            fjx_error_set(b->err, FJX_NO_OFFSET, "reading the new EPUB back: %s",
                           ZIP(zip_error_strerror)(ZIP(zip_source_error)(dst)));
             rc = -1;
             break;
@@ -767,7 +802,7 @@ static int build(book *b, long long mimetype, const fjx_rewrite *rw, int out_fd)
             char msg[128];
             if (strerror_r(e, msg, sizeof msg) != 0)
                 snprintf(msg, sizeof msg, "error %d", e);
-            fjx_error_set(b->err, (size_t)-1, "writing the EPUB: %s", msg);
+            fjx_error_set(b->err, FJX_NO_OFFSET, "writing the EPUB: %s", msg);
             rc = -1;
             break;
         }
@@ -777,7 +812,7 @@ static int build(book *b, long long mimetype, const fjx_rewrite *rw, int out_fd)
     return rc;
 
 libfail:
-    fjx_error_set(b->err, (size_t)-1, "%s", ZIP(zip_strerror)(oza));
+    fjx_error_set(b->err, FJX_NO_OFFSET, "%s", ZIP(zip_strerror)(oza));
 fail:
     if (oza)
         ZIP(zip_discard)(oza);
@@ -792,14 +827,15 @@ static int check_entries(book *b, const char *in, size_t len, unsigned max_entri
 {
     zip_int64_t n = ZIP(zip_get_num_entries)(b->za, 0);
     if (n < 0 || (unsigned long long)n > max_entries) {
-        fjx_error_set(b->err, (size_t)-1, "%lld entries, more than the limit of %u",
+        fjx_error_set(b->err, FJX_NO_OFFSET, "%lld entries, more than the limit of %u",
                       (long long)n, max_entries);
         return -1;
     }
     b->n = (zip_uint64_t)n;
     b->e = calloc(b->n ? b->n : 1, sizeof *b->e);
-    if (!b->e) {
-        fjx_error_set(b->err, (size_t)-1, "out of memory");
+    b->by_name = calloc(b->n ? b->n : 1, sizeof *b->by_name);
+    if (!b->e || !b->by_name) {
+        fjx_error_set(b->err, FJX_NO_OFFSET, "out of memory");
         return -1;
     }
     long long nul = name_with_nul((const unsigned char *)in, len);
@@ -810,46 +846,52 @@ static int check_entries(book *b, const char *in, size_t len, unsigned max_entri
         e->kind = K_COPY;
         e->name = ZIP(zip_get_name)(b->za, i, ZIP_FL_ENC_RAW);
         if (!e->name || ZIP(zip_stat_index)(b->za, i, ZIP_FL_ENC_RAW, &e->st) < 0) {
-            fjx_error_set(b->err, (size_t)-1, "entry %llu: %s", (unsigned long long)i,
+            fjx_error_set(b->err, FJX_NO_OFFSET, "entry %llu: %s", (unsigned long long)i,
                           ZIP(zip_strerror)(b->za));
             return -1;
         }
         printable(e->name, shown, sizeof shown);
         const char *why = (long long)i == nul ? "a NUL byte" : unsafe_name(e->name);
         if (why) {
-            fjx_error_set(b->err, (size_t)-1, "unsafe entry name \"%s\": %s", shown, why);
+            fjx_error_set(b->err, FJX_NO_OFFSET, "unsafe entry name \"%s\": %s", shown, why);
             return -1;
         }
-        if (locate(b, e->name) != (long long)i) {
-            fjx_error_set(b->err, (size_t)-1, "entry \"%s\" appears twice", shown);
-            return -1;
-        }
+        b->by_name[i] = (name_ref){e->name, i};
         if ((e->st.valid & ZIP_STAT_ENCRYPTION_METHOD) && e->st.encryption_method != ZIP_EM_NONE) {
-            fjx_error_set(b->err, (size_t)-1,
+            fjx_error_set(b->err, FJX_NO_OFFSET,
                           "%s: ZIP encryption, which EPUB does not allow", shown);
             return -1;
         }
         if (e->st.comp_method != ZIP_CM_STORE && e->st.comp_method != ZIP_CM_DEFLATE) {
-            fjx_error_set(b->err, (size_t)-1,
+            fjx_error_set(b->err, FJX_NO_OFFSET,
                           "%s: compression method %d (EPUB allows stored and deflate)", shown,
                           (int)e->st.comp_method);
             return -1;
         }
         if (e->st.size > b->max_entry) {
-            fjx_error_set(b->err, (size_t)-1, "%s: %llu bytes, more than the limit of %llu",
+            fjx_error_set(b->err, FJX_NO_OFFSET, "%s: %llu bytes, more than the limit of %llu",
                           shown, (unsigned long long)e->st.size, b->max_entry);
             return -1;
         }
         /* Compressed sizes count too: overlapping entries copied as stored
          * could otherwise make the output far larger than the input. */
         if (e->st.size > b->max_total - total || e->st.comp_size > b->max_total - ctotal) {
-            fjx_error_set(b->err, (size_t)-1, "more than the limit of %llu bytes in all",
+            fjx_error_set(b->err, FJX_NO_OFFSET, "more than the limit of %llu bytes in all",
                           b->max_total);
             return -1;
         }
         total += e->st.size;
         ctotal += e->st.comp_size;
     }
+    /* Names are compared as stored bytes: distinct bytes, distinct names. */
+    qsort(b->by_name, (size_t)b->n, sizeof *b->by_name, name_ref_order);
+    for (zip_uint64_t i = 1; i < b->n; i++)
+        if (strcmp(b->by_name[i - 1].name, b->by_name[i].name) == 0) {
+            char shown[200];
+            printable(b->by_name[i].name, shown, sizeof shown);
+            fjx_error_set(b->err, FJX_NO_OFFSET, "entry \"%s\" appears twice", shown);
+            return -1;
+        }
     return 0;
 }
 
@@ -858,7 +900,7 @@ int fjx_epub_convert(const char *in, size_t len, int out_fd, const fjx_rewrite *
 {
     char why[200];
     if (!fjx_zip_api_load(why, sizeof why)) {
-        fjx_error_set(err, (size_t)-1, "%s", why);
+        fjx_error_set(err, FJX_NO_OFFSET, "%s", why);
         return -1;
     }
     book b;
@@ -877,7 +919,7 @@ int fjx_epub_convert(const char *in, size_t len, int out_fd, const fjx_rewrite *
     if (src)
         b.za = ZIP(zip_open_from_source)(src, ZIP_RDONLY, &ze);
     if (!b.za) {
-        fjx_error_set(err, (size_t)-1, "not an EPUB (not a readable ZIP archive: %s)",
+        fjx_error_set(err, FJX_NO_OFFSET, "not an EPUB (not a readable ZIP archive: %s)",
                       ZIP(zip_error_strerror)(&ze));
         ZIP(zip_error_fini)(&ze);
         if (src)
@@ -891,17 +933,17 @@ int fjx_epub_convert(const char *in, size_t len, int out_fd, const fjx_rewrite *
 
     long long mt = locate(&b, "mimetype");
     if (mt < 0) {
-        fjx_error_set(err, (size_t)-1, "not an EPUB: no mimetype entry");
+        fjx_error_set(err, FJX_NO_OFFSET, "not an EPUB: no mimetype entry");
         goto done;
     }
     if (b.e[mt].st.size != sizeof MIMETYPE - 1) {
-        fjx_error_set(err, (size_t)-1, "not an EPUB: mimetype is not \"" MIMETYPE "\"");
+        fjx_error_set(err, FJX_NO_OFFSET, "not an EPUB: mimetype is not \"" MIMETYPE "\"");
         goto done;
     }
     if (read_entry(&b, (zip_uint64_t)mt) < 0)
         goto done;
     if (memcmp(b.e[mt].data.data, MIMETYPE, sizeof MIMETYPE - 1) != 0) {
-        fjx_error_set(err, (size_t)-1, "not an EPUB: mimetype is not \"" MIMETYPE "\"");
+        fjx_error_set(err, FJX_NO_OFFSET, "not an EPUB: mimetype is not \"" MIMETYPE "\"");
         goto done;
     }
 
@@ -916,7 +958,7 @@ int fjx_epub_convert(const char *in, size_t len, int out_fd, const fjx_rewrite *
 
     long long ci = locate(&b, "META-INF/container.xml");
     if (ci < 0) {
-        fjx_error_set(err, (size_t)-1, "not an EPUB: no META-INF/container.xml");
+        fjx_error_set(err, FJX_NO_OFFSET, "not an EPUB: no META-INF/container.xml");
         goto done;
     }
     s.b = &b;
@@ -924,7 +966,7 @@ int fjx_epub_convert(const char *in, size_t len, int out_fd, const fjx_rewrite *
         scan_entry(&b, (zip_uint64_t)ci, &s, container_start, NULL) < 0)
         goto done;
     if (s.nroot == 0) {
-        fjx_error_set(err, (size_t)-1, "META-INF/container.xml names no package document");
+        fjx_error_set(err, FJX_NO_OFFSET, "META-INF/container.xml names no package document");
         goto done;
     }
     /* Every rendition's package document (usually there is one). */
@@ -936,14 +978,14 @@ int fjx_epub_convert(const char *in, size_t len, int out_fd, const fjx_rewrite *
             opf = path ? locate(&b, path) : -1;
             free(path);
             if (oom) {
-                fjx_error_set(err, (size_t)-1, "out of memory");
+                fjx_error_set(err, FJX_NO_OFFSET, "out of memory");
                 goto done;
             }
         }
         if (opf < 0) {
             char shown[200];
             printable(s.rootfiles[r], shown, sizeof shown);
-            fjx_error_set(err, (size_t)-1,
+            fjx_error_set(err, FJX_NO_OFFSET,
                           "META-INF/container.xml names %s, which is not in the book", shown);
             goto done;
         }
@@ -959,6 +1001,7 @@ done:
     for (zip_uint64_t i = 0; i < b.n; i++)
         fjx_buf_free(&b.e[i].data);
     free(b.e);
+    free(b.by_name);
     ZIP(zip_discard)(b.za);
     return rc;
 }

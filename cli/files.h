@@ -26,8 +26,14 @@ typedef struct fjx_buf {
 int fjx_buf_append(fjx_buf *b, const char *data, size_t len); /* 0, or -1 (no memory) */
 void fjx_buf_free(fjx_buf *b);
 
-/* An error with the byte offset where it was found (offset into the input
- * the function was given; (size_t)-1 when there is none). */
+/* An error and where it was found. offset is a byte offset into the input
+ * the function was given, in [0, len]: an error at the end of the input
+ * (a document cut short, an empty one) is at len, also where the parser
+ * reports no position (expat does not for some errors at the end of input,
+ * depending on its version). FJX_NO_OFFSET when the error is about no
+ * place in the input (out of memory, an argument, a limit on the whole, an
+ * archive entry); callers show the offset only when it is not that. */
+#define FJX_NO_OFFSET ((size_t)-1)
 typedef struct fjx_error {
     size_t offset;
     char message[256];

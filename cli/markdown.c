@@ -219,7 +219,8 @@ static int frag(md *m, const char *p, size_t n, size_t at_in)
     fjx_error e;
     if (fjx_html_fragment_rewrite(p, n, m->rw, m->out, &e) == 0)
         return 0;
-    fjx_error_set(m->err, at_in + e.offset, "%s", e.message);
+    fjx_error_set(m->err, e.offset == FJX_NO_OFFSET ? FJX_NO_OFFSET : at_in + e.offset, "%s",
+                  e.message);
     return -1;
 }
 
@@ -232,7 +233,8 @@ static int emit_html(md *m, size_t e)
         return VERB(e);
     fjx_error er;
     if (fjx_html_fragment_rewrite(m->t.data + m->cur, e - m->cur, m->rw, m->out, &er) != 0) {
-        fjx_error_set(m->err, tmap(m, m->cur + er.offset), "%s", er.message);
+        size_t at = er.offset == FJX_NO_OFFSET ? FJX_NO_OFFSET : tmap(m, m->cur + er.offset);
+        fjx_error_set(m->err, at, "%s", er.message);
         return -1;
     }
     m->cur = e;
@@ -464,25 +466,127 @@ static size_t autolink(const char *s, size_t n, size_t i)
     return k < n && s[k] == '>' ? k + 1 : 0;
 }
 
-/* A bare URL at s[i] (http://, https://, www.) up to white space or a
- * character that is not ASCII (Chinese text runs on without a space). */
+/* The code point of the UTF-8 sequence at s[i] and its length in *len, or
+ * -1 (*len 1) where the bytes are not one. */
+static long utf8_at(const char *s, size_t n, size_t i, size_t *len)
+{
+    const unsigned char *u = (const unsigned char *)s + i;
+    size_t left = n - i, k = u[0] >= 0xF0 ? 4 : u[0] >= 0xE0 ? 3 : u[0] >= 0xC0 ? 2 : 1;
+    *len = 1;
+    if (u[0] < 0x80)
+        return u[0];
+    if (u[0] < 0xC2 || u[0] > 0xF4 || k > left)
+        return -1;
+    long cp = u[0] & (0x7F >> k);
+    for (size_t j = 1; j < k; j++) {
+        if ((u[j] & 0xC0) != 0x80)
+            return -1;
+        cp = cp << 6 | (u[j] & 0x3F);
+    }
+    if ((k == 3 && cp < 0x800) || (k == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+        (cp >= 0xD800 && cp <= 0xDFFF))
+        return -1;
+    *len = k;
+    return cp;
+}
+
+/* Unicode white space or punctuation, as far as Chinese, Japanese and
+ * Western text use them: where a domain name ends. */
+static int unicode_space_or_punct(long cp)
+{
+    return (cp >= 0xA0 && cp <= 0xBF) || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x206F) ||
+           (cp >= 0x2E00 && cp <= 0x2E7F) || (cp >= 0x3000 && cp <= 0x3004) ||
+           (cp >= 0x3008 && cp <= 0x3011) || (cp >= 0x3014 && cp <= 0x301F) || cp == 0x3030 ||
+           cp == 0x303D || (cp >= 0xFE10 && cp <= 0xFE19) || (cp >= 0xFE30 && cp <= 0xFE6B) ||
+           (cp >= 0xFF01 && cp <= 0xFF0F) || (cp >= 0xFF1A && cp <= 0xFF20) ||
+           (cp >= 0xFF3B && cp <= 0xFF40) || (cp >= 0xFF5B && cp <= 0xFF65);
+}
+
+/* A valid domain (GFM) at s[i]: letters and digits (any script), '-', '_'
+ * and '.', with no '_' in its last two labels. Its end, or 0 when it is
+ * empty or invalid. */
+static size_t domain(const char *s, size_t n, size_t i)
+{
+    size_t k = i, letters = 0;
+    size_t last = 0, before_last = 0; /* the '_' in the last two labels */
+    while (k < n) {
+        size_t len;
+        long cp = utf8_at(s, n, k, &len);
+        if (cp == '.') {
+            before_last = last;
+            last = 0;
+        } else if (cp == '_') {
+            last++;
+        } else if (cp == '-' || (cp < 0x80 && is_alnum((int)cp)) ||
+                   (cp >= 0x80 && !unicode_space_or_punct(cp))) {
+            letters++;
+        } else {
+            break;
+        }
+        k += len;
+    }
+    return letters && !last && !before_last ? k : 0;
+}
+
+/* GFM's extended autolinks (spec, "Autolinks (extension)"): www. and a
+ * valid domain, after white space, '*', '_', '~' or '(' (or at the start);
+ * http://, https:// or ftp:// and a valid domain, after anything but an
+ * ASCII letter (as cmark-gfm: Chinese text runs on without a space, and
+ * such a domain may have no period, as localhost). Either runs to white
+ * space or '<' (so text right after it without a space is in the link,
+ * 。 and ） too), less trailing ? ! . , : * _ ~, a ')' with no '(' to
+ * match, and a trailing entity-like &name;. Also ending at '`' and ']',
+ * where code spans and link text take over. Its end, or 0. Email
+ * autolinks are ASCII only (GFM), so no conversion can touch them.
+ * (Leniencies that keep more as written: "www" and schemes in any case.) */
 static size_t bare_url(const char *s, size_t n, size_t i)
 {
-    if (i > 0 && is_alnum((unsigned char)s[i - 1]))
-        return 0;
-    size_t k;
+    size_t d;
+    int www = 0;
     if (iprefix(s + i, n - i, "http://"))
-        k = i + 7;
+        d = i + 7;
     else if (iprefix(s + i, n - i, "https://"))
-        k = i + 8;
+        d = i + 8;
+    else if (iprefix(s + i, n - i, "ftp://"))
+        d = i + 6;
     else if (iprefix(s + i, n - i, "www."))
-        k = i + 4;
+        d = i + 4, www = 1;
     else
         return 0;
-    size_t e = k;
-    while (e < n && (unsigned char)s[e] > ' ' && (unsigned char)s[e] < 0x7F && !oneof(s[e], "<`]"))
+    if (i > 0 && (www ? !is_ws((unsigned char)s[i - 1]) && !oneof(s[i - 1], "*_~(")
+                      : is_alpha((unsigned char)s[i - 1])))
+        return 0;
+    /* "www." is the domain's first label (as cmark-gfm: www.localhost) */
+    size_t e = domain(s, n, www ? i : d);
+    if (!e)
+        return 0;
+    while (e < n && !is_ws((unsigned char)s[e]) && !oneof(s[e], "<`]"))
         e++;
-    return e > k ? e : 0;
+    for (;;) {
+        char c = s[e - 1];
+        if (oneof(c, "?!.,:*_~")) {
+            e--;
+        } else if (c == ')') {
+            size_t open = 0, close = 0;
+            for (size_t k = i; k < e; k++)
+                open += s[k] == '(', close += s[k] == ')';
+            if (close <= open)
+                break;
+            e--;
+        } else if (c == ';') {
+            size_t k = e - 1;
+            while (k > d && is_alnum((unsigned char)s[k - 1]))
+                k--;
+            if (k == e - 1 || k == d || s[k - 1] != '&')
+                break;
+            e = k - 1;
+        } else {
+            break;
+        }
+        if (e <= d)
+            return 0;
+    }
+    return e;
 }
 
 /* White space with at most one line ending. */
@@ -779,6 +883,8 @@ static int inlines(md *m, size_t i)
         case 'H':
         case 'w':
         case 'W':
+        case 'f':
+        case 'F':
             if ((e = bare_url(s, n, i))) {
                 if (TEXT(i) || VERB(e))
                     return -1;

@@ -543,10 +543,12 @@ static void on_entity(void *ud, const XML_Char *name, int is_parameter, const XM
         x->entities = 1;
 }
 
-static void set_parse_error(XML_Parser p, fjx_error *err)
+/* A parse error is always at a place in the input (cli/files.h): where
+ * expat gives none, at the end, where parsing stopped. */
+static void set_parse_error(XML_Parser p, size_t len, fjx_error *err)
 {
     XML_Index idx = XML_GetCurrentByteIndex(p);
-    fjx_error_set(err, idx < 0 ? (size_t)-1 : (size_t)idx, "line %lu, column %lu: %s",
+    fjx_error_set(err, idx < 0 || (size_t)idx > len ? len : (size_t)idx, "line %lu, column %lu: %s",
                   (unsigned long)XML_GetCurrentLineNumber(p),
                   (unsigned long)XML_GetCurrentColumnNumber(p) + 1,
                   XML_ErrorString(XML_GetErrorCode(p)));
@@ -578,7 +580,7 @@ static int apply(const xctx *x, const fjx_rewrite *rw, fjx_buf *out, fjx_error *
         goto nomem;
     return 0;
 nomem:
-    fjx_error_set(err, (size_t)-1, "out of memory");
+    fjx_error_set(err, FJX_NO_OFFSET, "out of memory");
     return -1;
 }
 
@@ -587,7 +589,7 @@ int fjx_xml_rewrite(fjx_xml_kind kind, const char *in, size_t len, const fjx_rew
 {
     const unsigned char *u = (const unsigned char *)in;
     if (len > INT_MAX) {
-        fjx_error_set(err, (size_t)-1, "document too large (%zu bytes)", len);
+        fjx_error_set(err, FJX_NO_OFFSET, "document too large (%zu bytes)", len);
         return -1;
     }
     /* UTF-16 or UTF-32 here means the caller did not decode it. */
@@ -598,11 +600,11 @@ int fjx_xml_rewrite(fjx_xml_kind kind, const char *in, size_t len, const fjx_rew
     }
     const char *lang = rw ? rw->lang : NULL, *charset = rw ? rw->charset : NULL;
     if (lang && !safe_value(lang, "-_")) {
-        fjx_error_set(err, (size_t)-1, "invalid language tag \"%s\"", lang);
+        fjx_error_set(err, FJX_NO_OFFSET, "invalid language tag \"%s\"", lang);
         return -1;
     }
     if (charset && !safe_value(charset, "-_.:+()")) {
-        fjx_error_set(err, (size_t)-1, "invalid charset name \"%s\"", charset);
+        fjx_error_set(err, FJX_NO_OFFSET, "invalid charset name \"%s\"", charset);
         return -1;
     }
 
@@ -640,7 +642,7 @@ int fjx_xml_rewrite(fjx_xml_kind kind, const char *in, size_t len, const fjx_rew
     if (XML_Parse(x.p, in, (int)len, 1) != XML_STATUS_OK || x.failed) {
         if (x.failed)
             goto nomem;
-        set_parse_error(x.p, err);
+        set_parse_error(x.p, len, err);
         goto done;
     }
     if (x.entities) {
@@ -649,7 +651,7 @@ int fjx_xml_rewrite(fjx_xml_kind kind, const char *in, size_t len, const fjx_rew
             goto nomem;
         int ok = XML_Parse(check, in, (int)len, 1) == XML_STATUS_OK;
         if (!ok)
-            set_parse_error(check, err);
+            set_parse_error(check, len, err);
         XML_ParserFree(check);
         if (!ok)
             goto done;
@@ -660,7 +662,7 @@ int fjx_xml_rewrite(fjx_xml_kind kind, const char *in, size_t len, const fjx_rew
     rc = apply(&x, rw, out, err);
     goto done;
 nomem:
-    fjx_error_set(err, (size_t)-1, "out of memory");
+    fjx_error_set(err, FJX_NO_OFFSET, "out of memory");
 done:
     if (rc < 0)
         out->len = out_len0;

@@ -334,6 +334,58 @@ fj_status fj_dict_open_memory(const void *data, size_t size, const fj_dict_optio
     return FJ_OK;
 }
 
+static const char *file_type_name(mode_t mode)
+{
+    if (S_ISDIR(mode))
+        return "a directory";
+    if (S_ISFIFO(mode))
+        return "a FIFO";
+    if (S_ISCHR(mode))
+        return "a character device";
+    if (S_ISBLK(mode))
+        return "a block device";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    return "a special file";
+}
+
+/* Reads the header with pread and checks the magic number, the version and
+ * the declared sizes against the file's size. */
+static fj_status check_header(int fd, off_t file_size, const char *path, fj_error *e)
+{
+    unsigned char h[FJ_IMAGE_HEADER_SIZE];
+    ssize_t got = file_size >= (off_t)sizeof h ? pread(fd, h, sizeof h, 0) : 0;
+    if (got < 0) {
+        fj__set_error(e, FJ_ERR_IO, 0, "cannot read dictionary %s: %s", path, strerror(errno));
+        return FJ_ERR_IO;
+    }
+    if ((size_t)got < sizeof h || memcmp(h, FJ_IMAGE_MAGIC, 8) != 0) {
+        fj__set_error(e, FJ_ERR_DICT_FORMAT, 0, "%s: not a fanjian dictionary (%s)", path,
+                      (size_t)got < sizeof h ? "too small" : "bad magic");
+        return FJ_ERR_DICT_FORMAT;
+    }
+    uint32_t version = rd32(h + 8), count = rd32(h + 12);
+    if (version != FJ_IMAGE_VERSION) {
+        fj__set_error(e, FJ_ERR_DICT_VERSION, 8,
+                      "%s: dictionary format version %u, this library reads version %u", path,
+                      version, FJ_IMAGE_VERSION);
+        return FJ_ERR_DICT_VERSION;
+    }
+    uint64_t declared = rd64(h + 16);
+    if (declared != (uint64_t)file_size || (uint64_t)file_size > SIZE_MAX) {
+        fj__set_error(e, FJ_ERR_DICT_FORMAT, 16,
+                      "%s: damaged dictionary: the header says %llu bytes, the file has %llu (%s)",
+                      path, (unsigned long long)declared, (unsigned long long)file_size,
+                      declared > (uint64_t)file_size ? "truncated" : "extra bytes");
+        return FJ_ERR_DICT_FORMAT;
+    }
+    if (count > 64 || FJ_IMAGE_HEADER_SIZE + (uint64_t)count * sizeof(fj_section_rec) > declared) {
+        fj__set_error(e, FJ_ERR_DICT_FORMAT, 12, "%s: damaged dictionary: section table", path);
+        return FJ_ERR_DICT_FORMAT;
+    }
+    return FJ_OK;
+}
+
 fj_status fj_dict_open(const char *path, const fj_dict_options *options, fj_dict **out,
                        fj_error *error)
 {
@@ -346,17 +398,33 @@ fj_status fj_dict_open(const char *path, const fj_dict_options *options, fj_dict
         const char *env = getenv("FANJIAN_DICT");
         path = (env && *env) ? env : FJ_DEFAULT_DICT;
     }
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused
+     * below like anything else that is not a regular file. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
         fj__set_error(error, FJ_ERR_IO, 0, "cannot open dictionary %s: %s", path, strerror(errno));
         return FJ_ERR_IO;
     }
     struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size < (off_t)FJ_IMAGE_HEADER_SIZE) {
+    if (fstat(fd, &sb) != 0) {
+        int saved = errno;
         close(fd);
-        fj__set_error(error, FJ_ERR_DICT_FORMAT, 0, "%s: not a fanjian dictionary (too small)",
-                      path);
+        fj__set_error(error, FJ_ERR_IO, 0, "cannot read dictionary %s: %s", path, strerror(saved));
+        return FJ_ERR_IO;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        close(fd);
+        fj__set_error(error, FJ_ERR_DICT_FORMAT, 0,
+                      "%s: not a fanjian dictionary (%s, not a regular file)", path,
+                      file_type_name(sb.st_mode));
         return FJ_ERR_DICT_FORMAT;
+    }
+    /* The header alone decides whether the file is worth mapping, so a
+     * large file that is not an image is refused without reading it. */
+    fj_status st = check_header(fd, sb.st_size, path, error);
+    if (st != FJ_OK) {
+        close(fd);
+        return st;
     }
     size_t size = (size_t)sb.st_size;
 #ifdef MAP_POPULATE
@@ -371,7 +439,7 @@ fj_status fj_dict_open(const char *path, const fj_dict_options *options, fj_dict
         return FJ_ERR_IO;
     }
     fj_dict *d;
-    fj_status st = dict_new(options, &d, error);
+    st = dict_new(options, &d, error);
     if (st != FJ_OK) {
         munmap(map, size);
         return st;

