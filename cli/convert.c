@@ -706,7 +706,7 @@ static int rewrite(fjx_format format, const char *in, size_t len, const fjx_rewr
     case FJX_VTT:
         return fjx_vtt_rewrite(in, len, rw, out, err);
     default:
-        fjx_error_set(err, (size_t)-1, "not a document format");
+        fjx_error_set(err, FJX_NO_OFFSET, "not a document format");
         return -1;
     }
 }
@@ -747,7 +747,7 @@ int fjx_document_convert(const fjx_settings *s, fjx_format format, int fd, const
         rw.charset = to;
     fjx_buf converted = {0};
     if (rewrite(format, utf8, utf8_len, &rw, &converted, &err) != 0) {
-        if (err.offset != (size_t)-1)
+        if (err.offset != FJX_NO_OFFSET)
             fprintf(stderr, "fanjian: %s: %s (byte %zu)\n", name, err.message, err.offset);
         else
             fprintf(stderr, "fanjian: %s: %s\n", name, err.message);
