@@ -874,6 +874,12 @@ static int keep_report(fjx_legado_stage *st, unsigned long long column, const ch
     return fjx_buf_append(&st->report_text, text, len);
 }
 
+static int by_column(const void *a, const void *b)
+{
+    const pending_report *x = a, *y = b;
+    return x->column < y->column ? -1 : x->column > y->column;
+}
+
 static void print_removal(const fjx_legado_stage *st, unsigned long long column, const char *text,
                           size_t len)
 {
@@ -978,6 +984,8 @@ static int finish_line(fjx_legado_stage *st, const char *line, size_t len, const
                     print_removal(st, 1, line, len);
                 return 0;
             }
+            /* In the order they stand in the line (distinct bytes: distinct columns). */
+            qsort(st->reports, st->report_count, sizeof *st->reports, by_column);
             for (size_t i = 0; i < st->report_count; i++)
                 print_removal(st, st->reports[i].column,
                               st->report_text.data + st->reports[i].text_at, st->reports[i].len);
