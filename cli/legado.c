@@ -985,7 +985,8 @@ static int finish_line(fjx_legado_stage *st, const char *line, size_t len, const
                 return 0;
             }
             /* In the order they stand in the line (distinct bytes: distinct columns). */
-            qsort(st->reports, st->report_count, sizeof *st->reports, by_column);
+            if (st->report_count > 1)
+                qsort(st->reports, st->report_count, sizeof *st->reports, by_column);
             for (size_t i = 0; i < st->report_count; i++)
                 print_removal(st, st->reports[i].column,
                               st->report_text.data + st->reports[i].text_at, st->reports[i].len);
