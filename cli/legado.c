@@ -883,9 +883,12 @@ static int by_column(const void *a, const void *b)
 static void print_removal(const fjx_legado_stage *st, unsigned long long column, const char *text,
                           size_t len)
 {
+    /* One line, whole, even when tree mode's threads report at once. */
+    flockfile(stderr);
     fprintf(stderr, "%s:%llu:%llu: ", st->input, st->line_no, column);
     fjx_display_text(stderr, text, len);
     fputc('\n', stderr);
+    funlockfile(stderr);
 }
 
 static int is_blank(const fjx_legado_stage *st, const char *text, size_t len)

@@ -168,3 +168,24 @@ printf '{"name":"一条","pattern":"青豆书坊","isRegex":false}' >"$W/one.jso
 printf '前青豆书坊后\n' | "$FJ" clean --rules "$W/one.json" >"$TMP/out" 2>"$TMP/err"
 rc=$?
 check "legado: a single rule object is read as one rule" test "$rc" -eq 0 -a "$(cat "$TMP/out")" = "前后"
+
+# -- with a native rules file, and in tree mode ---------------------------------------
+# Both kinds of --rules apply: the native phrase drops a line the Legado rules
+# left alone.
+printf 'phrase 10 故事二\n' >"$W/native.txt"
+printf '故事一。青豆书坊\n故事二。\n故事三。\n' >"$W/both.txt"
+run "$FJ" clean --rules "$W/native.txt" --rules "$LG/rules.json" "$W/both.txt"
+check "legado: a native rules file and a Legado file apply together" \
+    test "$rc" -eq 0 -a "$(cat "$TMP/out")" = "$(printf '故事一。\n故事三。')"
+
+# Threads share the rules; each file gets the rules its name scopes in.
+mkdir -p "$W/tree/sub"
+cp "$LG/story.txt" "$W/tree/青云志.txt"
+for n in 1 2 3 4 5; do cp "$LG/story.txt" "$W/tree/sub/book$n.txt"; done
+run "$FJ" clean -j 2 --report --rules "$LG/rules.json" -r "$W/tree" -o "$W/tree-out"
+lg_tree_ok=1
+cmp -s "$W/tree-out/青云志.txt" "$LG/expected-scoped.txt" || lg_tree_ok=0
+for n in 1 2 3 4 5; do cmp -s "$W/tree-out/sub/book$n.txt" "$LG/expected-other.txt" || lg_tree_ok=0; done
+# Every report line is whole, though threads report at once.
+if grep -v '^fanjian: ' "$TMP/err" | grep -qv "^$W/tree/[^:]*:[0-9]*:[0-9]*: "; then lg_tree_ok=0; fi
+check "legado: -r tree with -j 2: scope per file, report lines whole" test "$rc" -eq 0 -a "$lg_tree_ok" -eq 1
