@@ -544,8 +544,10 @@ int fjx_legado_add(fjx_legado **setp, const char *text, size_t len, const char *
     json_error_t jerr;
     json_t *root = json_loadb(text, len, JSON_ALLOW_NUL, &jerr);
     if (!root) {
+        /* jansson may quote the file's bytes: shown safely. */
+        char why[FJX_DISPLAY_MAX];
         fprintf(stderr, "fanjian: %s: not valid Legado rules (JSON): %s at line %d, column %d\n",
-                shown, jerr.text, jerr.line, jerr.column);
+                shown, fjx_display_name(jerr.text, why, sizeof why), jerr.line, jerr.column);
         return -1;
     }
     size_t n = json_is_array(root) ? json_array_size(root) : 1;
@@ -904,6 +906,13 @@ static int finish_line(fjx_legado_stage *st, const char *line, size_t len, const
 {
     const fjx_legado *set = st->set;
     size_t removals = 0;
+    /* A byte order mark opening the input is not the line's text. */
+    if (st->line_no == 1 && len >= 3 && memcmp(line, "\xEF\xBB\xBF", 3) == 0) {
+        if (st->next(st->next_ctx, line, 3) != 0)
+            return -1;
+        line += 3;
+        len -= 3;
+    }
     if (st->active_count && len > 0) {
         if (len + 1 > st->work_cap) {
             size_t cap = len + 1;
@@ -1033,6 +1042,8 @@ static int end_line(fjx_legado_stage *st, const char *ending, size_t ending_len)
 
 int fjx_legado_stage_feed(fjx_legado_stage *st, const char *data, size_t len)
 {
+    if (st->active_count == 0) /* no rule for this input: nothing to hold back */
+        return len ? st->next(st->next_ctx, data, len) : 0;
     while (len > 0) {
         const char *nl = memchr(data, '\n', len);
         size_t take = nl ? (size_t)(nl - data) : len;
@@ -1065,7 +1076,7 @@ int fjx_legado_stage_feed(fjx_legado_stage *st, const char *data, size_t len)
 
 int fjx_legado_stage_finish(fjx_legado_stage *st)
 {
-    if ((st->line.len || st->passing) && end_line(st, "", 0) != 0)
+    if (st->active_count && (st->line.len || st->passing) && end_line(st, "", 0) != 0)
         return -1;
     if (st->report)
         fprintf(stderr, "fanjian: %s: Legado rules removed %llu matches (%llu whole lines)\n",

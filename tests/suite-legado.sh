@@ -111,6 +111,15 @@ else
     bad "legado: bytes that are not UTF-8 (--lossy) stay as they are around removals" "exit $rc: $(err1)"
 fi
 
+# A byte order mark stays, even when the first line goes.
+printf '\357\273\277青豆书坊\n正文青豆书坊。\n' >"$W/bom.txt"
+run "$FJ" clean --rules "$LG/rules.json" "$W/bom.txt"
+if [ "$rc" -eq 0 ] && [ "$(od -An -tx1 "$TMP/out" | tr -d ' \n')" = "$(printf '\357\273\277正文。\n' | od -An -tx1 | tr -d ' \n')" ]; then
+    ok "legado: a UTF-8 byte order mark is kept when the first line is dropped"
+else
+    bad "legado: a UTF-8 byte order mark is kept when the first line is dropped" "exit $rc: $(err1)"
+fi
+
 # -- bounds: a rule that would run away is dropped, the text kept -------------------
 # (x+x+)+[yz] on 30000 x's backtracks exponentially; the match limit stops it.
 {
