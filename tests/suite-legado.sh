@@ -120,6 +120,13 @@ else
     bad "legado: a UTF-8 byte order mark is kept when the first line is dropped" "exit $rc: $(err1)"
 fi
 
+# Java spellings PCRE2 reads otherwise: (?U) is not "ungreedy", \p{Punct} is
+# ASCII punctuation, \uD83D\uDE00 is one character.
+printf '甲【一】乙【二】丙\n故事~~!!\n笑😀了\n第一号\n' >"$W/java.txt"
+run "$FJ" clean --rules "$LG/java.json" "$W/java.txt"
+check "legado: Java's (?U), \\p{Punct}, \\P{Punct} and surrogate pairs mean what they mean in Java" \
+    test "$rc" -eq 0 -a "$(cat "$TMP/out")" = "$(printf '甲丙\n故事\n笑了\n第')"
+
 # -- bounds: a rule that would run away is dropped, the text kept -------------------
 # (x+x+)+[yz] on 30000 x's backtracks exponentially; the match limit stops it.
 {
