@@ -90,7 +90,8 @@ sample: all
 
 # ---- tests -------------------------------------------------------------
 TEST_BINS = $(BUILD)/tests/unit $(BUILD)/tests/cases $(BUILD)/tests/text \
-            $(BUILD)/tests/encoding $(BUILD)/tests/markup $(BUILD)/tests/epub
+            $(BUILD)/tests/encoding $(BUILD)/tests/markup $(BUILD)/tests/epub \
+            $(BUILD)/tests/legado
 
 $(BUILD)/tests/unit: $(BUILD)/tests/unit.o $(TOOL_OBJ) $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -ljansson -lm
@@ -102,7 +103,8 @@ $(BUILD)/tests/text: $(BUILD)/tests/text.o $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
 
 # The file formats' tests: each links the CLI's format code.
-$(BUILD)/tests/encoding $(BUILD)/tests/markup $(BUILD)/tests/epub: $(BUILD)/tests/%: \
+$(BUILD)/tests/encoding $(BUILD)/tests/markup $(BUILD)/tests/epub $(BUILD)/tests/legado: \
+        $(BUILD)/tests/%: \
         $(BUILD)/tests/%.o $(CLI_OBJ) $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(CLI_LIBS) -lzip
 

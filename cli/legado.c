@@ -653,6 +653,7 @@ struct fjx_legado_stage {
     const fjx_legado *set;
     const char *input;
     int report;
+    int quiet_summary;     /* a document's span: its caller sums up */
     fj_write_fn next;
     void *next_ctx;
     unsigned char *active; /* per rule: this input is in its scope */
@@ -1078,8 +1079,31 @@ int fjx_legado_stage_finish(fjx_legado_stage *st)
 {
     if (st->active_count && (st->line.len || st->passing) && end_line(st, "", 0) != 0)
         return -1;
-    if (st->report)
+    if (st->report && !st->quiet_summary)
         fprintf(stderr, "fanjian: %s: Legado rules removed %llu matches (%llu whole lines)\n",
                 st->input, st->removed, st->whole);
     return 0;
+}
+
+static int append_to_buf(void *ctx, const char *data, size_t len)
+{
+    return fjx_buf_append(ctx, data, len);
+}
+
+int fjx_legado_apply_text(const fjx_legado *set, const char *input, const char *book, int report,
+                          unsigned long long first_line, const char *text, size_t len,
+                          fjx_buf *out, fjx_legado_counts *counts)
+{
+    fjx_legado_stage *st = NULL;
+    if (fjx_legado_stage_new(set, input, book, report, append_to_buf, out, &st) != 0)
+        return -1;
+    st->quiet_summary = 1;
+    st->line_no = first_line ? first_line : 1;
+    int rc = fjx_legado_stage_feed(st, text, len) == 0 && fjx_legado_stage_finish(st) == 0 ? 0 : -1;
+    if (rc == 0 && counts) {
+        counts->removed += st->removed;
+        counts->whole_lines += st->whole;
+    }
+    fjx_legado_stage_free(st);
+    return rc;
 }

@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "fanjian.h"
+#include "files.h"
 
 /* Bounds on what a rules file may ask of a run. */
 #define FJX_LEGADO_MAX_FILE (16u << 20)   /* bytes of one rules file */
@@ -54,5 +55,20 @@ void fjx_legado_stage_free(fjx_legado_stage *st);
 /* The input's line number of the `passed`-th line the stage passed on: a
  * later stage's line numbers, made the input's again. */
 unsigned long long fjx_legado_stage_line(const fjx_legado_stage *st, unsigned long long passed);
+
+/* For a document's text span (a paragraph of EPUB, HTML, Markdown,
+ * subtitles): text[0..len) with the rules applied, appended to `out`, as
+ * the stage would pass it on; lines left with only white space and
+ * punctuation are gone, so an empty result means the whole span was
+ * boilerplate. Removals are reported (with `report`) from line
+ * `first_line`; no summary line: counts add up into *counts (may be NULL)
+ * for the caller to print. 0, or -1 (no memory; reported). */
+typedef struct fjx_legado_counts {
+    unsigned long long removed, whole_lines;
+} fjx_legado_counts;
+
+int fjx_legado_apply_text(const fjx_legado *set, const char *input, const char *book, int report,
+                          unsigned long long first_line, const char *text, size_t len,
+                          fjx_buf *out, fjx_legado_counts *counts);
 
 #endif

@@ -1,6 +1,6 @@
 # --rules with Legado (阅读) replacement-rule JSON (cli/legado.c,
-# docs/clean-rules.md). Sourced by tests/run.sh, which provides FJ, TMP, ROOT,
-# run, ok, bad, check, err1.
+# docs/clean-rules.md). Sourced by tests/run.sh, which provides B, FJ, TMP,
+# ROOT, run, run_cmocka, ok, bad, check, err1.
 #
 # tests/legado/rules.json holds, on purpose: literal and regex removals whose
 # order decides the result (请收藏 / 请收藏本站), a rule that works on what an
@@ -9,6 +9,10 @@
 # title-only rule, a lookbehind PCRE2 cannot compile, a Java class
 # intersection and a field of the wrong type. The expected-*.txt files were
 # checked by hand.
+
+# The C interface (tests/legado.c: document spans, line numbers), counted
+# test by test as run.sh counts the other cmocka programs.
+run_cmocka "$B/tests/legado"
 
 LG=$ROOT/tests/legado
 W=$TMP/legado
