@@ -742,12 +742,18 @@ void fjx_legado_stage_free(fjx_legado_stage *st)
 
 unsigned long long fjx_legado_stage_line(const fjx_legado_stage *st, unsigned long long passed)
 {
-    /* The passed-th line passed on is the input's line passed + the number
-     * of lines dropped before it. */
-    unsigned long long line = passed;
-    for (size_t i = 0; i < st->dropped_count && st->dropped[i] <= line; i++)
-        line++;
-    return line;
+    /* The passed-th line passed on is the input's line passed + k, k the
+     * number of lines dropped before it: those i with dropped[i] - i <=
+     * passed, a prefix of the list (dropped[i] - i never decreases). */
+    size_t lo = 0, hi = st->dropped_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (st->dropped[mid] - mid <= passed)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return passed + lo;
 }
 
 static int grow(void **p, size_t *cap, size_t need, size_t size)
