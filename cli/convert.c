@@ -135,6 +135,7 @@ struct fjx_text {
     fj_punct *punct;
     fj_stream *conv;
     fj_clean_stream *clean; /* per input: its lines are numbered from 1 */
+    fjx_legado_stage *legado; /* per input, before clean: Legado removals */
     fjx_recoder *decoder;   /* per input, when it is not UTF-8 */
     int check_utf8;         /* UTF-8 input, strict: stop at the first invalid byte */
     unsigned char carry[4]; /* a UTF-8 sequence cut by the end of a read */
@@ -183,8 +184,8 @@ static int to_conv(void *ctx, const char *data, size_t len)
     return 0;
 }
 
-/* Where decoded UTF-8 goes: the first stage there is. */
-static int to_head(void *ctx, const char *data, size_t len)
+/* What the Legado stage leaves: the next stage there is. */
+static int after_legado(void *ctx, const char *data, size_t len)
 {
     fjx_text *t = ctx;
     if (t->clean)
@@ -196,9 +197,33 @@ static int to_head(void *ctx, const char *data, size_t len)
     return w(fctx, data, len);
 }
 
+/* Where decoded UTF-8 goes: the first stage there is. */
+static int to_head(void *ctx, const char *data, size_t len)
+{
+    fjx_text *t = ctx;
+    if (t->legado)
+        return fjx_legado_stage_feed(t->legado, data, len);
+    return after_legado(t, data, len);
+}
+
+/* The Legado stage for input `name`: scoped rules are checked against its
+ * base name (standard input has none). 0, or -1 (reported). */
+static int legado_begin(fjx_text *t, const char *name)
+{
+    if (!t->s->legado)
+        return 0;
+    const char *slash = strrchr(name, '/');
+    const char *book = strcmp(name, "standard input") == 0 ? NULL : slash ? slash + 1 : name;
+    return fjx_legado_stage_new(t->s->legado, name, book, t->s->report, after_legado, t,
+                                &t->legado);
+}
+
 static int report_line(void *ctx, unsigned long long line_no, const char *line, size_t len)
 {
     const fjx_text *t = ctx;
+    /* Lines the Legado rules dropped still count. */
+    if (t->legado)
+        line_no = fjx_legado_stage_line(t->legado, line_no);
     fprintf(stderr, "%s:%llu: ", t->name, line_no);
     fjx_display_text(stderr, line, len);
     putc('\n', stderr);
@@ -519,6 +544,8 @@ int fjx_text_input(fjx_text *t, int fd, const char *name, unsigned long long *by
             rc = -1;
         }
     }
+    if (rc == 0)
+        rc = legado_begin(t, name);
     unsigned long long total = 0;
     while (rc == 0 && n > 0) {
         total += (unsigned long long)n;
@@ -547,6 +574,11 @@ int fjx_text_input(fjx_text *t, int fd, const char *name, unsigned long long *by
     if (rc == 0 && t->decoder && fjx_recoder_replaced(t->decoder))
         fprintf(stderr, "fanjian: %s: %llu bytes were not valid %s and became U+FFFD\n", name,
                 fjx_recoder_replaced(t->decoder), enc.name);
+    if (rc == 0 && t->legado && fjx_legado_stage_finish(t->legado) != 0) {
+        if (chain_failed(t))
+            report_chain_failure(t, FJ_OK);
+        rc = -1;
+    }
     if (rc == 0 && t->clean) {
         fj_status st = fj_clean_stream_finish(t->clean);
         if (st != FJ_OK) {
@@ -556,6 +588,8 @@ int fjx_text_input(fjx_text *t, int fd, const char *name, unsigned long long *by
     }
     fj_clean_stream_free(t->clean);
     t->clean = NULL;
+    fjx_legado_stage_free(t->legado);
+    t->legado = NULL;
     fjx_recoder_free(t->decoder);
     t->decoder = NULL;
     if (bytes_read)
@@ -594,6 +628,7 @@ void fjx_text_free(fjx_text *t)
     if (!t)
         return;
     fj_clean_stream_free(t->clean);
+    fjx_legado_stage_free(t->legado);
     fjx_recoder_free(t->decoder);
     fj_stream_free(t->conv);
     fj_punct_free(t->punct);

@@ -10,11 +10,13 @@
 #include "fanjian.h"
 #include "display.h"
 #include "files.h"
+#include "legado.h"
 
 /* What to do with every input; immutable while threads convert. */
 typedef struct fjx_settings {
     const fj_converter *conv; /* NULL: no script conversion (-c none, clean) */
     const fj_clean *cleaner;  /* NULL: keep every line */
+    const fjx_legado *legado; /* Legado removal rules (--rules), before cleaner; or NULL */
     int report;               /* list dropped lines on stderr */
     int quotes;               /* fj_quotes */
     unsigned punct_flags;

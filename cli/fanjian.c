@@ -55,8 +55,10 @@ static void usage(FILE *f)
             "                        word list marks unpreferred (關系, 仿佛)\n"
             "      --fsync           flush each output to disk before it replaces the old file\n"
             "      --clean           drop site boilerplate lines before converting (text)\n"
-            "      --rules FILE      more clean rules (format: data/clean-rules.txt);\n"
-            "                        implies --clean; may be given more than once\n"
+            "      --rules FILE      more clean rules: fanjian's format or Legado (阅读)\n"
+            "                        replacement-rule JSON, whose removals are applied\n"
+            "                        first (docs/clean-rules.md); implies --clean; may\n"
+            "                        be given more than once\n"
             "      --report          list each dropped line on standard error as\n"
             "                        FILE:LINE: text; implies --clean\n"
             "      --quotes=STYLE    quotation marks: tw (「」『』), cn (“”‘’) or keep; the\n"
@@ -266,31 +268,43 @@ static int detect_main(int argc, char **argv)
 
 /* ---- conversion ------------------------------------------------------------------ */
 
-/* Reads the --rules files and opens the clean-up rules; 0 on success. */
-static int open_clean(const fj_dict *dict, const char **files, size_t nfiles, fj_clean **out)
+/* Reads the --rules files and opens the clean-up rules; 0 on success. A
+ * file whose text starts with '[' or '{' holds Legado rules (cli/legado.h),
+ * which go into *legado; the others are in the native format. */
+static int open_clean(const fj_dict *dict, const char **files, size_t nfiles, fj_clean **out,
+                      fjx_legado **legado)
 {
     fj_clean_rules *rules = calloc(nfiles ? nfiles : 1, sizeof *rules);
+    size_t nnative = 0;
     int rc = rules ? 0 : 1;
     for (size_t i = 0; i < nfiles && rc == 0; i++) {
+        char shown[FJX_DISPLAY_MAX];
+        input_shown(files[i], shown);
         int fd = open(files[i], O_RDONLY | O_CLOEXEC);
-        char *text = fd < 0 ? NULL : fjx_read_all(fd, &rules[i].len, 0);
+        size_t len = 0;
+        char *text = fd < 0 ? NULL : fjx_read_all(fd, &len, 0);
         if (!text) {
-            char shown[FJX_DISPLAY_MAX];
-            fprintf(stderr, "%s: cannot read rules %s: %s\n", prog, input_shown(files[i], shown),
-                    strerror(errno));
+            fprintf(stderr, "%s: cannot read rules %s: %s\n", prog, shown, strerror(errno));
             rc = 1;
         }
         if (fd >= 0)
             close(fd);
-        rules[i].name = files[i];
-        rules[i].text = text;
+        if (text && fjx_legado_detect(text, len)) {
+            rc = fjx_legado_add(legado, text, len, shown) == 0 ? 0 : 1;
+            free(text);
+            continue;
+        }
+        rules[nnative].name = files[i];
+        rules[nnative].text = text;
+        rules[nnative].len = len;
+        nnative += text != NULL;
     }
     fj_error err;
-    if (rc == 0 && fj_clean_open(dict, rules, nfiles, 0, out, &err) != FJ_OK) {
+    if (rc == 0 && fj_clean_open(dict, rules, nnative, 0, out, &err) != FJ_OK) {
         fprintf(stderr, "%s: %s\n", prog, err.message);
         rc = 1;
     }
-    for (size_t i = 0; rules && i < nfiles; i++)
+    for (size_t i = 0; rules && i < nnative; i++)
         free((void *)(uintptr_t)rules[i].text);
     free(rules);
     return rc;
@@ -601,13 +615,17 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
         return 2;
     }
     fj_clean *cleaner = NULL;
-    if (clean && open_clean(dict, rules, nrules, &cleaner) != 0) {
+    fjx_legado *legado = NULL;
+    if (clean && open_clean(dict, rules, nrules, &cleaner, &legado) != 0) {
+        fj_clean_close(cleaner);
+        fjx_legado_free(legado);
         fj_converter_close(conv);
         fj_dict_close(dict);
         return 2;
     }
     set.conv = conv;
     set.cleaner = cleaner;
+    set.legado = legado;
     /* Typography after conversion: asked for, or the localising profiles'
      * own style (never in --compat unless asked). */
     if (set.quotes < 0)
@@ -714,6 +732,7 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
         free(fds);
     }
     fj_clean_close(cleaner);
+    fjx_legado_free(legado);
     fj_converter_close(conv);
     fj_dict_close(dict);
     return rc;
