@@ -5,7 +5,7 @@
 # playwright-core. No browser is downloaded: the tests drive the system's
 # Chromium.
 #
-#   scripts/fetch-playwright.sh            -> e.g. ~/.cache/fanjian/playwright-core-1.65.1
+#   scripts/fetch-playwright.sh            -> e.g. ~/.cache/fanjian/playwright-core-1.61.1
 #
 # FANJIAN_CACHE: the cache directory (default: ~/.cache/fanjian).
 set -euo pipefail
