@@ -732,47 +732,51 @@ static void add_sentence(finder *f, const sentence *s)
     size_t n = u->n;
     /* clauses: runs of characters between separators */
     size_t first_start = 0, first_prev_end = 0, next_start = n;
-    int found = 0, story_before = 0, story_after = 0;
-    size_t prev_end = 0, empties_start = 0;
-    int in_empties = 0;
-    if (s->us.marker)
-        found = 1;
-    for (size_t i = 0; i < n && !s->us.marker;) {
-        if (is_clause_sep(u, i)) {
-            i++;
-            continue;
-        }
-        size_t cs = i, content = 0, covered = 0;
-        int strong = 0;
-        for (; i < n && !is_clause_sep(u, i); i++) {
-            strong |= (u->flag[i] & F_STRONG) != 0;
-            if (!(u->flag[i] & (F_SPACE | F_MARK))) {
-                content++;
-                covered += (u->flag[i] & F_HIT) != 0;
+    int found = s->us.marker, story_before = 0, story_after = 0;
+    /* A notice of weak phrases only (rules whose weights are all 1) is
+     * bounded by them instead. */
+    for (int weak = 0; weak < 2 && !found && (weak == 0 || s->cand); weak++) {
+        size_t prev_end = 0, empties_start = 0;
+        int in_empties = 0;
+        story_before = story_after = 0;
+        next_start = n;
+        for (size_t i = 0; i < n;) {
+            if (is_clause_sep(u, i)) {
+                i++;
+                continue;
             }
-        }
-        if (content == 0) {
-            if (!in_empties) {
-                empties_start = cs;
-                in_empties = 1;
+            size_t cs = i, content = 0, covered = 0;
+            int strong = 0;
+            for (; i < n && !is_clause_sep(u, i); i++) {
+                strong |= (u->flag[i] & (weak ? F_HIT : F_STRONG)) != 0;
+                if (!(u->flag[i] & (F_SPACE | F_MARK))) {
+                    content++;
+                    covered += (u->flag[i] & F_HIT) != 0;
+                }
             }
-            continue;
-        }
-        if (strong || mostly(covered, content)) {
-            if (!found) {
-                first_start = in_empties ? empties_start : cs;
-                first_prev_end = prev_end;
-                story_before = prev_end > 0;
-                found = 1;
+            if (content == 0) {
+                if (!in_empties) {
+                    empties_start = cs;
+                    in_empties = 1;
+                }
+                continue;
             }
-            story_after = 0;
-            next_start = n;
-        } else if (found && !story_after) {
-            story_after = 1;
-            next_start = cs;
+            if (strong || mostly(covered, content)) {
+                if (!found) {
+                    first_start = in_empties ? empties_start : cs;
+                    first_prev_end = prev_end;
+                    story_before = prev_end > 0;
+                    found = 1;
+                }
+                story_after = 0;
+                next_start = n;
+            } else if (found && !story_after) {
+                story_after = 1;
+                next_start = cs;
+            }
+            in_empties = 0;
+            prev_end = i;
         }
-        in_empties = 0;
-        prev_end = i;
     }
     size_t from = 0, to = 0;
     if (found) {
