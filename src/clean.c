@@ -747,7 +747,10 @@ static void add_sentence(finder *f, const sentence *s)
             }
             size_t cs = i, content = 0, covered = 0;
             int strong = 0;
-            for (; i < n && !is_clause_sep(u, i); i++) {
+            /* a web address is a clause of its own: what is glued to it may be story */
+        for (; i < n && !is_clause_sep(u, i) &&
+               (i == cs || (u->flag[i] & F_URL) == (u->flag[i - 1] & F_URL));
+             i++) {
                 strong |= (u->flag[i] & (weak ? F_HIT : F_STRONG)) != 0;
                 if (!(u->flag[i] & (F_SPACE | F_MARK))) {
                     content++;
