@@ -681,7 +681,8 @@ static void analyse(finder *f, sentence *s)
         f->best_unit = s->us.score;
     s->cand = s->us.score >= f->c->threshold || s->us.marker;
     s->empty = s->us.content == 0;
-    s->run = s->us.score > 0 && mostly(s->us.covered, s->us.content);
+    /* weak words alone (小说, 阅读, 收藏) do not make a run of notices */
+    s->run = s->us.best >= 2 && mostly(s->us.covered, s->us.content);
 }
 
 static void add_groups(finder *f, const sentence *s)
@@ -764,7 +765,8 @@ static void add_sentence(finder *f, const sentence *s)
                 }
                 continue;
             }
-            if (strong || mostly(covered, content)) {
+            /* a clause of weak words only (阅读) goes when it is nothing else */
+            if (strong || covered == content || (weak && mostly(covered, content))) {
                 if (!found) {
                     first_start = in_empties ? empties_start : cs;
                     first_prev_end = prev_end;
