@@ -1,11 +1,14 @@
-/* Boilerplate removal: which lines of a scraped chapter are site notices.
+/* Boilerplate removal: the site notices in a scraped chapter.
  *
  * A rules text (data/clean-rules.txt, compiled in; the format is described
- * there) gives weighted phrases, whole-line markers and the top-level
- * domains that make a dotted name a web address. A line is folded (to
- * Simplified through TSCharacters, full-width to ASCII, ASCII to lower
- * case) and scored; it is dropped when the score reaches the threshold or
- * it is a marker. Every other line is kept byte for byte. */
+ * there) gives weighted phrases, markers and the top-level domains that
+ * make a dotted name a web address. A line is split into units: sentences,
+ * and bracketed groups. Each unit is folded (to Simplified through
+ * TSCharacters, full-width to ASCII, ASCII to lower case) and scored; a
+ * unit that reaches the threshold or is a marker is a notice. Of a notice
+ * sentence only its notice clauses go, with the punctuation that joined
+ * them; a line is dropped whole only when nothing but punctuation is left.
+ * Every other byte is kept. When a boundary is in doubt, the text stays. */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
