@@ -658,9 +658,10 @@ def fiction_check(runner_factory, tables, work):
 
 
 def clean_check(fanjian, files):
-    """`fanjian clean --report` over the gold: (lines, the dropped lines as FILE:LINE: text).
-    The gold is natively written text, so every dropped line is a false drop."""
-    total, dropped = 0, []
+    """`fanjian clean --report` over the gold: (lines, the removals as FILE:LINE:COLUMN: text,
+    whole lines dropped, characters removed). The gold is natively written text, so every
+    removal is a false one."""
+    total, removed, whole, chars = 0, [], 0, 0
     for path in files:
         cmd = [fanjian, 'clean', '--report', path]
         r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
@@ -668,8 +669,15 @@ def clean_check(fanjian, files):
         if r.returncode != 0:
             raise SystemExit(f'accuracy: failed (exit {r.returncode}): {" ".join(cmd)}\n{r.stderr}')
         total += len(read_lines(path)) - 1
-        dropped += [os.path.basename(x) for x in r.stderr.split('\n') if x]
-    return total, dropped
+        for x in r.stderr.split('\n'):
+            # the summary: "fanjian: FILE: removed N spans (M whole lines), K characters"
+            m = re.match(r'^fanjian: .*: removed (\d+) spans \((\d+) whole lines\), (\d+) characters$', x)
+            if m:
+                whole += int(m.group(2))
+                chars += int(m.group(3))
+            elif x:
+                removed.append(os.path.basename(x))
+    return total, removed, whole, chars
 
 
 def check_reference(paths, scores, tables, work):
@@ -858,13 +866,14 @@ def render(args, entries, absent, stats, gold, scores, idem, same_as_compat, ndi
       '. Lines in `repair-of-gold-thorough.diff.txt` and `repair-of-gold-hk-thorough.diff.txt`.\n')
 
     w('## Boilerplate removal\n')
-    total, dropped = cleaned
-    w(f'clean: {num(len(dropped))} of {num(total)} gold lines dropped (`fanjian clean --report` '
-      'on `gold-tw.txt`, `gold-cn.txt` and `gold-hk.txt`; the gold is natively written text, so any '
-      'drop is a false one).\n')
-    for x in dropped[:20]:
+    total, removed, whole, chars = cleaned
+    w(f'clean: {num(chars)} characters removed from {num(total)} gold lines, in '
+      f'{num(len(removed))} removals ({num(whole)} whole lines) (`fanjian clean --report` on '
+      '`gold-tw.txt`, `gold-cn.txt` and `gold-hk.txt`; the gold is natively written text, so any '
+      'removal is a false one).\n')
+    for x in removed[:20]:
         w(f'- `{x}`')
-    if dropped:
+    if removed:
         w('')
 
     w('## Scorer check\n')

@@ -136,6 +136,7 @@ struct fjx_text {
     fj_stream *conv;
     fj_clean_stream *clean; /* per input: its lines are numbered from 1 */
     fjx_legado_stage *legado; /* per input, before clean: Legado removals */
+    unsigned long long removed_spans, removed_lines, removed_chars; /* per input, for --report */
     fjx_recoder *decoder;   /* per input, when it is not UTF-8 */
     int check_utf8;         /* UTF-8 input, strict: stop at the first invalid byte */
     unsigned char carry[4]; /* a UTF-8 sequence cut by the end of a read */
@@ -218,15 +219,21 @@ static int legado_begin(fjx_text *t, const char *name)
                                 &t->legado);
 }
 
-static int report_line(void *ctx, unsigned long long line_no, const char *line, size_t len)
+static int report_line(void *ctx, const fj_clean_removal *r)
 {
-    const fjx_text *t = ctx;
+    fjx_text *t = ctx;
     /* Lines the Legado rules dropped still count. */
-    if (t->legado)
-        line_no = fjx_legado_stage_line(t->legado, line_no);
-    fprintf(stderr, "%s:%llu: ", t->name, line_no);
-    fjx_display_text(stderr, line, len);
+    unsigned long long line = t->legado ? fjx_legado_stage_line(t->legado, r->line) : r->line;
+    /* One whole line at a time, whatever -r's other threads print. */
+    flockfile(stderr);
+    fprintf(stderr, "%s:%llu:%llu: ", t->name, line, r->column);
+    fjx_display_text(stderr, r->text, r->len);
     putc('\n', stderr);
+    funlockfile(stderr);
+    t->removed_spans++;
+    t->removed_lines += r->whole_line != 0;
+    for (size_t i = 0; i < r->len; i++) /* characters: bytes that start one */
+        t->removed_chars += ((unsigned char)r->text[i] & 0xC0) != 0x80;
     return 0;
 }
 
@@ -535,6 +542,7 @@ int fjx_text_input(fjx_text *t, int fd, const char *name, unsigned long long *by
     t->check_utf8 = is_utf8_name(enc.name) && !(s->recode_flags & FJX_LOSSY);
     t->carry_len = 0;
     t->fed = 0;
+    t->removed_spans = t->removed_lines = t->removed_chars = 0;
     if (s->cleaner) {
         void *next_ctx = t;
         fj_write_fn next = t->conv ? to_conv : final_write(t, &next_ctx);
@@ -584,6 +592,9 @@ int fjx_text_input(fjx_text *t, int fd, const char *name, unsigned long long *by
         if (st != FJ_OK) {
             report_chain_failure(t, st);
             rc = -1;
+        } else if (s->report) {
+            fprintf(stderr, "fanjian: %s: removed %llu spans (%llu whole lines), %llu characters\n",
+                    name, t->removed_spans, t->removed_lines, t->removed_chars);
         }
     }
     fj_clean_stream_free(t->clean);

@@ -10,7 +10,7 @@
  *   5. One-shot      fj_convert, fj_convert_alloc, fj_free
  *   6. Streaming     fj_stream_new / fj_stream_feed / fj_stream_finish / fj_stream_free
  *   7. Detection     fj_detect, fj_script_name
- *   8. Clean-up      fj_clean_open / fj_clean_line / fj_clean_stream_*: site boilerplate
+ *   8. Clean-up      fj_clean_open / fj_clean_find / fj_clean_stream_*: site boilerplate
  *
  * Text is UTF-8 in and UTF-8 out. Bytes that are not valid UTF-8 (including
  * NUL, lone surrogates and truncated sequences) are never converted: they are
@@ -262,17 +262,25 @@ fj_status fj_detect(const fj_dict *dict, const char *text, size_t len, fj_detect
 
 /* ---- 8. Boilerplate removal ------------------------------------------------ */
 
-/* Scraped chapters carry lines that are the site's, not the story's:
- * 天才一秒记住本站地址：…, 本章未完，请点击下一页继续阅读, （本章完）. An fj_clean
- * decides line by line which lines are such notices, by rules: weighted
- * phrases (a line is dropped when its score reaches a threshold), web
- * addresses, and whole-line markers. The format and the default rules are in
- * data/clean-rules.txt, which is compiled into the library; callers may add
- * their own. Rules match in either script: the line and the patterns are
- * folded to Simplified with the dictionary's TSCharacters table, full-width
- * Latin to ASCII and ASCII to lower case. A line of more than `maxchars`
- * characters (200 by default) is never boilerplate. Immutable once opened;
- * may be shared by any number of threads. */
+/* Scraped chapters carry text that is the site's, not the story's:
+ * 天才一秒记住本站地址：…, 本章未完，请点击下一页继续阅读, （本章完）, often
+ * inside a paragraph of story. An fj_clean finds such notices by rules:
+ * weighted phrases, web addresses and markers. The format and the default
+ * rules are in data/clean-rules.txt, which is compiled into the library;
+ * callers may add their own. Rules match in either script: the text and the
+ * patterns are folded to Simplified with the dictionary's TSCharacters
+ * table, full-width Latin to ASCII and ASCII to lower case.
+ *
+ * A line is judged in units: sentences (ended by 。！？!?；… or a '.'
+ * before a space) and bracketed groups （…）【…】(…)[…]《…》「…」. A unit
+ * whose score reaches the threshold, or that is a marker, is a notice; so
+ * is a run of sentences that are mostly (60 %) notice phrases next to one,
+ * and a bracketed group that is mostly notice phrases with a strong one.
+ * Of a notice sentence, only the clauses (split at ，、：:,; and spaces) from
+ * the first to the last that holds a notice go: a story clause before or
+ * after stays, and the sentence's end mark stays with it. A unit of more
+ * than `maxchars` characters (200 by default) is never a notice. Immutable
+ * once opened; may be shared by any number of threads. */
 typedef struct fj_clean fj_clean;
 
 /* A rules text and the name used in its error messages (a file name). */
@@ -299,23 +307,52 @@ void fj_clean_close(fj_clean *clean);
 /* The default rules (data/clean-rules.txt), not NUL-terminated. */
 const char *fj_clean_default_rules(size_t *len);
 
+/* One piece of boilerplate in a text: bytes [start, end) of the text given,
+ * including the punctuation or space that joined it to the rest. */
+typedef struct fj_clean_span {
+    size_t start, end;
+    int score;
+} fj_clean_span;
+
+/* The boilerplate of one line or paragraph text[0..len) (a final "\n" or
+ * "\r\n" is ignored; the text holds no other line break that matters):
+ * writes at most `cap` spans into spans[], in order and disjoint, and
+ * returns how many there are (possibly more than cap: call again with more
+ * room). *whole, when not NULL, is set to 1 when what the spans leave is
+ * only white space and punctuation, so the caller drops the whole line or
+ * element instead of editing it (then the spans cover the text). Where a
+ * boundary is uncertain, the span is left out: story text is never in a
+ * span. Allocates nothing; uses about 24 KB of stack. */
+size_t fj_clean_find(const fj_clean *clean, const char *text, size_t len, fj_clean_span *spans,
+                     size_t cap, int *whole);
+
 /* Whether the line line[0..len) (a final "\n" or "\r\n" is ignored) is
- * boilerplate: 1 to drop it, 0 to keep it. *score, when not NULL, receives
- * its score (a marker line scores at least the threshold). Allocates
- * nothing; uses about 13 KB of stack. */
+ * wholly boilerplate (fj_clean_find's *whole): 1 to drop it, 0 to keep it.
+ * *score, when not NULL, receives the highest score of a unit of it (a
+ * marker scores at least the threshold). Allocates nothing. */
 int fj_clean_line(const fj_clean *clean, const char *line, size_t len, int *score);
 
-/* Drops the boilerplate lines of a text that arrives in pieces and writes
- * every other line unchanged (line endings, a missing final newline and
- * bytes that are not UTF-8 included). Memory is bounded: one line of at
- * most 4 * maxchars + 2 bytes is held back; a longer line is passed through
- * as it arrives. */
+/* Removes the boilerplate of a text that arrives in pieces: a line that is
+ * wholly boilerplate is dropped with its line ending; of any other line
+ * only the spans go, and the rest is written byte for byte (line endings, a
+ * missing final newline and bytes that are not UTF-8 included). Memory is
+ * bounded: one line of at most 64 KiB is held back. A longer line is judged
+ * in pieces of at most 64 KiB, each ending at a sentence end where it has
+ * one (else at a character boundary); such a line is never dropped whole,
+ * and a notice that straddles a cut may be left partly in. */
 typedef struct fj_clean_stream fj_clean_stream;
 
-/* Told of each dropped line: its number (from 1) and its text without the
- * line ending. Return 0 to continue, non-zero to stop with FJ_ERR_CALLBACK. */
-typedef int (*fj_clean_report_fn)(void *ctx, unsigned long long line_number, const char *line,
-                                  size_t len);
+/* A removal the stream made, for its report callback. */
+typedef struct fj_clean_removal {
+    unsigned long long line;   /* from 1 */
+    unsigned long long column; /* characters (code points) before the span in its line, plus 1 */
+    const char *text;          /* the bytes removed, without a line ending */
+    size_t len;
+    int whole_line;            /* the line was dropped whole */
+} fj_clean_removal;
+
+/* Told of each removal; return 0 to continue, non-zero to stop with FJ_ERR_CALLBACK. */
+typedef int (*fj_clean_report_fn)(void *ctx, const fj_clean_removal *removal);
 
 /* `report` may be NULL. The fj_clean must outlive the stream. */
 fj_status fj_clean_stream_new(const fj_clean *clean, fj_write_fn write, void *write_ctx,

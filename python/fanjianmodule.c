@@ -53,6 +53,7 @@ typedef struct dict_entry {
     off_t size;
     struct timespec mtime;
     fj_dict *dict;
+    fj_clean *clean; /* the default clean rules, opened on first use (under dict_lock) */
     char path[]; /* absolute, as it was first opened */
 } dict_entry;
 
@@ -119,6 +120,7 @@ static dict_entry *dict_get(const char *path, fj_status *st, fj_error *err, int 
                 e->size = sb.st_size;
                 e->mtime = sb.st_mtim;
                 e->dict = d;
+                e->clean = NULL;
                 memcpy(e->path, name, n);
                 e->next = dict_cache;
                 dict_cache = e;
@@ -1071,6 +1073,105 @@ done:
     return result;
 }
 
+/* ---- clean ------------------------------------------------------------------------ */
+
+/* The default rules' fj_clean for `d`, opened once and kept like the
+ * dictionary. Runs without the GIL. */
+static fj_status clean_get(dict_entry *d, const fj_clean **out, fj_error *err)
+{
+    fj_status st = FJ_OK;
+    pthread_mutex_lock(&dict_lock);
+    if (!d->clean)
+        st = fj_clean_open(d->dict, NULL, 0, 0, &d->clean, err);
+    *out = d->clean;
+    pthread_mutex_unlock(&dict_lock);
+    return st;
+}
+
+/* Cleans in[0..n) into *g. Runs without the GIL. */
+static fj_status run_clean(const fj_clean *c, const char *in, size_t n, growbuf *g)
+{
+    fj_clean_stream *cs = NULL;
+    fj_status st = fj_clean_stream_new(c, growbuf_write, g, NULL, NULL, &cs);
+    if (st == FJ_OK)
+        st = fj_clean_stream_feed(cs, in, n);
+    if (st == FJ_OK)
+        st = fj_clean_stream_finish(cs);
+    fj_clean_stream_free(cs);
+    if (st == FJ_ERR_CALLBACK && g->nomem)
+        st = FJ_ERR_NOMEM;
+    return st;
+}
+
+PyDoc_STRVAR(mod_clean_doc,
+"clean(text, rules=None, *, dict=None) -> str\n\n"
+"`text` without the site boilerplate of scraped chapters: a line that is\n"
+"wholly a notice goes with its line ending; of any other line only the\n"
+"notice goes (天才一秒记住本站地址：… inside a paragraph), the rest stays as\n"
+"it was. `rules`: a rules text in the format of data/clean-rules.txt, added\n"
+"to the default rules (ValueError names its line when it is malformed).\n"
+"See fj_clean_find in include/fanjian.h.");
+
+static PyObject *mod_clean(PyObject *Py_UNUSED(m), PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"text", "rules", "dict", NULL};
+    PyObject *text, *rules = Py_None, *dictarg = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|O$O:clean", kwlist, &text, &rules, &dictarg))
+        return NULL;
+    if (text_arg(text, "clean") < 0)
+        return NULL;
+    if (rules != Py_None && !PyUnicode_Check(rules)) {
+        PyErr_Format(PyExc_TypeError, "clean() rules must be str or None, not %.200s",
+                     Py_TYPE(rules)->tp_name);
+        return NULL;
+    }
+    fj_clean_rules extra = {"rules", NULL, 0};
+    if (rules != Py_None) {
+        Py_ssize_t n;
+        extra.text = PyUnicode_AsUTF8AndSize(rules, &n);
+        if (!extra.text)
+            return NULL;
+        extra.len = (size_t)n;
+    }
+    dict_entry *d = open_dict(dictarg);
+    if (!d)
+        return NULL;
+    utf8_text t;
+    if (utf8_get(text, &t) < 0)
+        return NULL;
+    fj_error err;
+    memset(&err, 0, sizeof err);
+    growbuf g = {NULL, 0, 0, 0};
+    fj_clean *own = NULL;
+    const fj_clean *c = NULL;
+    fj_status st;
+    Py_BEGIN_ALLOW_THREADS
+    if (rules == Py_None) {
+        st = clean_get(d, &c, &err);
+    } else {
+        st = fj_clean_open(d->dict, &extra, 1, 0, &own, &err);
+        c = own;
+    }
+    if (st == FJ_OK)
+        st = run_clean(c, t.data, (size_t)t.len, &g);
+    fj_clean_close(own);
+    Py_END_ALLOW_THREADS
+    PyObject *result = NULL;
+    if (st == FJ_ERR_RULES) {
+        PyErr_SetString(PyExc_ValueError, err.message);
+    } else if (st != FJ_OK) {
+        raise_fj(st, &err, 0);
+    } else if (g.len > (size_t)PY_SSIZE_T_MAX) {
+        PyErr_NoMemory();
+    } else {
+        result = PyUnicode_DecodeUTF8(g.len ? g.data : "", (Py_ssize_t)g.len,
+                                      t.surrogates ? "surrogatepass" : NULL);
+    }
+    free(g.data);
+    Py_DECREF(t.keep);
+    return result;
+}
+
 PyDoc_STRVAR(mod_profiles_doc,
 "profiles(*, dict=None) -> list of str\n\n"
 "The profile names the dictionary offers ('s2t', 't2s', 's2tw', ...).");
@@ -1103,6 +1204,7 @@ static PyMethodDef module_methods[] = {
      mod_detect_doc},
     {"profiles", (PyCFunction)(void (*)(void))mod_profiles, METH_VARARGS | METH_KEYWORDS,
      mod_profiles_doc},
+    {"clean", (PyCFunction)(void (*)(void))mod_clean, METH_VARARGS | METH_KEYWORDS, mod_clean_doc},
     {NULL, NULL, 0, NULL},
 };
 

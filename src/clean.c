@@ -1,11 +1,15 @@
-/* Boilerplate removal: which lines of a scraped chapter are site notices.
+/* Boilerplate removal: the site notices in a scraped chapter.
  *
  * A rules text (data/clean-rules.txt, compiled in; the format is described
- * there) gives weighted phrases, whole-line markers and the top-level
- * domains that make a dotted name a web address. A line is folded (to
- * Simplified through TSCharacters, full-width to ASCII, ASCII to lower
- * case) and scored; it is dropped when the score reaches the threshold or
- * it is a marker. Every other line is kept byte for byte. */
+ * there) gives weighted phrases, markers and the top-level domains that
+ * make a dotted name a web address. A line is split into units: sentences,
+ * and bracketed groups. Each unit is folded (to Simplified through
+ * TSCharacters, full-width to ASCII, ASCII to lower case) and scored; a
+ * unit that reaches the threshold or is a marker is a notice. Of a notice
+ * sentence only its notice clauses go, with the punctuation that joined
+ * them; a line is dropped whole only when nothing but punctuation is left.
+ * Every other byte is kept. When a boundary is in doubt, the text stays. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -136,9 +140,10 @@ static uint32_t fold(const fj_clean *c, uint32_t cp)
 
 /* ---- patterns ------------------------------------------------------------- */
 
-/* Whether p[0..plen) matches t from i (to the end when `whole`). */
-static int match_at(const uint32_t *p, size_t plen, const uint32_t *t, size_t n, size_t i,
-                    int whole)
+/* Where a match of p[0..plen) at t[i] ends (an index past i), or 0 when
+ * there is none (to the end when `whole`). */
+static size_t match_at(const uint32_t *p, size_t plen, const uint32_t *t, size_t n, size_t i,
+                       int whole)
 {
     while (plen > 0 && p[0] != GAP) {
         if (i >= n || t[i] != p[0])
@@ -146,14 +151,50 @@ static int match_at(const uint32_t *p, size_t plen, const uint32_t *t, size_t n,
         p++, plen--, i++;
     }
     if (plen == 0)
-        return !whole || i == n;
-    for (size_t k = 0; k <= MAX_GAP && i + k <= n; k++)
-        if (match_at(p + 1, plen - 1, t, n, i + k, whole))
-            return 1;
+        return !whole || i == n ? i : 0;
+    for (size_t k = 0; k <= MAX_GAP && i + k <= n; k++) {
+        size_t e = match_at(p + 1, plen - 1, t, n, i + k, whole);
+        if (e)
+            return e;
+    }
     return 0;
 }
 
-/* ---- web addresses ------------------------------------------------------- */
+/* ---- one unit: a sentence or a bracketed group -------------------------- */
+
+/* Per character of a unit. */
+enum {
+    F_SPACE = 1,   /* white space */
+    F_MARK = 2,    /* punctuation or a symbol */
+    F_HIT = 4,     /* in a phrase of positive weight or a web address */
+    F_STRONG = 8,  /* in a phrase of weight 2 or more or a web address */
+    F_URL = 16,    /* in a web address */
+    F_NEG = 32,    /* in a phrase of negative weight: not notice vocabulary */
+    F_BRACKET = 64 /* in a bracketed group that is a notice by itself */
+};
+
+/* A decoded unit: folded characters, their byte offsets from the unit's
+ * start, and their flags. */
+typedef struct unit_buf {
+    uint32_t cp[MAXCHARS_LIMIT];
+    uint16_t off[MAXCHARS_LIMIT + 1];
+    unsigned char flag[MAXCHARS_LIMIT];
+    size_t n;
+} unit_buf;
+
+/* What scoring a unit needs besides the unit: about 6.5 KB. */
+typedef struct score_scratch {
+    uint32_t ph[MAXCHARS_LIMIT]; /* the unit without spaces */
+    uint16_t at[MAXCHARS_LIMIT]; /* where each ph[] character is in the unit */
+    unsigned char counted[MAX_RULES / 8];
+} score_scratch;
+
+typedef struct unit_score {
+    int score;
+    int marker;
+    int best;               /* the largest weight that matched (a web address: 4) */
+    size_t content, covered; /* characters neither space nor mark; of them, in hits */
+} unit_score;
 
 static int is_label(uint32_t c)
 {
@@ -166,6 +207,15 @@ static int is_dot(uint32_t c)
     return c == '.' || c == 0x3002 || c == 0xFF61 || c == 0x70B9 || c == 0x9EDE;
 }
 
+static int is_word_dot(uint32_t c) { return c == 0x70B9 || c == 0x9EDE; }
+
+/* What may follow a host name in an address: a path, a query. */
+static int is_path_char(uint32_t c)
+{
+    return is_label(c) || c == '.' || c == '/' || c == '_' || c == '~' || c == '%' || c == '?' ||
+           c == '#' || c == '=' || c == '&' || c == '+';
+}
+
 static int label_is(const uint32_t *t, size_t start, size_t end, const char *s, size_t n)
 {
     if (end - start != n)
@@ -176,10 +226,13 @@ static int label_is(const uint32_t *t, size_t start, size_t end, const char *s, 
     return 1;
 }
 
-static int has_url(const fj_clean *c, const uint32_t *t, size_t n)
+/* Marks the web addresses of the folded t[0..n); returns whether there is one.
+ * A spelled-out dot (点) may have spaces around it: "example 点 com". */
+static int mark_urls(const fj_clean *c, const uint32_t *t, size_t n, unsigned char *flag)
 {
+    int any = 0;
     for (size_t i = 0; i < n;) {
-        if (!is_label(t[i])) {
+        if (!is_label(t[i]) || (i > 0 && is_label(t[i - 1]))) {
             i++;
             continue;
         }
@@ -195,32 +248,684 @@ static int has_url(const fj_clean *c, const uint32_t *t, size_t n)
             }
             if (++labels == 1)
                 first_end = j;
-            if (j + 1 < n && is_dot(t[j]) && is_label(t[j + 1])) {
-                letter_before_last |= letter_in_label;
-                j++;
-                continue;
+            size_t k = j;
+            while (k < n && t[k] == ' ' && k + 1 < n && (t[k + 1] == ' ' || is_word_dot(t[k + 1])))
+                k++;
+            if (k < n && is_dot(t[k]) && (k == j || is_word_dot(t[k]))) {
+                size_t m = k + 1;
+                if (is_word_dot(t[k]))
+                    while (m < n && t[m] == ' ')
+                        m++;
+                if (m < n && is_label(t[m])) {
+                    letter_before_last |= letter_in_label;
+                    j = m;
+                    continue;
+                }
             }
             break;
         }
-        /* http:// and https:// */
+        size_t end = 0;
         if ((label_is(t, i, first_end, "http", 4) || label_is(t, i, first_end, "https", 5)) &&
             first_end + 3 <= n && t[first_end] == ':' && t[first_end + 1] == '/' &&
             t[first_end + 2] == '/')
-            return 1;
-        if (labels >= 2) {
+            end = first_end + 3;
+        else if (labels >= 2) {
             if (label_is(t, i, first_end, "www", 3) || label_is(t, i, first_end, "wap", 3))
-                return 1;
-            if (letter_before_last)
-                for (size_t k = 0; k < c->tld_count; k++)
+                end = j;
+            else if (letter_before_last)
+                for (size_t k = 0; k < c->tld_count && !end; k++)
                     if (label_is(t, last_start, j, c->tlds[k].name, c->tlds[k].len))
-                        return 1;
+                        end = j;
         }
-        i = j;
+        if (!end) {
+            i = j > i ? j : i + 1;
+            continue;
+        }
+        if (end == j && end + 1 < n && t[end] == ':' && t[end + 1] >= '0' && t[end + 1] <= '9')
+            for (end++; end < n && t[end] >= '0' && t[end] <= '9';) /* a port */
+                end++;
+        if (end < n && (t[end] == '/' || end == first_end + 3))
+            while (end < n && is_path_char(t[end]))
+                end++;
+        while (end > i + 1 && (t[end - 1] == '.' || t[end - 1] == '?')) /* ends a sentence */
+            end--;
+        for (size_t k = i; k < end; k++)
+            flag[k] |= F_URL | F_HIT | F_STRONG;
+        any = 1;
+        i = end;
+    }
+    return any;
+}
+
+/* Scores the folded unit cp[0..n) and marks its hits in flag[] (whose
+ * F_SPACE and F_MARK are set): each rule counts once, a web address once. */
+static void score_unit(const fj_clean *c, const uint32_t *cp, size_t n, unsigned char *flag,
+                       score_scratch *sc, unit_score *out)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < n; i++)
+        flag[i] &= F_SPACE | F_MARK | F_BRACKET;
+    if (mark_urls(c, cp, n, flag)) {
+        out->score = c->url_weight;
+        out->best = 4;
+    }
+    size_t np = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!(flag[i] & F_SPACE)) {
+            sc->ph[np] = cp[i];
+            sc->at[np++] = (uint16_t)i;
+        }
+    memset(sc->counted, 0, (c->rule_count + 7) / 8);
+    for (size_t i = 0; i < np; i++) {
+        uint32_t first = sc->ph[i];
+        if (first < 0x10000 && !(c->starts[first >> 3] >> (first & 7) & 1))
+            continue;
+        /* the phrase alternatives that start with this character */
+        size_t lo = 0, hi = c->index_count;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (c->pool[c->alts[c->index[mid]].off] < first)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (; lo < c->index_count; lo++) {
+            const alt_rec *a = &c->alts[c->index[lo]];
+            if (c->pool[a->off] != first)
+                break;
+            size_t e = match_at(c->pool + a->off, a->len, sc->ph, np, i, 0);
+            if (!e)
+                continue;
+            int w = c->rules[a->rule].weight;
+            unsigned char bits = w < 0 ? F_NEG : w >= 2 ? F_HIT | F_STRONG : w > 0 ? F_HIT : 0;
+            for (size_t k = sc->at[i]; k <= sc->at[e - 1]; k++)
+                flag[k] |= bits;
+            if (!(sc->counted[a->rule >> 3] >> (a->rule & 7) & 1)) {
+                sc->counted[a->rule >> 3] |= (unsigned char)(1u << (a->rule & 7));
+                out->score += w;
+                if (w > out->best)
+                    out->best = w;
+            }
+        }
+    }
+    /* A marker: the unit is exactly one, once spaces and marks are removed. */
+    size_t nm = 0;
+    for (size_t i = 0; i < np; i++)
+        if (!(flag[sc->at[i]] & F_MARK))
+            sc->ph[nm++] = sc->ph[i];
+    for (size_t k = 0; nm > 0 && k < c->marker_count && !out->marker; k++) {
+        const alt_rec *a = &c->alts[c->markers[k]];
+        out->marker = match_at(c->pool + a->off, a->len, sc->ph, nm, 0, 1) != 0;
+    }
+    if (out->marker) {
+        if (out->score < c->threshold)
+            out->score = c->threshold;
+        if (out->best < 4)
+            out->best = 4;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (flag[i] & F_NEG && !(flag[i] & F_URL))
+            flag[i] &= (unsigned char)~(F_HIT | F_STRONG);
+        if (!(flag[i] & (F_SPACE | F_MARK))) {
+            out->content++;
+            if (out->marker || flag[i] & (F_HIT | F_BRACKET))
+                out->covered++;
+        }
+    }
+}
+
+/* At least 60 % of the characters that are not space or marks are in hits. */
+static int mostly(size_t covered, size_t content)
+{
+    return content > 0 && covered * 5 >= content * 3;
+}
+
+/* ---- characters of the raw text ------------------------------------------ */
+
+static size_t decode_at(const char *text, size_t len, size_t i, uint32_t *cp)
+{
+    const unsigned char *p = (const unsigned char *)text + i;
+    int k = fj_utf8_decode(p, (const unsigned char *)text + len, cp);
+    if (k <= 0) {
+        *cp = 0xFFFD;
+        k = 1;
+    }
+    return (size_t)k;
+}
+
+/* The bytes of the white-space character that ends at text[i], or 0. */
+static size_t space_before(const char *text, size_t i)
+{
+    const unsigned char *p = (const unsigned char *)text;
+    if (i >= 1 && (p[i - 1] == ' ' || p[i - 1] == '\t' || p[i - 1] == '\v' || p[i - 1] == '\f' ||
+                   p[i - 1] == '\r'))
+        return 1;
+    if (i >= 2 && p[i - 2] == 0xC2 && p[i - 1] == 0xA0)
+        return 2;
+    if (i >= 3 && p[i - 3] == 0xE3 && p[i - 2] == 0x80 && p[i - 1] == 0x80)
+        return 3;
+    return 0;
+}
+
+static size_t skip_space(const char *text, size_t len, size_t i)
+{
+    while (i < len) {
+        uint32_t cp;
+        size_t k = decode_at(text, len, i, &cp);
+        if (!is_space(cp))
+            break;
+        i += k;
+    }
+    return i;
+}
+
+/* Ends a sentence: 。！？!?；… (and ｡); '.' is handled apart. */
+static int is_end_mark(uint32_t cp)
+{
+    return cp == 0x3002 || cp == 0xFF01 || cp == 0xFF1F || cp == '!' || cp == '?' ||
+           cp == 0xFF1B || cp == 0x2026 || cp == 0xFF61;
+}
+
+/* Closing quotes and brackets that belong to the sentence they follow. */
+static int is_closer(uint32_t cp)
+{
+    return cp == 0x201D || cp == 0x2019 || cp == 0x300D || cp == 0x300F || cp == '"' ||
+           cp == '\'' || cp == 0xFF09 || cp == ')' || cp == 0x3011 || cp == ']' ||
+           cp == 0x300B || cp == 0x3015 || cp == 0x3017;
+}
+
+/* Bracket pairs. The first kinds hold text that belongs together (a
+ * sentence does not end inside them); the quotes 「」『』 are dialogue. */
+static const uint32_t bracket_open[] = {0xFF08, '(', 0x3010, '[', 0x3014, 0x300A, 0x3016,
+                                        0x300C, 0x300E};
+static const uint32_t bracket_close[] = {0xFF09, ')', 0x3011, ']', 0x3015, 0x300B, 0x3017,
+                                         0x300D, 0x300F};
+#define BRACKET_KINDS 9
+#define BLOCK_KINDS 7
+
+static int bracket_kind(uint32_t cp)
+{
+    for (int k = 0; k < BRACKET_KINDS; k++)
+        if (bracket_open[k] == cp)
+            return k;
+    return -1;
+}
+
+/* Where the group opened at text[i] (kind `kind`) closes, past the closer,
+ * within `limit` bytes and maxchars characters; 0 when it does not. */
+static size_t group_end(const fj_clean *c, const char *text, size_t limit, size_t i, int kind)
+{
+    uint32_t cp;
+    size_t depth = 0, chars = 0;
+    while (i < limit && chars <= c->maxchars) {
+        i += decode_at(text, limit, i, &cp);
+        chars++;
+        if (cp == bracket_open[kind])
+            depth++;
+        else if (cp == bracket_close[kind] && --depth == 0)
+            return i;
     }
     return 0;
 }
 
-/* ---- one line -------------------------------------------------------------- */
+/* ---- finding the spans ----------------------------------------------------- */
+
+typedef struct sentence {
+    size_t a, b, next; /* [a, b): the sentence; [b, next): white space after it */
+    int too_long;      /* more than maxchars characters: never boilerplate */
+    int cand;          /* reaches the threshold, or is a marker */
+    int run;           /* mostly notice phrases */
+    int empty;         /* only white space and marks */
+    unit_score us;
+} sentence;
+
+#define MAX_CHAIN 64 /* sentences looked ahead in one run of notices */
+
+typedef struct finder {
+    const fj_clean *c;
+    const char *text;
+    size_t len;
+    int more;        /* a piece of a longer line: the line goes on after len */
+    int after_start; /* ... or the line began before text */
+    int continues;   /* the piece starts inside a sentence */
+    size_t first_a;  /* where the first sentence starts */
+    int best_unit;   /* the highest score of a unit */
+    fj_clean_span *spans;
+    size_t cap, count;
+    fj_clean_span pending;
+    int has_pending;
+    size_t kept_to; /* bytes before this have been checked for story */
+    int kept_content;
+    int best_score;
+    unit_buf u, g; /* a sentence, a bracketed group */
+    score_scratch sc;
+} finder;
+
+static int has_content(const char *text, size_t from, size_t to)
+{
+    while (from < to) {
+        uint32_t cp;
+        from += decode_at(text, to, from, &cp);
+        if (!is_space(cp) && !is_mark(cp))
+            return 1;
+    }
+    return 0;
+}
+
+static void flush(finder *f)
+{
+    if (!f->has_pending)
+        return;
+    f->kept_content |= has_content(f->text, f->kept_to, f->pending.start);
+    if (f->count < f->cap)
+        f->spans[f->count] = f->pending;
+    f->count++;
+    f->kept_to = f->pending.end;
+    f->has_pending = 0;
+}
+
+/* Adds the removal of [s, e) with the white space that joined it. */
+static void add_span(finder *f, size_t s, size_t e, int score)
+{
+    if (s >= e)
+        return;
+    size_t after = skip_space(f->text, f->len, e);
+    if (after == f->len && !f->more) { /* at the line's end: the space before it too */
+        e = after;
+        size_t k;
+        while ((k = space_before(f->text, s)) > 0)
+            s -= k;
+    } else if (after > e && ((s == 0 && !f->after_start) || space_before(f->text, s) > 0)) {
+        e = after; /* between spaces: one side goes */
+    }
+    if (score > f->best_score)
+        f->best_score = score;
+    if (f->has_pending && (s <= f->pending.end || skip_space(f->text, s, f->pending.end) == s)) {
+        if (e > f->pending.end)
+            f->pending.end = e;
+        if (score > f->pending.score)
+            f->pending.score = score;
+        return;
+    }
+    flush(f);
+    f->pending = (fj_clean_span){s, e, score};
+    f->has_pending = 1;
+}
+
+/* Decodes text[a, b) into u; 0 when it has more than maxchars characters. */
+static int decode_unit(const finder *f, size_t a, size_t b, unit_buf *u)
+{
+    u->n = 0;
+    for (size_t i = a; i < b;) {
+        if (u->n == f->c->maxchars)
+            return 0;
+        uint32_t cp;
+        size_t k = decode_at(f->text, b, i, &cp);
+        cp = fold(f->c, cp);
+        u->off[u->n] = (uint16_t)(i - a);
+        u->cp[u->n] = cp;
+        u->flag[u->n] = is_space(cp) ? F_SPACE : is_mark(cp) ? F_MARK : 0;
+        u->n++;
+        i += k;
+    }
+    u->off[u->n] = (uint16_t)(b - a);
+    return 1;
+}
+
+/* The next bracketed group in [*pos, b) that is a notice by itself. */
+static int next_group(finder *f, size_t *pos, size_t b, size_t *ga, size_t *gb, int *score)
+{
+    const fj_clean *c = f->c;
+    while (*pos < b) {
+        uint32_t cp;
+        size_t at = *pos;
+        *pos += decode_at(f->text, b, at, &cp);
+        int kind = bracket_kind(cp);
+        if (kind < 0)
+            continue;
+        size_t end = group_end(c, f->text, b, at, kind);
+        if (!end || !decode_unit(f, at, end, &f->g))
+            continue;
+        unit_score us;
+        score_unit(c, f->g.cp, f->g.n, f->g.flag, &f->sc, &us);
+        /* Reaches the threshold, or is mostly notice phrases with a strong
+         * one and half the threshold: （本书首发于某某网） but not (本站). */
+        if (us.score >= c->threshold ||
+            (mostly(us.covered, us.content) && us.best >= 4 &&
+             us.score > c->url_weight - 1 && 2 * us.score > c->threshold)) {
+            *ga = at;
+            *gb = end;
+            *score = us.score;
+            *pos = end;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The sentence that starts at `a` (not white space). */
+static void next_sentence(finder *f, size_t a, sentence *s)
+{
+    const fj_clean *c = f->c;
+    const char *t = f->text;
+    size_t len = f->len, i = a, chars = 0;
+    uint32_t prev = 0, cp;
+    memset(s, 0, sizeof *s);
+    s->a = a;
+    s->b = len;
+    while (i < len) {
+        size_t k = decode_at(t, len, i, &cp);
+        int kind = bracket_kind(cp);
+        if (kind >= 0 && kind < BLOCK_KINDS) {
+            size_t end = group_end(c, t, len, i, kind);
+            if (end) {
+                for (size_t j = i; j < end; chars++)
+                    j += decode_at(t, end, j, &cp);
+                i = end;
+                prev = cp;
+                continue;
+            }
+        }
+        i += k;
+        chars++;
+        uint32_t next = 0;
+        if (i < len)
+            decode_at(t, len, i, &next);
+        uint32_t fp = fold(c, prev), fn = fold(c, next);
+        int ends = 0;
+        if (cp == '.' || cp == 0xFF0E)
+            ends = i == len || is_space(next) || is_end_mark(next) || is_closer(next);
+        else if (is_end_mark(cp))
+            ends = !((cp == 0x3002 || cp == 0xFF61) && is_label(fp) && is_label(fn));
+        prev = cp;
+        if (!ends)
+            continue;
+        while (i < len) {
+            k = decode_at(t, len, i, &cp);
+            if (!is_end_mark(cp) && !is_closer(cp) && cp != '.' && cp != 0xFF0E)
+                break;
+            i += k;
+            chars++;
+        }
+        s->b = i;
+        break;
+    }
+    s->next = skip_space(t, len, s->b);
+    s->too_long = chars > c->maxchars || (a == f->first_a && f->continues);
+}
+
+/* Decodes and scores sentence s into f->u (unless it is too long). */
+static void analyse(finder *f, sentence *s)
+{
+    if (s->too_long || !decode_unit(f, s->a, s->b, &f->u)) {
+        s->too_long = 1;
+        return;
+    }
+    unit_buf *u = &f->u;
+    /* The bracketed notices in it first (they use f->g). */
+    size_t pos = s->a, ga, gb, i = 0;
+    int gs;
+    unsigned char brk[MAXCHARS_LIMIT / 8 + 1];
+    memset(brk, 0, sizeof brk);
+    while (next_group(f, &pos, s->b, &ga, &gb, &gs))
+        for (; i < u->n && u->off[i] < gb - s->a; i++)
+            if (u->off[i] >= ga - s->a)
+                brk[i >> 3] |= (unsigned char)(1u << (i & 7));
+    for (i = 0; i < u->n; i++)
+        u->flag[i] &= F_SPACE | F_MARK;
+    for (i = 0; i < u->n; i++)
+        if (brk[i >> 3] >> (i & 7) & 1)
+            u->flag[i] |= F_BRACKET;
+    score_unit(f->c, u->cp, u->n, u->flag, &f->sc, &s->us);
+    for (i = 0; i < u->n; i++)
+        if (brk[i >> 3] >> (i & 7) & 1)
+            u->flag[i] |= F_BRACKET;
+    if (s->us.score > f->best_unit)
+        f->best_unit = s->us.score;
+    s->cand = s->us.score >= f->c->threshold || s->us.marker;
+    s->empty = s->us.content == 0;
+    /* weak words alone (小说, 阅读, 收藏) do not make a run of notices */
+    s->run = s->us.best >= 2 && mostly(s->us.covered, s->us.content);
+}
+
+static void add_groups(finder *f, const sentence *s)
+{
+    size_t pos = s->a, ga, gb;
+    int gs;
+    while (next_group(f, &pos, s->b, &ga, &gb, &gs))
+        add_span(f, ga, gb, gs);
+}
+
+static int is_clause_sep(const unit_buf *u, size_t i)
+{
+    uint32_t cp = u->cp[i];
+    if (u->flag[i] & F_URL)
+        return 0;
+    return (u->flag[i] & (F_SPACE | F_BRACKET)) || cp == ',' || cp == 0x3001 || cp == ':' ||
+           cp == ';';
+}
+
+/* Whether the closing mark at cp closes a bracket or quote opened in
+ * u[0..end) and not closed there. */
+static int closes_kept(const unit_buf *u, size_t end, uint32_t closer)
+{
+    uint32_t opener = closer == 0x201D ? 0x201C : closer == 0x2019 ? 0x2018 : 0;
+    for (int k = 0; k < BRACKET_KINDS && !opener; k++)
+        if (bracket_close[k] == closer)
+            opener = bracket_open[k];
+    long depth = 0;
+    for (size_t i = 0; i < end; i++) {
+        uint32_t cp = u->cp[i];
+        if (closer == '"' || closer == '\'')
+            depth ^= cp == closer;
+        else if (cp == opener)
+            depth++;
+        else if (cp == closer && depth > 0)
+            depth--;
+    }
+    return depth > 0;
+}
+
+/* The spans of a sentence in a run of notices (analysed into f->u): the
+ * clauses from the first to the last that holds a notice (or is mostly
+ * notice phrases), with the punctuation that joined them; its bracketed
+ * notices. */
+static void add_sentence(finder *f, const sentence *s)
+{
+    unit_buf *u = &f->u;
+    size_t n = u->n;
+    /* clauses: runs of characters between separators */
+    size_t first_start = 0, first_prev_end = 0, next_start = n;
+    int found = s->us.marker, story_before = 0, story_after = 0;
+    /* A notice of weak phrases only (rules whose weights are all 1) is
+     * bounded by them instead. */
+    for (int weak = 0; weak < 2 && !found && (weak == 0 || s->cand); weak++) {
+        size_t prev_end = 0, empties_start = 0;
+        int in_empties = 0;
+        story_before = story_after = 0;
+        next_start = n;
+        for (size_t i = 0; i < n;) {
+            if (is_clause_sep(u, i)) {
+                i++;
+                continue;
+            }
+            size_t cs = i, content = 0, covered = 0;
+            int strong = 0;
+            /* a web address is a clause of its own: what is glued to it may be story */
+        for (; i < n && !is_clause_sep(u, i) &&
+               (i == cs || (u->flag[i] & F_URL) == (u->flag[i - 1] & F_URL));
+             i++) {
+                strong |= (u->flag[i] & (weak ? F_HIT : F_STRONG)) != 0;
+                if (!(u->flag[i] & (F_SPACE | F_MARK))) {
+                    content++;
+                    covered += (u->flag[i] & F_HIT) != 0;
+                }
+            }
+            if (content == 0) {
+                if (!in_empties) {
+                    empties_start = cs;
+                    in_empties = 1;
+                }
+                continue;
+            }
+            /* a clause of weak words only (阅读) goes when it is nothing else */
+            if (strong || covered == content || (weak && mostly(covered, content))) {
+                if (!found) {
+                    first_start = in_empties ? empties_start : cs;
+                    first_prev_end = prev_end;
+                    story_before = prev_end > 0;
+                    found = 1;
+                }
+                story_after = 0;
+                next_start = n;
+            } else if (found && !story_after) {
+                story_after = 1;
+                next_start = cs;
+            }
+            in_empties = 0;
+            prev_end = i;
+        }
+    }
+    size_t from = 0, to = 0;
+    if (found) {
+        if (!story_before && !story_after) {
+            from = 0, to = n;
+        } else if (!story_before) {
+            from = 0, to = next_start;
+        } else if (!story_after) {
+            /* The sentence's end mark stays with the story before. */
+            from = first_prev_end;
+            to = n;
+            while (to > from && !(u->flag[to - 1] & F_BRACKET)) {
+                uint32_t cp = u->cp[to - 1];
+                if (!(u->flag[to - 1] & F_SPACE) && !is_end_mark(cp) && cp != '.' && cp != ';' &&
+                    !(is_closer(cp) && closes_kept(u, from, cp)))
+                    break;
+                to--;
+            }
+        } else {
+            from = first_start, to = next_start;
+        }
+    }
+    /* The removed characters: [from, to) and the bracketed notices. */
+    for (size_t i = 0; i < n;) {
+        int del = (i >= from && i < to) || (u->flag[i] & F_BRACKET);
+        if (!del) {
+            i++;
+            continue;
+        }
+        size_t j = i;
+        while (j < n && ((j >= from && j < to) || (u->flag[j] & F_BRACKET)))
+            j++;
+        add_span(f, s->a + u->off[i], s->a + u->off[j], s->us.score);
+        i = j;
+    }
+}
+
+static size_t find_spans(finder *f, int *whole)
+{
+    const fj_clean *c = f->c;
+    size_t pos = f->first_a = skip_space(f->text, f->len, 0);
+    while (pos < f->len) {
+        sentence s, t;
+        next_sentence(f, pos, &s);
+        analyse(f, &s);
+        if (!(s.cand || s.run)) {
+            add_groups(f, &s);
+            pos = s.next;
+            continue;
+        }
+        /* A run of sentences that are notices or mostly notice phrases
+         * (marks between them allowed): it goes when one of them is a
+         * notice or together they reach the threshold. */
+        long sum = s.us.score;
+        int any_cand = s.cand;
+        size_t last = s.a, q = s.next;
+        for (int k = 1; q < f->len && k < MAX_CHAIN; k++) {
+            next_sentence(f, q, &t);
+            analyse(f, &t);
+            if (t.cand || t.run) {
+                sum += t.us.score;
+                any_cand |= t.cand;
+                last = t.a;
+            } else if (!t.empty) {
+                break;
+            }
+            q = t.next;
+        }
+        int go = any_cand || sum >= c->threshold;
+        for (size_t p = s.a; p <= last && p < f->len;) {
+            next_sentence(f, p, &t);
+            analyse(f, &t);
+            if (go && (t.cand || t.run))
+                add_sentence(f, &t);
+            else if (go && t.empty)
+                add_span(f, t.a, t.b, 0);
+            else
+                add_groups(f, &t);
+            p = t.next;
+        }
+        next_sentence(f, last, &t);
+        pos = t.next;
+    }
+    flush(f);
+    f->kept_content |= has_content(f->text, f->kept_to, f->len);
+    int is_whole = f->count > 0 && !f->kept_content && !f->more && !f->after_start;
+    if (whole)
+        *whole = is_whole;
+    if (is_whole) {
+        if (f->cap > 0)
+            f->spans[0] = (fj_clean_span){0, f->len, f->best_score};
+        f->count = 1;
+    }
+    return f->count;
+}
+
+static size_t strip_eol(const char *text, size_t len)
+{
+    if (len && text[len - 1] == '\n')
+        len--;
+    if (len && text[len - 1] == '\r')
+        len--;
+    return len;
+}
+
+/* fj_clean_find on one piece of a line; `more`: the line goes on after it,
+ * `continues`: it starts inside a sentence. */
+static size_t find_in(const fj_clean *c, const char *text, size_t len, int more, int after_start,
+                      int continues, fj_clean_span *spans, size_t cap, int *whole, int *best)
+{
+    finder f;
+    f.c = c;
+    f.text = text;
+    f.len = len;
+    f.more = more;
+    f.after_start = after_start;
+    f.continues = continues;
+    f.first_a = 0;
+    f.best_unit = 0;
+    f.spans = spans;
+    f.cap = spans ? cap : 0;
+    f.count = 0;
+    f.has_pending = 0;
+    f.kept_to = 0;
+    f.kept_content = 0;
+    f.best_score = 0;
+    size_t n = find_spans(&f, whole);
+    if (best)
+        *best = f.best_score > f.best_unit ? f.best_score : f.best_unit;
+    return n;
+}
+
+size_t fj_clean_find(const fj_clean *clean, const char *text, size_t len, fj_clean_span *spans,
+                     size_t cap, int *whole)
+{
+    if (whole)
+        *whole = 0;
+    if (!clean || (!text && len))
+        return 0;
+    return find_in(clean, text, strip_eol(text, len), 0, 0, 0, spans, cap, whole, NULL);
+}
 
 int fj_clean_line(const fj_clean *c, const char *line, size_t len, int *score_out)
 {
@@ -228,73 +933,10 @@ int fj_clean_line(const fj_clean *c, const char *line, size_t len, int *score_ou
         *score_out = 0;
     if (!c || (!line && len))
         return 0;
-    if (len && line[len - 1] == '\n')
-        len--;
-    if (len && line[len - 1] == '\r')
-        len--;
-    if (len > 4 * (size_t)c->maxchars)
-        return 0; /* more than maxchars characters, whatever they are */
-    uint32_t all[MAXCHARS_LIMIT], phrase[MAXCHARS_LIMIT], mark[MAXCHARS_LIMIT];
-    size_t n = 0, np = 0, nm = 0;
-    const unsigned char *p = (const unsigned char *)line, *end = p + len;
-    while (p < end) {
-        if (n == c->maxchars)
-            return 0;
-        uint32_t cp;
-        int k = fj_utf8_decode(p, end, &cp);
-        if (k <= 0) {
-            cp = 0xFFFD;
-            k = 1;
-        }
-        p += k;
-        cp = fold(c, cp);
-        all[n++] = cp;
-        if (!is_space(cp)) {
-            phrase[np++] = cp;
-            if (!is_mark(cp))
-                mark[nm++] = cp;
-        }
-    }
-    int score = has_url(c, all, n) ? c->url_weight : 0;
-    unsigned char counted[MAX_RULES / 8];
-    memset(counted, 0, (c->rule_count + 7) / 8);
-    int marker = 0;
-    for (size_t i = 0; i < np; i++) {
-        if (phrase[i] < 0x10000 && !(c->starts[phrase[i] >> 3] >> (phrase[i] & 7) & 1))
-            continue;
-        /* the phrase alternatives that start with this character */
-        size_t lo = 0, hi = c->index_count;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (c->pool[c->alts[c->index[mid]].off] < phrase[i])
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        for (; lo < c->index_count; lo++) {
-            const alt_rec *a = &c->alts[c->index[lo]];
-            if (c->pool[a->off] != phrase[i])
-                break;
-            if (counted[a->rule >> 3] >> (a->rule & 7) & 1)
-                continue;
-            if (match_at(c->pool + a->off, a->len, phrase, np, i, 0)) {
-                counted[a->rule >> 3] |= (unsigned char)(1u << (a->rule & 7));
-                score += c->rules[a->rule].weight;
-            }
-        }
-    }
-    if (nm > 0)
-        for (size_t k = 0; k < c->marker_count && !marker; k++) {
-            const alt_rec *a = &c->alts[c->markers[k]];
-            marker = match_at(c->pool + a->off, a->len, mark, nm, 0, 1);
-        }
-    if (marker && score < c->threshold)
-        score = c->threshold;
-    if (score_out)
-        *score_out = score;
-    return score >= c->threshold;
+    int whole = 0;
+    find_in(c, line, strip_eol(line, len), 0, 0, 0, NULL, 0, &whole, score_out);
+    return whole;
 }
-
 /* ---- parsing the rules ------------------------------------------------------ */
 
 typedef struct parser {
@@ -706,15 +1348,26 @@ void fj_clean_close(fj_clean *c)
 
 /* ---- streaming -------------------------------------------------------------- */
 
+/* The most bytes of one line held back. A longer line is judged in pieces
+ * of at most this size, each ending at a sentence end where the piece has
+ * one (else at a character boundary; the sentence cut then counts as too
+ * long). A notice that straddles a cut may be left partly in; no line of
+ * more than this is dropped whole. */
+#define STREAM_LINE_MAX 65536u
+
 struct fj_clean_stream {
     const fj_clean *clean;
     fj_write_fn write;
     void *write_ctx;
     fj_clean_report_fn report;
     void *report_ctx;
-    char *line;        /* the current line, while it may still be boilerplate */
-    size_t len, cap;   /* cap: the most bytes a line of maxchars characters has */
-    int passing;       /* the current line is too long: it is being passed through */
+    char *line;                 /* the current line, or the rest of a long one */
+    size_t len;
+    fj_clean_span *spans;
+    size_t span_cap;
+    int after_start;            /* the current line began in an earlier piece */
+    int continues;              /* ... and the buffered text starts inside a sentence */
+    unsigned long long column;  /* characters of the line in earlier pieces */
     int finished;
     fj_status failed;
     unsigned long long line_no; /* of the current line, from 1 */
@@ -737,9 +1390,12 @@ fj_status fj_clean_stream_new(const fj_clean *clean, fj_write_fn write, void *wr
     s->write_ctx = write_ctx;
     s->report = report;
     s->report_ctx = report_ctx;
-    s->cap = 4 * (size_t)clean->maxchars + 2; /* and "\r\n" */
-    s->line = fj__alloc(clean->a, s->cap);
-    if (!s->line) {
+    s->line = fj__alloc(clean->a, STREAM_LINE_MAX);
+    s->span_cap = 64;
+    s->spans = fj__alloc(clean->a, s->span_cap * sizeof *s->spans);
+    if (!s->line || !s->spans) {
+        fj__free(clean->a, s->line, STREAM_LINE_MAX);
+        fj__free(clean->a, s->spans, s->span_cap * sizeof *s->spans);
         fj__free(clean->a, s, sizeof *s);
         return FJ_ERR_NOMEM;
     }
@@ -754,25 +1410,112 @@ static void put(fj_clean_stream *s, const char *data, size_t n)
         s->failed = FJ_ERR_CALLBACK;
 }
 
-/* Tells the report callback of a dropped line. */
-static void report(fj_clean_stream *s, const char *line, size_t n)
+static unsigned long long count_chars(const char *text, size_t from, size_t to)
 {
-    if (n && line[n - 1] == '\n')
-        n--;
-    if (n && line[n - 1] == '\r')
-        n--;
-    if (s->report && s->failed == FJ_OK && s->report(s->report_ctx, s->line_no, line, n) != 0)
+    unsigned long long n = 0;
+    uint32_t cp;
+    while (from < to) {
+        from += decode_at(text, to, from, &cp);
+        n++;
+    }
+    return n;
+}
+
+static void tell(fj_clean_stream *s, unsigned long long column, const char *text, size_t len,
+                 int whole)
+{
+    fj_clean_removal r = {s->line_no, column + 1, text, len, whole};
+    if (s->report && s->failed == FJ_OK && s->report(s->report_ctx, &r) != 0)
         s->failed = FJ_ERR_CALLBACK;
 }
 
-/* The buffered line is complete: keep or drop it. */
-static void judge(fj_clean_stream *s)
+/* Judges text[0, len): a whole line (with its ending), or when `more` a
+ * piece of one that goes on. */
+static void judge(fj_clean_stream *s, const char *text, size_t len, int more)
 {
-    if (fj_clean_line(s->clean, s->line, s->len, NULL))
-        report(s, s->line, s->len);
-    else
-        put(s, s->line, s->len);
+    const fj_clean *c = s->clean;
+    size_t content = more ? len : strip_eol(text, len);
+    int whole = 0;
+    size_t n = find_in(c, text, content, more, s->after_start, s->continues, s->spans, s->span_cap,
+                &whole, NULL);
+    if (n > s->span_cap) {
+        size_t cap = s->span_cap;
+        while (cap < n)
+            cap *= 2;
+        fj_clean_span *p = fj__realloc(c->a, s->spans, s->span_cap * sizeof *p, cap * sizeof *p);
+        if (!p) {
+            s->failed = FJ_ERR_NOMEM;
+            return;
+        }
+        s->spans = p;
+        s->span_cap = cap;
+        n = find_in(c, text, content, more, s->after_start, s->continues, s->spans, s->span_cap,
+                &whole, NULL);
+    }
+    if (whole) {
+        tell(s, 0, text, content, 1);
+        return;
+    }
+    size_t pos = 0;
+    unsigned long long column = s->column;
+    for (size_t i = 0; i < n && s->failed == FJ_OK; i++) {
+        put(s, text + pos, s->spans[i].start - pos);
+        column += count_chars(text, pos, s->spans[i].start);
+        tell(s, column, text + s->spans[i].start, s->spans[i].end - s->spans[i].start, 0);
+        column += count_chars(text, s->spans[i].start, s->spans[i].end);
+        pos = s->spans[i].end;
+    }
+    put(s, text + pos, len - pos);
+    s->column = column + count_chars(text, pos, len);
+}
+
+/* The buffer is full and holds no line end: judges a first piece of it. */
+static void judge_piece(fj_clean_stream *s)
+{
+    /* the last sentence end: walk the sentences (only the finder's head is used) */
+    size_t cut = 0;
+    {
+        finder fd;
+        memset(&fd, 0, offsetof(finder, u));
+        fd.c = s->clean;
+        fd.text = s->line;
+        fd.len = s->len;
+        fd.more = 1;
+        size_t pos = skip_space(s->line, s->len, 0);
+        while (pos < s->len) {
+            sentence t;
+            next_sentence(&fd, pos, &t);
+            if (t.b == s->len)
+                break;
+            cut = t.next;
+            pos = t.next;
+        }
+    }
+    int inside = 0;
+    if (cut == 0 || cut == s->len) {
+        cut = s->len;
+        while (cut > 0 && ((unsigned char)s->line[cut - 1] & 0xC0) == 0x80 && s->len - cut < 3)
+            cut--;
+        if (cut > 0 && (unsigned char)s->line[cut - 1] >= 0xC0)
+            cut--;
+        if (cut == 0)
+            cut = s->len;
+        inside = 1;
+    }
+    judge(s, s->line, cut, 1);
+    memmove(s->line, s->line + cut, s->len - cut);
+    s->len -= cut;
+    s->after_start = 1;
+    s->continues = inside;
+}
+
+static void end_line(fj_clean_stream *s)
+{
     s->len = 0;
+    s->after_start = 0;
+    s->continues = 0;
+    s->column = 0;
+    s->line_no++;
 }
 
 fj_status fj_clean_stream_feed(fj_clean_stream *s, const char *data, size_t len)
@@ -781,43 +1524,28 @@ fj_status fj_clean_stream_feed(fj_clean_stream *s, const char *data, size_t len)
         return FJ_ERR_INVALID_ARGUMENT;
     if (s->finished)
         return FJ_ERR_STREAM_STATE;
-    /* Kept bytes of `data` not written yet are [run, data): consecutive kept
-     * lines go out in one write. */
-    const char *run = data;
     while (len > 0 && s->failed == FJ_OK) {
         const char *nl = memchr(data, '\n', len);
         size_t take = nl ? (size_t)(nl - data) + 1 : len;
-        if (s->passing) {
-            /* more of a line too long to be boilerplate: kept */
-        } else if (s->len == 0 && nl && take <= s->cap) {
-            /* a whole line in this piece */
-            if (fj_clean_line(s->clean, data, take, NULL)) {
-                put(s, run, (size_t)(data - run)); /* the kept lines before it first */
-                run = data + take;
-                report(s, data, take);
-            }
-        } else if (s->len + take > s->cap) {
-            /* Longer than any line that can be boilerplate: pass it through. */
-            put(s, s->line, s->len); /* from an earlier piece, so run is empty */
-            s->len = 0;
-            s->passing = 1;
+        if (s->len == 0 && !s->after_start && nl && take <= STREAM_LINE_MAX) {
+            judge(s, data, take, 0); /* a whole line in this piece */
+            end_line(s);
         } else {
-            put(s, run, (size_t)(data - run));
-            run = data + take;
+            size_t room = STREAM_LINE_MAX - s->len;
+            if (take > room)
+                take = room;
             memcpy(s->line + s->len, data, take);
             s->len += take;
-            if (nl)
-                judge(s);
-        }
-        if (nl) {
-            s->passing = 0;
-            s->line_no++;
+            if (s->line[s->len - 1] == '\n') {
+                judge(s, s->line, s->len, 0);
+                end_line(s);
+            } else if (s->len == STREAM_LINE_MAX) {
+                judge_piece(s);
+            }
         }
         data += take;
         len -= take;
     }
-    if (s->failed == FJ_OK)
-        put(s, run, (size_t)(data - run));
     return s->failed;
 }
 
@@ -828,8 +1556,8 @@ fj_status fj_clean_stream_finish(fj_clean_stream *s)
     if (s->finished)
         return FJ_ERR_STREAM_STATE;
     s->finished = 1;
-    if (s->failed == FJ_OK && s->len > 0)
-        judge(s);
+    if (s->failed == FJ_OK && (s->len > 0))
+        judge(s, s->line, s->len, 0);
     return s->failed;
 }
 
@@ -838,6 +1566,7 @@ void fj_clean_stream_free(fj_clean_stream *s)
     if (!s)
         return;
     const fj_allocator *a = s->clean->a;
-    fj__free(a, s->line, s->cap);
+    fj__free(a, s->line, STREAM_LINE_MAX);
+    fj__free(a, s->spans, s->span_cap * sizeof *s->spans);
     fj__free(a, s, sizeof *s);
 }

@@ -11,9 +11,11 @@
  *     columns), in the default mode (FJ_DEFAULT), one cmocka test per line,
  *     and detect.tsv and clean.tsv
  *   - in any of these files, the pseudo-profiles "detect" (expected: the
- *     label fj_detect gives, e.g. "traditional") and "clean" (expected:
- *     "drop" or "keep", by fj_clean_line and by a stream fed byte by byte
- *     with the default rules); tests/run.sh runs them through the CLI
+ *     label fj_detect gives, e.g. "traditional"), "clean" (expected:
+ *     "drop" -- the line goes whole -- or "keep" -- byte for byte) and
+ *     "cleaned" (expected: the exact line that remains), by fj_clean_find,
+ *     fj_clean_line and a stream fed byte by byte, with the default rules;
+ *     tests/run.sh runs them through the CLI
  * The shared material is optional: its tests skip with a message when it is
  * absent. Environment: FANJIAN_DICT, FANJIAN_SHARED, FANJIAN_CASES (the
  * directory of the .tsv files). */
@@ -414,11 +416,36 @@ static int check_pseudo(const char *profile, const char *in, size_t in_len, cons
         print_message("  %s: expected %s, got %s (%zu Han, %zu simplified-only, "
                       "%zu traditional-only)\n    input: ",
                       what, exp, fj_script_name(r.script), r.han, r.simplified, r.traditional);
-    } else if (strcmp(profile, "clean") == 0) {
-        if (strcmp(exp, "drop") != 0 && strcmp(exp, "keep") != 0)
-            fail_msg("%s: expected \"drop\" or \"keep\", not \"%s\"", what, exp);
-        int drop = strcmp(exp, "drop") == 0, score;
-        int got = fj_clean_line(g_clean, in, in_len, &score);
+    } else if (strcmp(profile, "clean") == 0 || strcmp(profile, "cleaned") == 0) {
+        /* "clean": drop (the line goes whole) or keep (byte for byte);
+         * "cleaned": the exact line that remains. */
+        const char *want = exp;
+        size_t want_len = strlen(exp);
+        int whole_wanted = 0;
+        if (strcmp(profile, "clean") == 0) {
+            if (strcmp(exp, "drop") != 0 && strcmp(exp, "keep") != 0)
+                fail_msg("%s: expected \"drop\" or \"keep\", not \"%s\"", what, exp);
+            whole_wanted = strcmp(exp, "drop") == 0;
+            want = whole_wanted ? "" : in;
+            want_len = whole_wanted ? 0 : in_len;
+        }
+        /* one-shot: fj_clean_find's spans applied to the line */
+        fj_clean_span spans[64];
+        int whole = 0, score;
+        size_t n = fj_clean_find(g_clean, in, in_len, spans, 64, &whole);
+        assert_true(n <= 64);
+        tbuf once = {0};
+        if (!whole) {
+            size_t pos = 0;
+            for (size_t i = 0; i < n; i++) {
+                assert_true(spans[i].start >= pos && spans[i].end > spans[i].start &&
+                            spans[i].end <= in_len);
+                tb_add(&once, in + pos, spans[i].start - pos);
+                pos = spans[i].end;
+            }
+            tb_add(&once, in + pos, in_len - pos);
+        }
+        int line_whole = fj_clean_line(g_clean, in, in_len, &score);
         /* The stream, one byte at a time, agrees. */
         tbuf out = {0};
         fj_clean_stream *cs;
@@ -428,14 +455,21 @@ static int check_pseudo(const char *profile, const char *in, size_t in_len, cons
         assert_int_equal(fj_clean_stream_feed(cs, "\n", 1), FJ_OK);
         assert_int_equal(fj_clean_stream_finish(cs), FJ_OK);
         fj_clean_stream_free(cs);
-        int streamed_ok = drop ? out.len == 0
-                               : out.len == in_len + 1 && memcmp(out.p, in, in_len) == 0;
-        tb_free(&out);
-        if (got == drop && streamed_ok)
+        int once_ok = once.len == want_len && (!want_len || memcmp(once.p, want, want_len) == 0) &&
+                      whole == whole_wanted && line_whole == whole;
+        int streamed_ok = whole ? out.len == 0
+                                : out.len == want_len + 1 && memcmp(out.p, want, want_len) == 0;
+        if (once_ok && streamed_ok) {
+            tb_free(&once);
+            tb_free(&out);
             return 1;
-        print_message("  %s: expected %s, got %s (score %d)%s\n    line: ", what, exp,
-                      got ? "drop" : "keep", score,
+        }
+        tb_adds(&once, "");
+        print_message("  %s: expected %s\n    got      %s (whole %d, score %d)%s\n    line: ", what,
+                      whole_wanted ? "(dropped)" : want, whole ? "(dropped)" : once.p, whole, score,
                       streamed_ok ? "" : "; the stream disagrees");
+        tb_free(&once);
+        tb_free(&out);
     } else if (strcmp(profile, "repair") == 0) {
         /* Damaged Traditional text: t2tw's default mode gives the correct
          * Taiwan text, and t2s reads it as it reads the correct text. */

@@ -170,6 +170,10 @@ else
                 *) bad "$name" "expected drop or keep, not $expected"; continue ;;
                 esac
                 run "$FJ" clean "$TMP/case.in" </dev/null ;;
+            cleaned)
+                # the exact line that remains (tests/cases/clean-spans.tsv)
+                printf '%b' "$expected" >"$TMP/case.exp"
+                run "$FJ" clean "$TMP/case.in" </dev/null ;;
             *)
                 printf '%b' "$expected" >"$TMP/case.exp"
                 run "$FJ" $mode $cli_opts -c "$prof" "$TMP/case.in" </dev/null ;;
@@ -514,14 +518,33 @@ else
     run "$FJ" clean "$TMP/crlf.txt"
     check "CLI clean keeps CRLF and a missing final newline" test "$rc" -eq 0 -a "$(od -An -c "$TMP/out" | tr -d ' \n')" = 'a\r\n\r\nlast'
     run "$FJ" clean --report "$TMP/crlf.txt"
-    printf '%s\n' "$TMP/crlf.txt:2: （本章完）" "$TMP/crlf.txt:4: 本章未完，请点击下一页继续阅读" >"$TMP/report.exp"
+    printf '%s\n' "$TMP/crlf.txt:2:1: （本章完）" "$TMP/crlf.txt:4:1: 本章未完，请点击下一页继续阅读" \
+        "fanjian: $TMP/crlf.txt: removed 2 spans (2 whole lines), 20 characters" >"$TMP/report.exp"
     if [ "$rc" -eq 0 ] && cmp -s "$TMP/err" "$TMP/report.exp"; then
-        ok "CLI clean --report lists FILE:LINE: text on stderr"
+        ok "CLI clean --report lists FILE:LINE:COLUMN: text on stderr, then a summary"
     else
-        bad "CLI clean --report lists FILE:LINE: text on stderr" "exit $rc: $(tr '\n' '|' <"$TMP/err")"
+        bad "CLI clean --report lists FILE:LINE:COLUMN: text on stderr, then a summary" "exit $rc: $(tr '\n' '|' <"$TMP/err")"
+    fi
+    # A notice inside a paragraph: only it goes, the story stays byte for byte.
+    printf '他转身离去。天才一秒记住本站地址：www.biquge.cc 最快更新！众人面面相觑。\n' >"$TMP/inside.txt"
+    run "$FJ" clean --report <"$TMP/inside.txt"
+    printf '%s\n' 'standard input:1:7: 天才一秒记住本站地址：www.biquge.cc 最快更新！' \
+        'fanjian: standard input: removed 1 spans (0 whole lines), 30 characters' >"$TMP/report.exp"
+    if [ "$rc" -eq 0 ] && [ "$(cat "$TMP/out")" = '他转身离去。众人面面相觑。' ] && cmp -s "$TMP/err" "$TMP/report.exp"; then
+        ok "CLI clean removes a notice inside a paragraph and keeps the story"
+    else
+        bad "CLI clean removes a notice inside a paragraph and keeps the story" "exit $rc: $(cat "$TMP/out") | $(tr '\n' '|' <"$TMP/err")"
+    fi
+    run "$FJ" -c s2t --clean --report "$TMP/inside.txt"
+    if [ "$rc" -eq 0 ] && [ "$(cat "$TMP/out")" = '他轉身離去。衆人面面相覷。' ] && grep -q ':1:7: 天才一秒记住' "$TMP/err" &&
+        grep -q 'removed 1 spans (0 whole lines), 30 characters$' "$TMP/err"; then
+        ok "CLI -c s2t --clean --report: the span goes, then the rest is converted"
+    else
+        bad "CLI -c s2t --clean --report: the span goes, then the rest is converted" "exit $rc: $(cat "$TMP/out") | $(tr '\n' '|' <"$TMP/err")"
     fi
     run "$FJ" clean --report - "$TMP/crlf.txt" <"$TMP/crlf.txt"
-    if [ "$rc" -eq 0 ] && [ "$(grep -c ':2: ' "$TMP/err")" -eq 2 ] && grep -q '^standard input:4: ' "$TMP/err"; then
+    if [ "$rc" -eq 0 ] && [ "$(grep -c ':2:1: ' "$TMP/err")" -eq 2 ] && grep -q '^standard input:4:1: ' "$TMP/err" &&
+        [ "$(grep -c ': removed 2 spans' "$TMP/err")" -eq 2 ]; then
         ok "CLI clean numbers each file's lines from 1"
     else
         bad "CLI clean numbers each file's lines from 1" "$(tr '\n' '|' <"$TMP/err")"
@@ -530,12 +553,12 @@ else
     run "$FJ" -c s2t --clean "$TMP/story.txt"
     check "CLI -c s2t --clean drops, then converts" test "$rc" -eq 0 -a "$(cat "$TMP/out")" = "$(printf '頭髮乾了\n他說')"
     run "$FJ" -c s2t --report "$TMP/story.txt"
-    check "CLI -c s2t --report implies --clean" test "$rc" -eq 0 -a "$(cat "$TMP/out")" = "$(printf '頭髮乾了\n他說')" -a "$(wc -l <"$TMP/err")" -eq 1
+    check "CLI -c s2t --report implies --clean" test "$rc" -eq 0 -a "$(cat "$TMP/out")" = "$(printf '頭髮乾了\n他說')" -a "$(wc -l <"$TMP/err")" -eq 2
     run "$FJ" -c s2t "$TMP/story.txt"
     check "CLI conversion without --clean keeps every line" test "$(wc -l <"$TMP/out")" -eq 3
     run "$FJ" clean -o "$TMP/clean.out" "$TMP/story.txt"
     check "CLI clean -o" test "$rc" -eq 0 -a "$(cat "$TMP/clean.out")" = "$(printf '头发干了\n他说')"
-    # A line far longer than any notice is passed through as it arrives.
+    # A sentence far longer than any notice (maxchars) is passed through, in pieces.
     awk 'BEGIN { for (i = 0; i < 200000; i++) printf "天才一秒记住本站地址：www.fakebook.cc，"; }' >"$TMP/long.txt"
     run "$FJ" clean "$TMP/long.txt"
     check "CLI clean passes a 7 MB line through" cmp -s "$TMP/out" "$TMP/long.txt"

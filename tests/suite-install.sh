@@ -108,7 +108,7 @@ else
             inst_lineno=$((inst_lineno + 1))
             case $inst_line in '' | '#'*) continue ;; esac
             inst_prof=${inst_line%%$'\t'*}
-            case $inst_prof in detect | clean | repair) continue ;; esac
+            case $inst_prof in detect | clean | cleaned | repair) continue ;; esac
             inst_rest=${inst_line#*$'\t'}
             inst_input=${inst_rest%%$'\t'*}
             inst_n=$((inst_n + 1))

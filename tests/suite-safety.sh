@@ -392,10 +392,10 @@ lines=$(wc -l <"$TMP/err")
 check "safety: -r messages escape hostile names (no ESC, one line per message)" \
     test "$rc" -eq 1 -a "$lines" -eq 2 -a "$(grep -c $'\033' "$TMP/err")" -eq 0
 
-# clean --report quotes dropped lines: their control characters are escaped too.
-printf '天才一秒记住本站地址：www.example-book.net，最快更新无弹窗！\033[31m\n正文。\n' >"$E/report.txt"
+# clean --report quotes what it removes: control characters are escaped too.
+printf '天才一秒记住本站地址：www.example-book.net，最快更新\033[31m无弹窗！\n正文。\n' >"$E/report.txt"
 run "$FJ" clean --report "$E/report.txt"
-if [ "$rc" -eq 0 ] && ! grep -q $'\033' "$TMP/err" && grep -qF '无弹窗！\x1b[31m' "$TMP/err" &&
+if [ "$rc" -eq 0 ] && ! grep -q $'\033' "$TMP/err" && grep -qF '最快更新\x1b[31m无弹窗！' "$TMP/err" &&
     [ "$(cat "$TMP/out")" = "正文。" ]; then
     ok "safety: clean --report escapes control characters in the lines it quotes"
 else

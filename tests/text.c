@@ -284,7 +284,7 @@ static void test_allocator(void **state)
     }
     cnt.limited = 0;
 
-    /* the stream: one allocation for the line, none while running */
+    /* the stream: the 64 KiB it holds of a line and room for spans; none while running */
     cnt.fail = 0;
     assert_int_equal(fj_clean_open(d, NULL, 0, 0, &c, &err), FJ_OK);
     size_t opened = cnt.live;
@@ -293,7 +293,7 @@ static void test_allocator(void **state)
     assert_int_equal(fj_clean_stream_new(c, tb_write, &out, NULL, NULL, &s), FJ_OK);
     size_t calls = cnt.calls;
     size_t stream_bytes = cnt.live - opened;
-    assert_true(stream_bytes < 8 * 1024);
+    assert_true(stream_bytes < 72 * 1024);
     char big[65536];
     memset(big, 'x', sizeof big);
     for (int i = 0; i < 64; i++) /* a 4 MiB line */
@@ -327,6 +327,42 @@ static fj_clean *open_rules(const char *rules, const fj_dict *dict)
 static int drops(const fj_clean *c, const char *line)
 {
     return fj_clean_line(c, line, strlen(line), NULL);
+}
+
+/* What remains of line[0..len) once fj_clean_find's spans are cut out
+ * ("" when it goes whole), with its line ending; appended to out. */
+static void clean_into(const fj_clean *c, const char *line, size_t len, tbuf *out)
+{
+    fj_clean_span spans[256];
+    int whole = 0;
+    size_t n = fj_clean_find(c, line, len, spans, 256, &whole);
+    assert_true(n <= 256);
+    if (whole)
+        return;
+    size_t pos = 0;
+    for (size_t i = 0; i < n; i++) {
+        tb_add(out, line + pos, spans[i].start - pos);
+        pos = spans[i].end;
+    }
+    tb_add(out, line + pos, len - pos);
+}
+
+/* The same for a NUL-terminated line, into a static buffer. */
+static const char *cleaned(const fj_clean *c, const char *line)
+{
+    static char result[4096];
+    tbuf t = {0};
+    clean_into(c, line, strlen(line), &t);
+    tb_adds(&t, "");
+    snprintf(result, sizeof result, "%s", t.p);
+    tb_free(&t);
+    return result;
+}
+
+/* Whether fj_clean_find finds anything in line. */
+static int finds(const fj_clean *c, const char *line)
+{
+    return fj_clean_find(c, line, strlen(line), NULL, 0, NULL) > 0;
 }
 
 static void test_clean_arguments(void **state)
@@ -457,7 +493,8 @@ static void test_clean_patterns(void **state)
     assert_true(drops(c, "请大家多多收藏"));      /* 4 characters in the gap */
     assert_true(drops(c, "请一二三四五六收藏"));  /* 6 */
     assert_false(drops(c, "请一二三四五六七收藏")); /* 7 */
-    assert_true(drops(c, "x a*b y"));
+    assert_false(drops(c, "x a*b y")); /* a clause of the line, not all of it */
+    assert_string_equal(cleaned(c, "x a*b y"), "x y");
     assert_true(drops(c, "c|d"));
     assert_true(drops(c, "e\\f"));
     assert_false(drops(c, "ab"));
@@ -520,10 +557,10 @@ static void test_clean_urls(void **state)
         "1.5cm",          "点com",              "ftp://host",        "",
     };
     for (size_t i = 0; i < sizeof yes / sizeof *yes; i++)
-        if (!drops(c, yes[i]))
+        if (!finds(c, yes[i]))
             fail_msg("\"%s\" is not taken for a web address", yes[i]);
     for (size_t i = 0; i < sizeof no / sizeof *no; i++)
-        if (drops(c, no[i]))
+        if (finds(c, no[i]))
             fail_msg("\"%s\" is taken for a web address", no[i]);
     fj_clean_close(c);
 }
@@ -538,14 +575,26 @@ static void test_clean_maxchars(void **state)
     assert_false(drops(c, "收藏\xff\xff\xff\xff")); /* invalid bytes count one each */
     assert_true(drops(c, "收藏\xff\xff\xff"));
     fj_clean_close(c);
-    /* the default: a story paragraph with a notice glued on is kept */
+    /* maxchars bounds a sentence: a sentence of 201 characters is kept
+     * whole, notice and all ... */
     tbuf t = {0};
     for (int i = 0; i < 25; i++)
         tb_adds(&t, "他抬头看着天空，");
     tb_adds(&t, "天才一秒记住本站地址：www.fakebook.cc，最快更新无弹窗！");
-    assert_false(drops(g_clean, t.p));
+    assert_false(finds(g_clean, t.p));
     assert_true(drops(g_clean, t.p + 25 * strlen("他抬头看着天空，")));
     tb_free(&t);
+    /* ... but a long paragraph of short sentences loses only the notice */
+    tbuf story = {0};
+    for (int i = 0; i < 25; i++)
+        tb_adds(&t, "他抬头看着天空。");
+    tb_add(&story, t.p, t.len);
+    tb_adds(&t, "天才一秒记住本站地址：www.fakebook.cc，最快更新无弹窗！");
+    tb_adds(&t, "她笑了。");
+    tb_adds(&story, "她笑了。");
+    assert_string_equal(cleaned(g_clean, t.p), story.p);
+    tb_free(&t);
+    tb_free(&story);
 }
 
 /* ---- the stream -------------------------------------------------------------------- */
@@ -555,13 +604,13 @@ typedef struct report_log {
     int fail;
 } report_log;
 
-static int log_report(void *ctx, unsigned long long line, const char *text, size_t len)
+static int log_report(void *ctx, const fj_clean_removal *rm)
 {
     report_log *r = ctx;
-    char num[32];
-    snprintf(num, sizeof num, "%llu:", line);
+    char num[64];
+    snprintf(num, sizeof num, "%llu:%llu:%s", rm->line, rm->column, rm->whole_line ? "line:" : "");
     tb_adds(&r->text, num);
-    tb_add(&r->text, text, len);
+    tb_add(&r->text, rm->text, rm->len);
     tb_adds(&r->text, "\n");
     return r->fail;
 }
@@ -577,7 +626,7 @@ static void test_clean_stream_basics(void **state)
     assert_int_equal(fj_clean_stream_feed(s, in, strlen(in)), FJ_OK);
     assert_int_equal(fj_clean_stream_finish(s), FJ_OK);
     assert_string_equal(out.p, "第一章 开始\r\n\r\n他说：“报！”\n最后一行 本章完");
-    assert_string_equal(rep.text.p, "2:（本章完）\n5:本章未完，请点击下一页继续阅读\n");
+    assert_string_equal(rep.text.p, "2:1:line:（本章完）\n5:1:line:本章未完，请点击下一页继续阅读\n");
     assert_int_equal(fj_clean_stream_feed(s, "x", 1), FJ_ERR_STREAM_STATE);
     assert_int_equal(fj_clean_stream_finish(s), FJ_ERR_STREAM_STATE);
     fj_clean_stream_free(s);
@@ -648,6 +697,7 @@ static void test_clean_stream_split(void **state)
         "\xff\xfe 收藏 \x80",
         "Hello, world.",
         "请记住本站域名：ｗｗｗ．ｆａｋｅｓｉｔｅ．ｃｃ",
+        "他转身离去。天才一秒记住本站地址：www.biquge.cc 最快更新！众人面面相觑。",
     };
     static const char *const endings[] = {"\n", "\r\n", "\r\n", "\n"};
     uint64_t rng = t_seed() ^ 0x636C65616E;
@@ -657,8 +707,8 @@ static void test_clean_stream_split(void **state)
         size_t nlines = 1 + t_below(&rng, 30);
         for (size_t i = 0; i < nlines; i++) {
             tbuf line = {0};
-            size_t k = t_below(&rng, 12);
-            if (k < 10) {
+            size_t k = t_below(&rng, 13);
+            if (k < 11) {
                 tb_adds(&line, lines[k]);
             } else {
                 /* longer than any line that can be dropped: 200 to 2000 characters */
@@ -670,8 +720,7 @@ static void test_clean_stream_split(void **state)
             const char *end = i + 1 == nlines && t_below(&rng, 2) ? "" : endings[t_below(&rng, 4)];
             tb_adds(&line, end);
             tb_add(&in, line.p, line.len);
-            if (!fj_clean_line(g_clean, line.p, line.len, NULL))
-                tb_add(&exp, line.p, line.len);
+            clean_into(g_clean, line.p, line.len, &exp);
             tb_free(&line);
         }
         fj_clean_stream *s;
@@ -693,6 +742,99 @@ static void test_clean_stream_split(void **state)
     }
 }
 
+
+/* fj_clean_find: spans in order, the punctuation that joined them, *whole,
+ * a cap smaller than the count, arguments. */
+static void test_clean_find(void **state)
+{
+    (void)state;
+    const char *line = "他转身离去。天才一秒记住本站地址：www.biquge.cc 最快更新！众人面面相觑。\r\n";
+    fj_clean_span spans[4];
+    int whole = -1;
+    size_t n = fj_clean_find(g_clean, line, strlen(line), spans, 4, &whole);
+    assert_int_equal(n, 1);
+    assert_int_equal(whole, 0);
+    size_t start = strlen("他转身离去。");
+    assert_int_equal(spans[0].start, start);
+    assert_int_equal(spans[0].end, start + strlen("天才一秒记住本站地址：www.biquge.cc 最快更新！"));
+    assert_true(spans[0].score >= 10);
+    /* a notice before the end: the story's end mark stays, the comma goes */
+    assert_string_equal(cleaned(g_clean, "他转身离去，请收藏本站：www.fakesite.cc。"), "他转身离去。");
+    /* at the end of the line: the space before it goes too */
+    assert_string_equal(cleaned(g_clean, "他转身离去。 最新网址：fake99.com"), "他转身离去。");
+    /* the paragraph's indentation stays */
+    assert_string_equal(cleaned(g_clean, "　　最新网址：fake99.com。他转身离去。"), "　　他转身离去。");
+    /* two notices, two spans; a cap of 1 still counts both */
+    const char *two = "请收藏本站www.fake.cc。他走了。（本章完）";
+    assert_int_equal(fj_clean_find(g_clean, two, strlen(two), spans, 1, &whole), 2);
+    assert_int_equal(spans[0].start, 0);
+    assert_int_equal(fj_clean_find(g_clean, two, strlen(two), NULL, 0, NULL), 2);
+    assert_string_equal(cleaned(g_clean, two), "他走了。");
+    /* whole: one span over the text, without the line ending */
+    const char *all = "请收藏本站www.fake.cc。（本章完）\n";
+    assert_int_equal(fj_clean_find(g_clean, all, strlen(all), spans, 4, &whole), 1);
+    assert_int_equal(whole, 1);
+    assert_int_equal(spans[0].start, 0);
+    assert_int_equal(spans[0].end, strlen(all) - 1);
+    assert_int_equal(fj_clean_line(g_clean, all, strlen(all), NULL), 1);
+    /* story only */
+    assert_int_equal(fj_clean_find(g_clean, "他记住了那个网址。", strlen("他记住了那个网址。"), spans, 4,
+                                   &whole), 0);
+    assert_int_equal(whole, 0);
+    /* arguments */
+    whole = -1;
+    assert_int_equal(fj_clean_find(NULL, "x", 1, spans, 4, &whole), 0);
+    assert_int_equal(whole, 0);
+    assert_int_equal(fj_clean_find(g_clean, NULL, 3, spans, 4, NULL), 0);
+    assert_int_equal(fj_clean_find(g_clean, NULL, 0, spans, 4, NULL), 0);
+}
+
+/* A line longer than the 64 KiB the stream holds: judged in pieces cut at
+ * sentence ends, so notices far into it still go and no story is lost;
+ * columns count characters from the line's start. */
+static void test_clean_stream_long_line(void **state)
+{
+    (void)state;
+    tbuf in = {0}, want = {0}, out = {0};
+    const char *story = "他抬头看着天空。";
+    const char *notice = "天才一秒记住本站地址：www.fakebook.cc，最快更新无弹窗！";
+    unsigned long long chars = 0, first_column = 0;
+    for (int i = 0; i < 20000; i++) { /* 480 KB */
+        tb_adds(&in, story);
+        tb_adds(&want, story);
+        chars += 8;
+        if (i % 5000 == 4999) {
+            if (!first_column)
+                first_column = chars + 1;
+            tb_adds(&in, notice);
+            chars += 38;
+        }
+    }
+    tb_adds(&in, "\n");
+    tb_adds(&want, "\n");
+    report_log rep = {{0}, 0};
+    fj_clean_stream *s;
+    assert_int_equal(fj_clean_stream_new(g_clean, tb_write, &out, log_report, &rep, &s), FJ_OK);
+    for (size_t pos = 0; pos < in.len; pos += 1000)
+        assert_int_equal(fj_clean_stream_feed(s, in.p + pos, in.len - pos < 1000 ? in.len - pos : 1000),
+                         FJ_OK);
+    assert_int_equal(fj_clean_stream_finish(s), FJ_OK);
+    fj_clean_stream_free(s);
+    assert_int_equal(out.len, want.len);
+    assert_memory_equal(out.p, want.p, want.len);
+    char first[64];
+    snprintf(first, sizeof first, "1:%llu:天才", first_column);
+    assert_true(strncmp(rep.text.p, first, strlen(first)) == 0);
+    size_t reports = 0;
+    for (size_t i = 0; i < rep.text.len; i++)
+        reports += rep.text.p[i] == '\n';
+    assert_int_equal(reports, 4);
+    tb_free(&in);
+    tb_free(&want);
+    tb_free(&out);
+    tb_free(&rep.text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -711,6 +853,8 @@ int main(void)
         cmocka_unit_test(test_clean_stream_basics),
         cmocka_unit_test(test_clean_stream_failures),
         cmocka_unit_test(test_clean_stream_split),
+        cmocka_unit_test(test_clean_find),
+        cmocka_unit_test(test_clean_stream_long_line),
     };
     return cmocka_run_group_tests_name("text", tests, group_setup, group_teardown);
 }

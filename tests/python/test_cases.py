@@ -2,9 +2,10 @@
 
 tests/cases/*.tsv run in the mode their first line names (default, thorough
 repair or compat, as tests/run.sh
-runs them through the CLI); ../shared/cases/{s2tw,t2s,repair,detect}.tsv in
-the default mode (as tests/cases.c runs them). The "clean" cases (fanjian
-clean) are left out: boilerplate removal is not in the Python module.
+runs them through the CLI); ../shared/cases/{s2tw,t2s,repair,detect,clean}.tsv in
+the default mode (as tests/cases.c runs them). The "clean" (drop or keep) and
+"cleaned" (the exact line that remains) cases run through fanjian.clean()
+and `fanjian clean`.
 
 One test per case file: every case must give the expected output and the
 CLI's output for the same mode and options. A case whose input is not text a
@@ -46,6 +47,16 @@ def cli_detect(data):
     return out.decode().strip()
 
 
+def cli_clean(data):
+    path = os.path.join(TMP, "py-case.in")
+    with open(path, "wb") as f:
+        f.write(data)
+    rc, out, err = cli("clean", path)
+    if rc != 0:
+        raise AssertionError("CLI clean: exit %d: %s" % (rc, err[:200]))
+    return out
+
+
 def case_file_test(path, label, force_mode=None):
     def body():
         mode, opts, cases = read_cases(path)
@@ -54,14 +65,19 @@ def case_file_test(path, label, force_mode=None):
         checked = 0
         not_text = []
         for n, profile, inp, exp in cases:
-            if profile == "clean":
-                continue
             text = as_text(inp)
             if text is None:
                 not_text.append(n)
                 continue
             try:
-                if profile == "detect":
+                if profile in ("clean", "cleaned"):
+                    got = fanjian.clean(text).encode("utf-8", "surrogatepass")
+                    want = exp if profile == "cleaned" else b"" if exp == b"drop" else inp
+                    by_cli = cli_clean(inp)
+                    if got != want or got != by_cli:
+                        failures.append("line %d: clean gave %r, expected %r, CLI %r"
+                                        % (n, got[:120], want[:120], by_cli[:120]))
+                elif profile == "detect":
                     got = fanjian.detect(text).script
                     want = exp.decode()
                     by_cli = cli_detect(inp)
@@ -90,24 +106,18 @@ def case_file_test(path, label, force_mode=None):
 
 skipped_not_text = []
 
-def clean_only(path):
-    return all(profile == "clean" for _, profile, _, _ in read_cases(path)[2])
-
-
 def counted(path):
     """'N cases' for a test's name: those a str can hold."""
-    cases = [c for c in read_cases(path)[2] if c[1] != "clean"]
+    cases = read_cases(path)[2]
     n = sum(as_text(inp) is not None for _, _, inp, _ in cases)
     return "%d cases" % n + ("" if n == len(cases) else " of %d" % len(cases))
 
 
 files = sorted(glob.glob(os.path.join(CASES, "*.tsv")))
 for p in files:
-    if clean_only(p):
-        continue  # boilerplate removal (fanjian clean) is not in the module
     label = os.path.basename(p)
     test("python cases %s: %s, module = expected = CLI" % (label, counted(p)))(case_file_test(p, label))
-for name in ("s2tw.tsv", "t2s.tsv", "repair.tsv", "detect.tsv"):
+for name in ("s2tw.tsv", "t2s.tsv", "repair.tsv", "detect.tsv", "clean.tsv"):
     p = os.path.join(SHARED, "cases", name)
     if os.path.exists(p):
         # Default mode, as tests/cases.c runs them.
