@@ -35,9 +35,9 @@ void fjxc_block_reset(fjx_cleaner *c)
 
 static int add_piece(fjx_cleaner *c, size_t a, size_t b, const char *text, size_t n, int raw)
 {
-    if (raw && c->npieces) { /* contiguous raw text is one piece */
+    if (raw == 1 && c->npieces) { /* contiguous raw text is one piece */
         fjxc_piece *last = &c->pieces[c->npieces - 1];
-        if (last->raw && last->in_at + last->len == a) {
+        if (last->raw == 1 && last->in_at + last->len == a) {
             last->len += b - a;
             return fjx_buf_append(&c->text, text, n);
         }
@@ -68,6 +68,17 @@ int fjxc_add_raw(fjx_cleaner *c, size_t a, size_t b)
     for (size_t i = at; i < c->text.len; i++)
         if (c->text.data[i] == '\n' || c->text.data[i] == '\r' || c->text.data[i] == '\t')
             c->text.data[i] = ' ';
+    return 0;
+}
+
+int fjxc_add_atomic(fjx_cleaner *c, size_t a, size_t b)
+{
+    if (b <= a)
+        return 0;
+    if (add_piece(c, a, b, c->in + a, b - a, 2) != 0) {
+        fjx_error_set(c->err, a, "out of memory");
+        return -1;
+    }
     return 0;
 }
 
@@ -162,17 +173,30 @@ int fjxc_judge(fjx_cleaner *c, int *whole)
     int rc = 0;
     for (size_t i = 0; i < n && !*whole && rc == 0; i++) {
         size_t s = all[i].start, e = all[i].end;
-        /* The piece the span starts in; a span that goes past it crosses
-         * markup or a reference, and is kept. */
-        const fjxc_piece *p = NULL;
-        for (size_t k = 0; k < c->npieces; k++)
-            if (s >= c->pieces[k].text_at && s < c->pieces[k].text_at + c->pieces[k].len) {
-                p = &c->pieces[k];
+        /* The pieces the span covers must be raw text, one after another
+         * in the input, and an atomic one (a URL) covered whole: a span
+         * that crosses markup, a reference or part of a URL is kept. */
+        size_t k = 0;
+        while (k < c->npieces && s >= c->pieces[k].text_at + c->pieces[k].len)
+            k++;
+        if (k == c->npieces || e <= s || s < c->pieces[k].text_at)
+            continue;
+        const fjxc_piece *first = &c->pieces[k], *p = first;
+        int ok = 1;
+        for (;; p++) {
+            size_t pa = p->text_at, pb = p->text_at + p->len;
+            if (!p->raw || (p->raw == 2 && (s > pa || e < pb)))
+                ok = 0;
+            if (!ok || e <= pb)
+                break;
+            if (p + 1 == c->pieces + c->npieces || p[1].in_at != p->in_at + p->len) {
+                ok = 0;
                 break;
             }
-        if (!p || !p->raw || e > p->text_at + p->len || e <= s)
+        }
+        if (!ok)
             continue;
-        size_t a = p->in_at + (s - p->text_at), b = p->in_at + (e - p->text_at);
+        size_t a = first->in_at + (s - first->text_at), b = p->in_at + (e - p->text_at);
         rc = cut(c, a, b, a, c->in + a, b - a, 0);
     }
     if (all != spans)
@@ -237,6 +261,13 @@ int fjx_clean_document(fjx_format format, const char *in, size_t len, const fjx_
         break;
     case FJX_XHTML:
         rc = fjx_html_clean_blocks(&c, 1);
+        break;
+    case FJX_SRT:
+    case FJX_VTT:
+        rc = fjx_srt_clean_blocks(&c, format == FJX_VTT);
+        break;
+    case FJX_ASS:
+        rc = fjx_ass_clean_blocks(&c);
         break;
     default:
         fjx_error_set(err, FJX_NO_OFFSET, "boilerplate removal does not read this format yet");

@@ -16,7 +16,8 @@
 
 typedef struct fjxc_piece {
     size_t text_at, in_at, len;
-    int raw; /* 0: decoded, so text and input differ */
+    int raw; /* 1: as in the input; 2: so, but cut whole or not at all;
+                0: decoded, so text and input differ (never cut) */
 } fjxc_piece;
 
 typedef struct fjxc_cut {
@@ -44,6 +45,8 @@ void fjxc_free(fjx_cleaner *c);
 void fjxc_block_reset(fjx_cleaner *c);
 /* The block's text goes on with in[a..b) as it is. 0, or -1 (no memory). */
 int fjxc_add_raw(fjx_cleaner *c, size_t a, size_t b);
+/* ... with in[a..b), which a span removes whole or not at all (a URL). */
+int fjxc_add_atomic(fjx_cleaner *c, size_t a, size_t b);
 /* ... with text[0..n), which is what in[a..b) means (a character reference). */
 int fjxc_add_decoded(fjx_cleaner *c, size_t a, size_t b, const char *text, size_t n);
 /* Judges the block: cuts its spans when it is partly boilerplate; sets
@@ -61,8 +64,10 @@ size_t fjxc_line_end(const char *in, size_t len, size_t at);
 /* Appends the input minus the cuts. 0, or -1 with err set. */
 int fjxc_output(const fjx_cleaner *c, fjx_buf *out);
 
-/* The walkers (html.c): 0, or -1 with err set. */
+/* The walkers (html.c, subtitle.c): 0, or -1 with err set. */
 int fjx_html_clean_blocks(fjx_cleaner *c, int xml);
+int fjx_srt_clean_blocks(fjx_cleaner *c, int vtt);
+int fjx_ass_clean_blocks(fjx_cleaner *c);
 
 /* Cleans, then runs `rewrite` on what is left with rw minus the clean-up.
  * An error the rewrite finds in the cleaned text is looked for again in

@@ -642,10 +642,8 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
                    isatty(1)) {
             fprintf(stderr, "%s: an EPUB is not written to a terminal: use -o FILE\n", prog);
             rc = 2;
-        } else if (documents && clean && input_format(&set, inputs[0]) != FJX_EPUB &&
-                   input_format(&set, inputs[0]) != FJX_HTML &&
-                   input_format(&set, inputs[0]) != FJX_XHTML) {
-            fprintf(stderr, "%s: --clean works on text, HTML, XHTML and EPUB, not %s\n", prog,
+        } else if (documents && clean && input_format(&set, inputs[0]) == FJX_MARKDOWN) {
+            fprintf(stderr, "%s: --clean works on text, HTML, XHTML, EPUB and subtitles, not %s\n", prog,
                     fjx_format_name(input_format(&set, inputs[0])));
             rc = 2;
         }

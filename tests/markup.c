@@ -1705,6 +1705,65 @@ static void test_clean_xhtml(void **state)
     fj_clean_close(c);
 }
 
+static void test_clean_subtitles(void **state)
+{
+    (void)state;
+    fj_clean *c = open_cleaner();
+    /* SubRip: a boilerplate cue goes with its number, timing and blank
+     * line; the other cues keep their numbers; markup is no text. */
+    EXPECT_CLEAN(fjx_srt_rewrite, c,
+                 "1\r\n00:00:01,000 --> 00:00:02,000\r\n他转身离去。\r\n\r\n"
+                 "2\r\n00:00:03,000 --> 00:00:04,000\r\n<i>" NOTICE "</i>\r\n\r\n"
+                 "3\r\n00:00:05,000 --> 00:00:06,000\r\n众人面面相觑。\r\n\r\n"
+                 "4\r\n00:00:07,000 --> 00:00:08,000\r\n{\\an8}" NOTICE "\r\n",
+                 "1\r\n00:00:01,000 --> 00:00:02,000\r\n他转身离去。\r\n\r\n"
+                 "3\r\n00:00:05,000 --> 00:00:06,000\r\n众人面面相觑。\r\n");
+    /* Two cues with no blank line between them are not judged. */
+    const char *run_on = "1\n00:00:01,000 --> 00:00:02,000\n" NOTICE "\n2\n00:00:03,000 --> "
+                         "00:00:04,000\n他转身离去。\n";
+    EXPECT_CLEAN(fjx_srt_rewrite, c, run_on, run_on);
+    /* WebVTT: cues only, never the header, NOTE or STYLE blocks. */
+    EXPECT_CLEAN(fjx_vtt_rewrite, c,
+                 "WEBVTT " NOTICE "\n\nNOTE " NOTICE "\n\n00:01.000 --> 00:02.000\n他转身离去。\n\n"
+                 "id2\n00:03.000 --> 00:04.000\n<v Bob>" NOTICE "\n\n"
+                 "00:05.000 --> 00:06.000\n众人面面相觑。\n",
+                 "WEBVTT " NOTICE "\n\nNOTE " NOTICE "\n\n00:01.000 --> 00:02.000\n他转身离去。\n\n"
+                 "00:05.000 --> 00:06.000\n众人面面相觑。\n");
+    /* ASS: Dialogue text only; a boilerplate line goes whole; Comment
+     * lines, styles and the script info stay. */
+    const char *head = "[Script Info]\nTitle: " NOTICE "\n\n[Events]\nFormat: Layer, Start, End, "
+                       "Style, Name, MarginL, MarginR, MarginV, Effect, Text\n";
+    char in[2048], exp[2048];
+    snprintf(in, sizeof in,
+             "%sDialogue: 0,0:00:01.00,0:00:02.00,Default,,0,0,0,,他转身离去。\n"
+             "Dialogue: 0,0:00:03.00,0:00:04.00,Default,,0,0,0,,{\\pos(1,2)}" NOTICE "\n"
+             "Comment: 0,0:00:03.00,0:00:04.00,Default,,0,0,0,," NOTICE "\n"
+             "Dialogue: 0,0:00:05.00,0:00:06.00,Default,,0,0,0,,众人\\N面面相觑。\n",
+             head);
+    snprintf(exp, sizeof exp,
+             "%sDialogue: 0,0:00:01.00,0:00:02.00,Default,,0,0,0,,他转身离去。\n"
+             "Comment: 0,0:00:03.00,0:00:04.00,Default,,0,0,0,," NOTICE "\n"
+             "Dialogue: 0,0:00:05.00,0:00:06.00,Default,,0,0,0,,众人\\N面面相觑。\n",
+             head);
+    EXPECT_CLEAN(fjx_ass_rewrite, c, in, exp);
+    if (finds_partial_spans(c)) {
+        EXPECT_CLEAN(fjx_srt_rewrite, c,
+                     "1\n00:00:01,000 --> 00:00:02,000\n" CANON_STORY_A NOTICE CANON_STORY_B "\n",
+                     "1\n00:00:01,000 --> 00:00:02,000\n" CANON_STORY_A CANON_STORY_B "\n");
+        /* never inside an override tag */
+        snprintf(in, sizeof in,
+                 "%sDialogue: 0,0:00:01.00,0:00:02.00,Default,,0,0,0,," CANON_STORY_A
+                 "{\\i1}" NOTICE CANON_STORY_B "\n",
+                 head);
+        snprintf(exp, sizeof exp,
+                 "%sDialogue: 0,0:00:01.00,0:00:02.00,Default,,0,0,0,," CANON_STORY_A
+                 "{\\i1}" CANON_STORY_B "\n",
+                 head);
+        EXPECT_CLEAN(fjx_ass_rewrite, c, in, exp);
+    }
+    fj_clean_close(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1738,6 +1797,7 @@ int main(void)
         cmocka_unit_test(test_clean_then_convert),
         cmocka_unit_test(test_clean_report),
         cmocka_unit_test(test_clean_xhtml),
+        cmocka_unit_test(test_clean_subtitles),
     };
     return cmocka_run_group_tests_name("markup", tests, NULL, NULL);
 }
