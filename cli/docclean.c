@@ -269,6 +269,9 @@ int fjx_clean_document(fjx_format format, const char *in, size_t len, const fjx_
     case FJX_ASS:
         rc = fjx_ass_clean_blocks(&c);
         break;
+    case FJX_MARKDOWN:
+        rc = fjx_markdown_clean_blocks(&c);
+        break;
     default:
         fjx_error_set(err, FJX_NO_OFFSET, "boilerplate removal does not read this format yet");
         rc = -1;

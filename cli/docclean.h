@@ -64,10 +64,11 @@ size_t fjxc_line_end(const char *in, size_t len, size_t at);
 /* Appends the input minus the cuts. 0, or -1 with err set. */
 int fjxc_output(const fjx_cleaner *c, fjx_buf *out);
 
-/* The walkers (html.c, subtitle.c): 0, or -1 with err set. */
+/* The walkers (html.c, subtitle.c, markdown.c): 0, or -1 with err set. */
 int fjx_html_clean_blocks(fjx_cleaner *c, int xml);
 int fjx_srt_clean_blocks(fjx_cleaner *c, int vtt);
 int fjx_ass_clean_blocks(fjx_cleaner *c);
+int fjx_markdown_clean_blocks(fjx_cleaner *c);
 
 /* Cleans, then runs `rewrite` on what is left with rw minus the clean-up.
  * An error the rewrite finds in the cleaned text is looked for again in

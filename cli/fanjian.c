@@ -642,10 +642,6 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
                    isatty(1)) {
             fprintf(stderr, "%s: an EPUB is not written to a terminal: use -o FILE\n", prog);
             rc = 2;
-        } else if (documents && clean && input_format(&set, inputs[0]) == FJX_MARKDOWN) {
-            fprintf(stderr, "%s: --clean works on text, HTML, XHTML, EPUB and subtitles, not %s\n", prog,
-                    fjx_format_name(input_format(&set, inputs[0])));
-            rc = 2;
         }
         /* Open every input first, so a missing file stops us before any output. */
         int *fds = rc == 0 ? calloc(ninputs, sizeof(int)) : NULL;

@@ -658,7 +658,8 @@ static int run_end(cw *w, int how, size_t lt, size_t tag_end)
 }
 
 /* Decodes the character reference at in[i] == '&' (before `end`) into
- * buf; its length, and *ref_end; 0 when it is not one. */
+ * buf, for judging only (&nbsp; is a space there); its length, and
+ * *ref_end; 0 when it is not one. */
 static size_t char_ref(const char *in, size_t i, size_t end, char buf[8], size_t *ref_end)
 {
     size_t j = i + 1;
@@ -687,7 +688,7 @@ static size_t char_ref(const char *in, size_t i, size_t end, char buf[8], size_t
             const char *name;
             unsigned long cp;
         } named_refs[] = {{"amp", '&'}, {"lt", '<'},     {"gt", '>'},
-                          {"quot", '"'}, {"apos", '\''}, {"nbsp", 0xA0}};
+                          {"quot", '"'}, {"apos", '\''}, {"nbsp", ' '}};
         size_t n0 = j;
         while (j < end && j - n0 < 8 && is_alpha((unsigned char)in[j]))
             j++;

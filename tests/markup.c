@@ -1764,6 +1764,53 @@ static void test_clean_subtitles(void **state)
     fj_clean_close(c);
 }
 
+static void test_clean_markdown(void **state)
+{
+    (void)state;
+    fj_clean *c = open_cleaner();
+    /* Paragraphs, headings and list items wholly boilerplate go, a
+     * paragraph with the blank line after it; the story stays. */
+    EXPECT_CLEAN(fjx_markdown_rewrite, c,
+                 "# 第一章\n\n他转身离去。\n\n" NOTICE "\n\n## " NOTICE "\n\n众人面面相觑。\n\n"
+                 "- 甲\n- " NOTICE "\n- 乙\n\n" NOTICE "\n" NOTICE "\n\n最后一段。\n\n" NOTICE "\n",
+                 "# 第一章\n\n他转身离去。\n\n众人面面相觑。\n\n- 甲\n- 乙\n\n"
+                 "最后一段。\n");
+    /* A setext heading goes with its underline. */
+    EXPECT_CLEAN(fjx_markdown_rewrite, c, "甲。\n\n" NOTICE "\n=====\n\n乙。\n", "甲。\n\n乙。\n");
+    /* In a quote, the quote's own blank line goes. */
+    EXPECT_CLEAN(fjx_markdown_rewrite, c, "> 甲。\n>\n> " NOTICE "\n>\n> 乙。\n",
+                 "> 甲。\n>\n> 乙。\n");
+    EXPECT_CLEAN(fjx_markdown_rewrite, c, "> 甲。\n>\n> " NOTICE "\n\n乙。\n", "> 甲。\n\n乙。\n");
+    /* A link is boilerplate with its text; a bare URL is a whole. */
+    EXPECT_CLEAN(fjx_markdown_rewrite, c, "[" NOTICE "](http://www.biquge.cc/)\n\n甲。\n", "甲。\n");
+    /* Never in code, HTML blocks, front matter, tables, link definitions,
+     * nor a paragraph holding a code span or raw HTML. */
+    const char *keep[] = {
+        "```\n" NOTICE "\n```\n",
+        "~~~\n" NOTICE "\n~~~\n",
+        "    " NOTICE "\n",
+        "<div>\n" NOTICE "\n</div>\n",
+        "---\ntitle: " NOTICE "\n---\n\n甲。\n",
+        "| a | b |\n|---|---|\n| " NOTICE " | x |\n",
+        "[a]: http://www.biquge.cc/ \"" NOTICE "\"\n",
+        "`" NOTICE "`\n",
+        NOTICE "<br>\n",
+        "甲。\n",
+    };
+    for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++)
+        expect_clean(fjx_markdown_rewrite, c, keep[i], keep[i], keep[i]);
+    if (finds_partial_spans(c)) {
+        EXPECT_CLEAN(fjx_markdown_rewrite, c, CANON_STORY_A NOTICE CANON_STORY_B "\n",
+                     CANON_STORY_A CANON_STORY_B "\n");
+        EXPECT_CLEAN(fjx_markdown_rewrite, c, "- " CANON_STORY_A NOTICE CANON_STORY_B "\n",
+                     "- " CANON_STORY_A CANON_STORY_B "\n");
+        /* a span ending inside a code span is kept */
+        const char *code = CANON_STORY_A "天才一秒记住本站地址：`www.biquge.cc` 最快更新！" CANON_STORY_B "\n";
+        EXPECT_CLEAN(fjx_markdown_rewrite, c, code, code);
+    }
+    fj_clean_close(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1798,6 +1845,7 @@ int main(void)
         cmocka_unit_test(test_clean_report),
         cmocka_unit_test(test_clean_xhtml),
         cmocka_unit_test(test_clean_subtitles),
+        cmocka_unit_test(test_clean_markdown),
     };
     return cmocka_run_group_tests_name("markup", tests, NULL, NULL);
 }
