@@ -171,12 +171,12 @@ int fjxc_judge(fjx_cleaner *c, int *whole)
     if (n == 0)
         *whole = 0; /* nothing found: nothing is removed, whatever the text */
     int rc = 0;
+    size_t k = 0; /* spans come in order: the piece search goes on from the last */
     for (size_t i = 0; i < n && !*whole && rc == 0; i++) {
         size_t s = all[i].start, e = all[i].end;
         /* The pieces the span covers must be raw text, one after another
          * in the input, and an atomic one (a URL) covered whole: a span
          * that crosses markup, a reference or part of a URL is kept. */
-        size_t k = 0;
         while (k < c->npieces && s >= c->pieces[k].text_at + c->pieces[k].len)
             k++;
         if (k == c->npieces || e <= s || s < c->pieces[k].text_at)

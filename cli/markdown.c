@@ -1483,6 +1483,22 @@ static size_t clean_url_end(const char *s, size_t i, size_t e)
     return j;
 }
 
+/* The next ch in s[from..e), or e; remembered, as the reader moves forward. */
+static size_t next_of(const char *s, size_t from, size_t e, char ch, memo *mo)
+{
+    if (!mo->known || mo->at < from) {
+        const char *p = from < e ? memchr(s + from, ch, e - from) : NULL;
+        mo->at = p ? (size_t)(p - s) : e;
+        mo->known = 1;
+    }
+    return mo->at;
+}
+
+/* Backtick run lengths that found no closer on this line: a later run of
+ * the same length finds none either, so each length is searched for in
+ * vain once. */
+enum { MD_FAILED_RUNS = 64 };
+
 /* The text of one line of a block, s[a..e). */
 static int clean_line_text(mdc *k, size_t a, size_t e, int first)
 {
@@ -1490,7 +1506,8 @@ static int clean_line_text(mdc *k, size_t a, size_t e, int first)
     const char *s = k->in;
     if (!first && fjxc_add_decoded(c, a, a, " ", 1))
         return -1;
-    size_t i = a, t = a;
+    size_t i = a, t = a, failed[MD_FAILED_RUNS], nfailed = 0;
+    memo gt_memo = {0, 0, 0}, at_memo = {0, 0, 0};
     while (i < e) {
         size_t j = 0; /* the end of something not cut into, at i */
         int kind = 0; /* 1 never cut, 2 cut whole, 3 not text (a gap), 4 code or HTML */
@@ -1502,16 +1519,31 @@ static int clean_line_text(mdc *k, size_t a, size_t e, int first)
             size_t r = 1;
             while (i + r < e && s[i + r] == '`')
                 r++;
-            size_t q = i + r;
-            for (; q < e; q++)
-                if (s[q] == '`') {
-                    size_t r2 = 1;
-                    while (q + r2 < e && s[q + r2] == '`')
-                        r2++;
-                    if (r2 == r)
-                        break;
-                    q += r2 - 1;
-                }
+            size_t q = i + r, f = 0;
+            while (f < nfailed && failed[f] != r)
+                f++;
+            if (f < nfailed) {
+                q = e;
+            } else if (nfailed == MD_FAILED_RUNS) {
+                /* Too many kinds of run to follow: the rest of the line is
+                 * judged as written, never cut, and keeps the block. */
+                k->opaque = 1;
+                if (fjxc_add_raw(c, t, i) || fjxc_add_decoded(c, i, e, s + i, e - i))
+                    return -1;
+                return 0;
+            } else {
+                for (; q < e; q++)
+                    if (s[q] == '`') {
+                        size_t r2 = 1;
+                        while (q + r2 < e && s[q + r2] == '`')
+                            r2++;
+                        if (r2 == r)
+                            break;
+                        q += r2 - 1;
+                    }
+                if (q >= e)
+                    failed[nfailed++] = r;
+            }
             if (q < e) {
                 j = q + r;
                 kind = 4;
@@ -1520,14 +1552,14 @@ static int clean_line_text(mdc *k, size_t a, size_t e, int first)
                 kind = 3;
             }
         } else if (ch == '<') {
-            const char *gt = memchr(s + i, '>', e - i);
-            if (gt && (iprefix(s + i + 1, e - i - 1, "http") ||
-                       memchr(s + i, '@', (size_t)(gt - (s + i))))) {
-                j = (size_t)(gt - s) + 1;
+            size_t gt = next_of(s, i + 1, e, '>', &gt_memo);
+            if (gt < e && (iprefix(s + i + 1, e - i - 1, "http") ||
+                           next_of(s, i + 1, e, '@', &at_memo) < gt)) {
+                j = gt + 1;
                 kind = 1; /* an autolink */
-            } else if (gt && i + 1 < e && (is_alpha((unsigned char)s[i + 1]) || s[i + 1] == '/' ||
-                                           s[i + 1] == '!')) {
-                j = (size_t)(gt - s) + 1;
+            } else if (gt < e && i + 1 < e && (is_alpha((unsigned char)s[i + 1]) ||
+                                               s[i + 1] == '/' || s[i + 1] == '!')) {
+                j = gt + 1;
                 kind = 4;
             }
         } else if (ch == ']' && i + 1 < e && s[i + 1] == '(') {

@@ -1811,6 +1811,100 @@ static void test_clean_markdown(void **state)
     fj_clean_close(c);
 }
 
+/* out[0..n) is in[0..len) with some bytes taken out. */
+static int is_subsequence(const char *out, size_t n, const char *in, size_t len)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < len && j < n; i++)
+        if (in[i] == out[j])
+            j++;
+    return j == n;
+}
+
+/* Random documents of each format's pieces and notices: the clean-up
+ * never fails, only takes bytes out, and copies a document without
+ * boilerplate byte for byte. Long ones are read in bounded time. */
+static void test_clean_random(void **state)
+{
+    (void)state;
+    fj_clean *c = open_cleaner();
+    static const char *const extra[] = {NOTICE, "<p>" NOTICE "</p>\n", NOTICE "\n\n",
+                                        "本章未完，请点击下一页继续阅读", "<br>", "\n", "`",
+                                        "www.biquge.cc", "&amp;", "-->"};
+    struct {
+        rewrite_fn fn;
+        const char *const *pieces;
+        size_t n;
+    } formats[] = {
+        {fjx_html_rewrite, html_pieces, sizeof html_pieces / sizeof *html_pieces},
+        {fjx_srt_rewrite, srt_pieces, sizeof srt_pieces / sizeof *srt_pieces},
+        {fjx_ass_rewrite, ass_pieces, sizeof ass_pieces / sizeof *ass_pieces},
+        {fjx_vtt_rewrite, vtt_pieces, sizeof vtt_pieces / sizeof *vtt_pieces},
+        {fjx_markdown_rewrite, md_pieces, sizeof md_pieces / sizeof *md_pieces},
+    };
+    uint64_t seed = t_seed() ^ 17;
+    size_t rounds = t_quick() ? 300 : 2000;
+    for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++) {
+        tbuf b = {0};
+        for (size_t r = 0; r < rounds; r++) {
+            b.len = 0;
+            size_t count = t_below(&seed, 40);
+            for (size_t k = 0; k < count; k++) {
+                uint64_t pick = t_below(&seed, 10);
+                if (pick == 0) {
+                    char ch = (char)t_below(&seed, 256);
+                    tb_add(&b, &ch, 1);
+                } else if (pick < 4) {
+                    tb_adds(&b, extra[t_below(&seed, sizeof extra / sizeof *extra)]);
+                } else {
+                    tb_adds(&b, formats[f].pieces[t_below(&seed, formats[f].n)]);
+                }
+            }
+            tb_add(&b, "", 0);
+            fjx_rewrite rw = {cb_copy, NULL, NULL, NULL, c, NULL, NULL, NULL};
+            fjx_buf out = {NULL, 0, 0};
+            fjx_error e;
+            memset(&e, 0, sizeof e);
+            int rc = formats[f].fn(b.p, b.len, &rw, &out, &e);
+            int ok = rc == 0 && is_subsequence(out.data ? out.data : "", out.len, b.p, b.len);
+            fjx_buf_free(&out);
+            if (!ok)
+                fail_msg("format %zu round %zu: rc %d (%s)", f, r, rc, e.message);
+        }
+        tb_free(&b);
+    }
+    /* Long runs of what makes a careless reader slow. */
+    static const char *const units[] = {"<p>", "<b>甲", "</p>", "<br>", "&#", "<p>甲<!-- ",
+                                        "` `` ``` ", "<<<<", "](", "\\N", "{", "<"};
+    rewrite_fn fns[] = {fjx_html_rewrite, fjx_html_rewrite, fjx_html_rewrite, fjx_html_rewrite,
+                        fjx_html_rewrite, fjx_html_rewrite, fjx_markdown_rewrite,
+                        fjx_markdown_rewrite, fjx_markdown_rewrite, fjx_ass_rewrite,
+                        fjx_srt_rewrite, fjx_vtt_rewrite};
+    size_t target = t_quick() ? 60000 : 400000;
+    for (size_t u = 0; u < sizeof units / sizeof *units; u++) {
+        tbuf b = {0};
+        if (fns[u] == fjx_html_rewrite)
+            tb_adds(&b, "<div>");
+        if (fns[u] == fjx_ass_rewrite)
+            tb_adds(&b, "[Events]\nDialogue: 0,0:00:01.00,0:00:02.00,Default,,0,0,0,,");
+        if (fns[u] == fjx_srt_rewrite || fns[u] == fjx_vtt_rewrite)
+            tb_adds(&b, "00:00:01.000 --> 00:00:02.000\n");
+        while (b.len < target)
+            tb_adds(&b, units[u]);
+        fjx_rewrite rw = {cb_copy, NULL, NULL, NULL, c, NULL, NULL, NULL};
+        fjx_buf out = {NULL, 0, 0};
+        fjx_error e;
+        memset(&e, 0, sizeof e);
+        int rc = fns[u](b.p, b.len, &rw, &out, &e);
+        int ok = rc == 0 && out.len == b.len && memcmp(out.data, b.p, b.len) == 0;
+        fjx_buf_free(&out);
+        tb_free(&b);
+        if (!ok)
+            fail_msg("stress unit %zu", u);
+    }
+    fj_clean_close(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1846,6 +1940,7 @@ int main(void)
         cmocka_unit_test(test_clean_xhtml),
         cmocka_unit_test(test_clean_subtitles),
         cmocka_unit_test(test_clean_markdown),
+        cmocka_unit_test(test_clean_random),
     };
     return cmocka_run_group_tests_name("markup", tests, NULL, NULL);
 }
