@@ -1470,6 +1470,102 @@ static void test_epub_layouts(void **state)
     free(book);
 }
 
+/* ---- --clean ------------------------------------------------------------------------------ */
+
+#define NOTICE "天才一秒记住本站地址：www.biquge.cc 最快更新！"
+
+typedef struct clean_seen {
+    int count;
+    char part[64];
+    unsigned long long line, column;
+} clean_seen;
+
+static int clean_report(void *ctx, const char *entry, const fj_clean_removal *r)
+{
+    clean_seen *s = ctx;
+    if (s->count++ == 0) {
+        snprintf(s->part, sizeof s->part, "%s", entry ? entry : "(none)");
+        s->line = r->line;
+        s->column = r->column;
+    }
+    return 0;
+}
+
+/* Boilerplate goes from the content documents only: the navigation
+ * document, the NCX and the OPF keep theirs; every other entry is
+ * byte-identical; the chapter stays well-formed. */
+static void test_epub_clean(void **state)
+{
+    (void)state;
+    static const char nav[] =
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        "<html xmlns=\"http://www.w3.org/1999/xhtml\" xmlns:epub=\"http://www.idpf.org/2007/ops\">\n"
+        "<head><title>目录</title></head>\n<body>\n<nav epub:type=\"toc\"><ol>\n"
+        "  <li><a href=\"Text/ch%201.xhtml\">" NOTICE "</a></li>\n</ol></nav>\n<p>" NOTICE
+        "</p>\n</body>\n</html>\n";
+    static const char ch1[] = "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
+                              "<html xmlns=\"http://www.w3.org/1999/xhtml\">\n"
+                              "<head><title>" NOTICE "</title></head>\n<body>\n"
+                              "<p>这是第一段，\n头发干了。</p>\n"
+                              "  <p class=\"ad\">" NOTICE "</p>\n"
+                              "<p>软件&amp;硬件</p>\n<pre>" NOTICE "</pre>\n</body></html>\n";
+    static const char ch1_clean[] = "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
+                                    "<html xmlns=\"http://www.w3.org/1999/xhtml\">\n"
+                                    "<head><title>" NOTICE "</title></head>\n<body>\n"
+                                    "<p>这是第一段，\n头发干了。</p>\n"
+                                    "<p>软件&amp;硬件</p>\n<pre>" NOTICE "</pre>\n</body></html>\n";
+    static const char ncx[] =
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        "<ncx xmlns=\"http://www.daisy.org/z3986/2005/ncx/\" version=\"2005-1\">\n"
+        "<head><meta name=\"dtb:uid\" content=\"urn:uuid:简体-1\"/></head>\n"
+        "<docTitle><text>" NOTICE "</text></docTitle>\n<navMap/>\n</ncx>\n";
+    part p[N_BOOK];
+    book_parts(p);
+    for (size_t i = 0; i < N_BOOK; i++) {
+        if (strcmp(p[i].name, "OEBPS/nav.xhtml") == 0)
+            p[i] = (part)TEXT("OEBPS/nav.xhtml", nav, DEFL);
+        else if (strcmp(p[i].name, "OEBPS/Text/ch 1.xhtml") == 0)
+            p[i] = (part)TEXT("OEBPS/Text/ch 1.xhtml", ch1, DEFL);
+        else if (strcmp(p[i].name, "OEBPS/toc.ncx") == 0)
+            p[i] = (part)TEXT("OEBPS/toc.ncx", ncx, DEFL);
+    }
+    size_t len;
+    char *book = build_zip(p, N_BOOK, &len);
+    fj_clean *clean = NULL;
+    fj_error ce;
+    assert_int_equal(fj_clean_open(NULL, NULL, 0, 0, &clean, &ce), FJ_OK);
+    clean_seen seen;
+    memset(&seen, 0, sizeof seen);
+    fjx_rewrite rw = {copy_cb, NULL, NULL, NULL, clean, clean_report, &seen, NULL};
+    result r = convert(book, len, &rw, NULL);
+    if (r.rc != 0)
+        fail_msg("convert: %s", r.err.message);
+    zip_t *in = open_zip(book, len), *out = open_zip(r.data, r.len);
+    check_layout(in, out, r.data);
+    for (zip_int64_t i = 0; i < zip_get_num_entries(in, 0); i++) {
+        const char *name = zip_get_name(in, (zip_uint64_t)i, 0);
+        size_t a_len, b_len;
+        char *a = read_zip(in, name, &a_len, 0), *b = read_zip(out, name, &b_len, 0);
+        if (strcmp(name, "OEBPS/Text/ch 1.xhtml") == 0) {
+            assert_string_equal(b, ch1_clean);
+            assert_true(well_formed(b, b_len));
+        } else if (a_len != b_len || memcmp(a, b, a_len) != 0) {
+            fail_msg("%s changed", name);
+        }
+        free(a);
+        free(b);
+    }
+    assert_int_equal(seen.count, 1);
+    assert_string_equal(seen.part, "OEBPS/Text/ch 1.xhtml");
+    assert_int_equal(seen.line, 7);
+    assert_int_equal(seen.column, 17);
+    zip_discard(in);
+    zip_discard(out);
+    free(r.data);
+    free(book);
+    fj_clean_close(clean);
+}
+
 int main(void)
 {
     make_binaries();
@@ -1508,6 +1604,7 @@ int main(void)
         cmocka_unit_test(test_epub_streamed_headers),
         cmocka_unit_test(test_epub_write_error),
         cmocka_unit_test(test_epub_layouts),
+        cmocka_unit_test(test_epub_clean),
     };
     int rc = cmocka_run_group_tests_name("epub", tests, NULL, NULL);
     fj_dict_close(g_dict);
