@@ -650,6 +650,7 @@ static int report_removal(void *ctx, const char *part, const fj_clean_removal *r
     d->spans++;
     d->wholes += r->whole_line != 0;
     d->chars += chars;
+    flockfile(stderr); /* one line, whole, when -r converts files in parallel */
     if (part) { /* an EPUB entry: BOOK!ENTRY:LINE:COLUMN */
         fprintf(stderr, "%s!", d->name);
         fjx_display_text(stderr, part, strlen(part));
@@ -659,6 +660,7 @@ static int report_removal(void *ctx, const char *part, const fj_clean_removal *r
     fprintf(stderr, ":%llu:%llu: ", r->line, r->column);
     fjx_display_text(stderr, r->text, r->len);
     putc('\n', stderr);
+    funlockfile(stderr);
     return 0;
 }
 

@@ -54,7 +54,7 @@ static void usage(FILE *f)
             "                        converted carelessly, also fixes spellings the\n"
             "                        word list marks unpreferred (關系, 仿佛)\n"
             "      --fsync           flush each output to disk before it replaces the old file\n"
-            "      --clean           drop site boilerplate lines before converting (text)\n"
+            "      --clean           drop site boilerplate before converting (text and documents)\n"
             "      --rules FILE      more clean rules (format: data/clean-rules.txt);\n"
             "                        implies --clean; may be given more than once\n"
             "      --report          list each dropped line on standard error as\n"

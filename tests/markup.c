@@ -1586,8 +1586,18 @@ static void test_clean_html_untouched(void **state)
         "<p>" NOTICE "</b></p>\n",
         "<p>他转身离去。</p>\n",
     };
-    for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++)
+    tbuf all = {0}, exp = {0};
+    for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++) {
         expect_clean(fjx_html_rewrite, c, keep[i], keep[i], keep[i]);
+        tb_adds(&all, keep[i]);
+        tb_adds(&exp, keep[i]);
+        tb_adds(&all, "<p>" NOTICE "</p>\n"); /* while the paragraphs between go */
+    }
+    tb_add(&all, "", 1);
+    tb_add(&exp, "", 1);
+    EXPECT_CLEAN(fjx_html_rewrite, c, all.p, exp.p);
+    tb_free(&all);
+    tb_free(&exp);
     fj_clean_close(c);
 }
 
@@ -1842,6 +1852,14 @@ static void test_clean_random(void **state)
         {fjx_vtt_rewrite, vtt_pieces, sizeof vtt_pieces / sizeof *vtt_pieces},
         {fjx_markdown_rewrite, md_pieces, sizeof md_pieces / sizeof *md_pieces},
     };
+    /* Each format does remove something (so the properties below are not
+     * met by doing nothing). */
+    EXPECT_CLEAN(fjx_html_rewrite, c, "<p>" NOTICE "</p>\n<p>甲</p>\n", "<p>甲</p>\n");
+    EXPECT_CLEAN(fjx_srt_rewrite, c, "1\n00:00:01,000 --> 00:00:02,000\n" NOTICE "\n", "");
+    EXPECT_CLEAN(fjx_vtt_rewrite, c, "WEBVTT\n\n00:01.000 --> 00:02.000\n" NOTICE "\n", "WEBVTT\n");
+    EXPECT_CLEAN(fjx_ass_rewrite, c, "[Events]\nDialogue: 0,0:00:01.00,0:00:02.00,Default,,0,0,0,," NOTICE "\n",
+                 "[Events]\n");
+    EXPECT_CLEAN(fjx_markdown_rewrite, c, NOTICE "\n\n甲\n", "甲\n");
     uint64_t seed = t_seed() ^ 17;
     size_t rounds = t_quick() ? 300 : 2000;
     for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++) {

@@ -111,6 +111,29 @@ else
         "exit $rc: $(err1)" "$(cat "$TMP/out")"
 fi
 
+# ---- Markdown and subtitles -------------------------------------------------------
+
+printf '# 第一章\n\n他转身离去。\n\n%s\n\n- 甲\n- %s\n\n```\n%s\n```\n\n众人面面相觑。\n' \
+    "$NOTICE" "$NOTICE" "$NOTICE" >"$CF/doc.md"
+printf '# 第一章\n\n他转身离去。\n\n- 甲\n\n```\n%s\n```\n\n众人面面相觑。\n' "$NOTICE" >"$CF/doc.exp"
+run "$FJ" clean "$CF/doc.md"
+if [ "$rc" -eq 0 ] && cmp -s "$TMP/out" "$CF/doc.exp"; then
+    ok "clean Markdown: a boilerplate paragraph and list item go, code blocks stay"
+else
+    bad "clean Markdown: a boilerplate paragraph and list item go, code blocks stay" \
+        "exit $rc: $(err1)" "$(diff "$CF/doc.exp" "$TMP/out")"
+fi
+printf '1\n00:00:01,000 --> 00:00:02,000\n他转身离去。\n\n2\n00:00:03,000 --> 00:00:04,000\n%s\n\n3\n00:00:05,000 --> 00:00:06,000\n众人面面相觑。\n' \
+    "$NOTICE" >"$CF/sub.srt"
+printf '1\n00:00:01,000 --> 00:00:02,000\n他轉身離去。\n\n3\n00:00:05,000 --> 00:00:06,000\n衆人面面相覷。\n' >"$CF/sub.exp"
+run "$FJ" -c s2t --clean "$CF/sub.srt"
+if [ "$rc" -eq 0 ] && cmp -s "$TMP/out" "$CF/sub.exp"; then
+    ok "--clean SRT: a boilerplate cue goes whole, the others keep their numbers"
+else
+    bad "--clean SRT: a boilerplate cue goes whole, the others keep their numbers" \
+        "exit $rc: $(err1)" "$(diff "$CF/sub.exp" "$TMP/out")"
+fi
+
 # ---- EPUB -------------------------------------------------------------------------
 
 if command -v zip >/dev/null && command -v unzip >/dev/null; then
@@ -190,18 +213,21 @@ XML
     else
         bad "clean EPUB: a notice inside a paragraph goes, the story stays" "$ch"
     fi
+    # The checks below hold only of a book that was cleaned.
+    cleaned=0
+    [ "$rc" -eq 0 ] && [[ -n $ch && $ch != *'class="ad"'* ]] && cleaned=1
     same=1
     for entry in mimetype META-INF/container.xml OEBPS/content.opf OEBPS/nav.xhtml OEBPS/toc.ncx OEBPS/style.css; do
         cmp -s <(unzip -p "$CF/book.epub" "$entry") <(unzip -p "$CF/book.clean.epub" "$entry") || same=0
     done
-    if [ "$rc" -eq 0 ] && [ "$same" -eq 1 ] &&
+    if [ "$cleaned" -eq 1 ] && [ "$same" -eq 1 ] &&
         [ "$(unzip -Z1 "$CF/book.epub")" = "$(unzip -Z1 "$CF/book.clean.epub")" ]; then
         ok "clean EPUB: navigation, NCX, OPF and other entries byte-identical, same order"
     else
         bad "clean EPUB: navigation, NCX, OPF and other entries byte-identical, same order" "exit $rc"
     fi
     if command -v python3 >/dev/null; then
-        if unzip -p "$CF/book.clean.epub" OEBPS/ch1.xhtml >"$CF/ch1.out.xhtml" &&
+        if [ "$cleaned" -eq 1 ] && unzip -p "$CF/book.clean.epub" OEBPS/ch1.xhtml >"$CF/ch1.out.xhtml" &&
             python3 -c 'import sys, xml.parsers.expat as e; e.ParserCreate().Parse(open(sys.argv[1], "rb").read(), True)' "$CF/ch1.out.xhtml"; then
             ok "clean EPUB: the cleaned chapter is well-formed (expat)"
         else
@@ -228,7 +254,7 @@ XML
         in_rc=$?
         java -jar "$jar" -q "$CF/book.clean.epub" >"$CF/check.out" 2>&1
         out_rc=$?
-        if [ "$in_rc" -eq 0 ] && [ "$out_rc" -eq 0 ] && [ -s "$CF/book.clean.epub" ]; then
+        if [ "$in_rc" -eq 0 ] && [ "$out_rc" -eq 0 ] && [ "$cleaned" -eq 1 ]; then
             ok "clean EPUB: epubcheck passes the book before and after --clean"
         else
             bad "clean EPUB: epubcheck passes the book before and after --clean" \
