@@ -153,6 +153,21 @@ static int cut(fjx_cleaner *c, size_t a, size_t b, size_t at, const char *text, 
     return 0;
 }
 
+/* What the spans leave of text[0..len) is only white space. */
+static int only_blanks_left(const char *text, size_t len, const fj_clean_span *spans, size_t n)
+{
+    size_t at = 0;
+    for (size_t i = 0; i <= n; i++) {
+        size_t end = i < n ? spans[i].start : len;
+        for (; at < end && at < len; at++)
+            if (text[at] != ' ' && text[at] != '\t' && text[at] != '\n' && text[at] != '\r')
+                return 0;
+        if (i < n && spans[i].end > at)
+            at = spans[i].end;
+    }
+    return 1;
+}
+
 int fjxc_judge(fjx_cleaner *c, int *whole)
 {
     fj_clean_span spans[SPANS_AT_ONCE], *all = spans;
@@ -166,10 +181,15 @@ int fjxc_judge(fjx_cleaner *c, int *whole)
             fjx_error_set(c->err, FJX_NO_OFFSET, "out of memory");
             return -1;
         }
-        n = fj_clean_find(c->rw->clean, c->text.data, c->text.len, all, n, whole);
+        size_t room = n;
+        n = fj_clean_find(c->rw->clean, c->text.data, c->text.len, all, room, whole);
+        if (n > room)
+            n = room;
     }
     if (n == 0)
         *whole = 0; /* nothing found: nothing is removed, whatever the text */
+    else if (!*whole && only_blanks_left(c->text.data, c->text.len, all, n))
+        *whole = 1; /* the spans leave nothing: the block goes, not an empty element */
     int rc = 0;
     size_t k = 0; /* spans come in order: the piece search goes on from the last */
     for (size_t i = 0; i < n && !*whole && rc == 0; i++) {

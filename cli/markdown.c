@@ -1406,7 +1406,8 @@ int fjx_markdown_rewrite(const char *in, size_t len, const fjx_rewrite *rw, fjx_
  * side: paragraphs, list items and headings are judged; code (fenced,
  * indented, spans), HTML blocks, tables, link definitions and front matter
  * never are. In a block, code spans, raw HTML, autolinks and link
- * destinations are judged as written but never cut, a bare URL is cut
+ * are judged as written but never cut (link destinations and tags are
+ * not judged: a reader does not see them), a bare URL is cut
  * whole or not at all, and emphasis marks and line breaks split the text
  * (no span crosses them). */
 typedef struct mdc {
@@ -1584,7 +1585,9 @@ static int clean_line_text(mdc *k, size_t a, size_t e, int first)
             return -1;
         if (kind == 4)
             k->opaque = 1;
-        if ((kind == 1 || kind == 4) && fjxc_add_decoded(c, i, j, s + i, j - i))
+        /* A link's destination and a tag are not read: judged as nothing. */
+        int unread = (kind == 1 && s[i] == ']') || (kind == 4 && s[i] == '<');
+        if ((kind == 1 || kind == 4) && fjxc_add_decoded(c, i, j, s + i, unread ? 0 : j - i))
             return -1;
         if (kind == 2 && fjxc_add_atomic(c, i, j))
             return -1;
