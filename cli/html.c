@@ -577,6 +577,8 @@ static const char *const inline_tags[] = {"a",    "span", "b",     "i",   "em", 
 typedef struct open_block {
     size_t name, name_len;
     size_t start_tag; /* its '<' */
+    int keep_tags;    /* only its content may go: a table cell (the columns
+                         would shift), an element with an id (a link target) */
 } open_block;
 
 typedef struct cw {
@@ -635,7 +637,10 @@ static int run_end(cw *w, int how, size_t lt, size_t tag_end)
         return 0; /* partly boilerplate (cut), or not removable whole: kept */
     const char *in = w->in;
     size_t a = skip_blanks_fwd(in, w->run_start, lt), b = lt;
-    if (how == RUN_END && w->from_start && w->prev_br == NONE) {
+    if (how == RUN_END && w->from_start && w->prev_br == NONE && w->stack[w->depth - 1].keep_tags) {
+        b = lt; /* its content, from its start tag to its end tag */
+        a = w->run_start;
+    } else if (how == RUN_END && w->from_start && w->prev_br == NONE) {
         /* The element, with the line it stands on. */
         size_t start = w->stack[w->depth - 1].start_tag;
         a = fjxc_line_start(in, start);
@@ -779,9 +784,12 @@ static int clean_start_tag(cw *w, size_t lt, size_t *next)
     const char *name = in + lt + 1;
     size_t nlen = p - lt - 1;
     hattr a;
-    int r;
+    int r, has_id = 0;
     while ((r = next_attr(in, len, &q, &a, &slash)) > 0)
-        ;
+        if (ieq(in + a.name, a.name_end - a.name, "id") ||
+            ieq(in + a.name, a.name_end - a.name, "xml:id") ||
+            ieq(in + a.name, a.name_end - a.name, "name"))
+            has_id = 1;
     if (r < 0) {
         *next = len;
         w->opaque = 1;
@@ -818,7 +826,9 @@ static int clean_start_tag(cw *w, size_t lt, size_t *next)
             w->opaque = 1;
             return 0;
         }
-        w->stack[w->depth++] = (open_block){lt + 1, nlen, lt};
+        w->stack[w->depth++] = (open_block){
+            lt + 1, nlen, lt,
+            has_id || is_named(w, name, nlen, (const char *const[]){"td", "th", NULL})};
         run_begin(w, q + 1, NONE, 1);
         return 0;
     }
@@ -836,7 +846,7 @@ static int clean_start_tag(cw *w, size_t lt, size_t *next)
             w->code++;
         return 0;
     }
-    if (is_named(w, name, nlen, inline_tags) && !self_closing) {
+    if (is_named(w, name, nlen, inline_tags) && !self_closing && !has_id) {
         w->inline_depth++;
         return 0;
     }

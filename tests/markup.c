@@ -1547,7 +1547,12 @@ static void test_clean_html_blocks(void **state)
                  "<ul><li>甲</li><li><a href=\"/\">" NOTICE "</a></li></ul>\n"
                  "<h2>" NOTICE "</h2>\n<blockquote>" NOTICE "</blockquote>\n"
                  "<table><tr><td>乙</td><td>" NOTICE "</td></tr></table>\n",
-                 "<ul><li>甲</li></ul>\n<table><tr><td>乙</td></tr></table>\n");
+                 "<ul><li>甲</li></ul>\n<table><tr><td>乙</td><td></td></tr></table>\n");
+    /* A link target keeps its element (and its id), losing the text. */
+    EXPECT_CLEAN(fjx_html_rewrite, c, "<p id=\"c2\">" NOTICE "</p>\n<p>甲</p>\n",
+                 "<p id=\"c2\"></p>\n<p>甲</p>\n");
+    const char *anchor = "<p><a id=\"n1\">" NOTICE "</a></p>\n";
+    EXPECT_CLEAN(fjx_html_rewrite, c, anchor, anchor);
     /* <br> lines are lines: one goes with its <br>, the last with the <br> before it. */
     EXPECT_CLEAN(fjx_html_rewrite, c,
                  "<div id=\"content\">第一行<br>\n本章未完，请点击下一页继续阅读<br>\n第三行<br>\n" NOTICE
