@@ -625,6 +625,35 @@ static size_t skip_blanks_back(const char *in, size_t a, size_t b)
     return b;
 }
 
+/* A <br> tag ends just before `at`, white space aside: where it starts,
+ * or NONE. */
+static size_t br_before(const char *in, size_t at)
+{
+    while (at > 0 && is_ws((unsigned char)in[at - 1]))
+        at--;
+    if (at == 0 || in[at - 1] != '>')
+        return NONE;
+    size_t i = at - 1, floor = at > 16 ? at - 16 : 0;
+    while (i > floor && in[i] != '<')
+        i--;
+    return in[i] == '<' && i + 3 < at && lc((unsigned char)in[i + 1]) == 'b' &&
+                   lc((unsigned char)in[i + 2]) == 'r' &&
+                   (is_ws((unsigned char)in[i + 3]) || in[i + 3] == '/' || in[i + 3] == '>')
+               ? i
+               : NONE;
+}
+
+/* A <br> tag starts at `at`, white space aside: where it ends, or NONE. */
+static size_t br_after(const char *in, size_t len, size_t at)
+{
+    while (at < len && is_ws((unsigned char)in[at]))
+        at++;
+    if (at + 3 >= len || in[at] != '<' || !named(in, len, at + 1, "br"))
+        return NONE;
+    const char *gt = memchr(in + at, '>', len - at < 16 ? len - at : 16);
+    return gt ? (size_t)(gt - in) + 1 : NONE;
+}
+
 /* The run ends at in[lt] (the tag that ends it, which ends at tag_end). */
 static int run_end(cw *w, int how, size_t lt, size_t tag_end)
 {
@@ -650,9 +679,15 @@ static int run_end(cw *w, int how, size_t lt, size_t tag_end)
             b = tag_end;
         }
     } else if (how == RUN_BR) {
-        b = fjxc_line_end(in, w->len, tag_end); /* the line and its <br> */
+        /* The line and its <br>; between blank lines (<br><br>, as scraped
+         * chapters separate paragraphs), the blank line after it too. */
+        size_t e = tag_end, next_br;
+        if (w->prev_br != NONE && br_before(in, w->prev_br) != NONE &&
+            (next_br = br_after(in, w->len, tag_end)) != NONE)
+            e = next_br;
+        b = fjxc_line_end(in, w->len, e);
         if (b == FJX_NO_OFFSET)
-            b = tag_end;
+            b = e;
     } else if (how == RUN_END && w->prev_br != NONE) {
         a = w->prev_br; /* the last line of the block and the <br> before it */
         b = skip_blanks_back(in, w->run_start, lt);

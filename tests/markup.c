@@ -1558,6 +1558,15 @@ static void test_clean_html_blocks(void **state)
                  "<div id=\"content\">第一行<br>\n本章未完，请点击下一页继续阅读<br>\n第三行<br>\n" NOTICE
                  "</div>\n",
                  "<div id=\"content\">第一行<br>\n第三行</div>\n");
+    /* Paragraphs as scraped chapters write them, between blank lines. */
+    EXPECT_CLEAN(fjx_html_rewrite, c,
+                 "<div id=\"content\">&nbsp;&nbsp;第一行<br /><br />&nbsp;&nbsp;" NOTICE
+                 "<br /><br />&nbsp;&nbsp;第三行<br /><br /></div>\n",
+                 "<div id=\"content\">&nbsp;&nbsp;第一行<br /><br />&nbsp;&nbsp;第三行<br /><br "
+                 "/></div>\n");
+    EXPECT_CLEAN(fjx_html_rewrite, c,
+                 "<div>第一行<br>\n<br>\n" NOTICE "<br>\n<br>\n第三行</div>\n",
+                 "<div>第一行<br>\n<br>\n第三行</div>\n");
     /* A div with blocks in it loses only its boilerplate child. */
     EXPECT_CLEAN(fjx_html_rewrite, c, "<div>\n<p>甲。</p>\n<p>" NOTICE "</p>\n</div>\n",
                  "<div>\n<p>甲。</p>\n</div>\n");
