@@ -971,6 +971,8 @@ int fjx_html_clean_blocks(fjx_cleaner *c, int xml)
                 next = comment_end(in, len, i);
             else if (ch == '!' && len - i >= 9 && memcmp(in + i, "<![CDATA[", 9) == 0)
                 next = past(in, len, i + 9, "]]>");
+            else if (ch == '?' && xml) /* an XML processing instruction may hold '>' */
+                next = past(in, len, i + 2, "?>");
             else
                 next = past_gt(in, len, i + 2);
             if (run_text(&w, t, i))
