@@ -326,34 +326,6 @@ fj_status fj_clean_stream_feed(fj_clean_stream *stream, const char *data, size_t
 fj_status fj_clean_stream_finish(fj_clean_stream *stream);
 void fj_clean_stream_free(fj_clean_stream *stream);
 
-/* One piece of boilerplate in a text: bytes [start, end) of the text given,
- * including the punctuation or space that joined it to the rest. */
-typedef struct fj_clean_span {
-    size_t start, end;
-    int score;
-} fj_clean_span;
-
-/* The boilerplate of one line or paragraph text[0..len) (a final "\n" or
- * "\r\n" is ignored; the text holds no other line break that matters):
- * writes at most `cap` spans into spans[], in order and disjoint, and
- * returns how many there are (possibly more than cap: call again with more
- * room). *whole, when not NULL, is set to 1 when what the spans leave is
- * only white space and punctuation, so the caller drops the whole line or
- * element instead of editing it (then the spans cover the text). Where a
- * boundary is uncertain, the span is left out: story text is never in a
- * span. Allocates nothing. */
-size_t fj_clean_find(const fj_clean *clean, const char *text, size_t len, fj_clean_span *spans,
-                     size_t cap, int *whole);
-
-/* A removal the stream made, for its report callback. */
-typedef struct fj_clean_removal {
-    unsigned long long line;   /* from 1 */
-    unsigned long long column; /* characters (code points) before the span in its line, plus 1 */
-    const char *text;          /* the bytes removed, without a line ending */
-    size_t len;
-    int whole_line;            /* the line was dropped whole */
-} fj_clean_removal;
-
 /* ---- 9. Typography ------------------------------------------------------ */
 
 /* Quotation marks after conversion. FJ_QUOTES_CORNER writes Taiwan and Hong
