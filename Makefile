@@ -28,7 +28,7 @@ TOOL_OBJ = $(BUILD)/tools/ocdata.o $(BUILD)/tools/model.o
 # The command-line tool's file formats (cli/files.h) and what they link.
 CLI_SRC  = cli/files.c cli/encoding.c cli/html.c cli/xml.c cli/subtitle.c cli/markdown.c \
            cli/convert.c cli/outfile.c cli/batch.c cli/dynlib.c cli/epub.c cli/serve.c \
-           cli/serve_api.c cli/display.c cli/legado.c
+           cli/serve_api.c cli/display.c cli/legado.c cli/docclean.c
 # The web page `fanjian serve` serves, generated into C by mk/serve.mk.
 CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/web_index.o
 # libzip, uchardet and libmicrohttpd are opened on first use (cli/dynlib.h).

@@ -681,6 +681,41 @@ static int convert_span(void *ctx, const char *text, size_t len, fjx_buf *out)
     return rc;
 }
 
+/* --report for documents: each removal, then a summary (print_clean_summary). */
+typedef struct doc_report {
+    const char *name;
+    unsigned long long spans, wholes, chars;
+} doc_report;
+
+static int report_removal(void *ctx, const char *part, const fj_clean_removal *r)
+{
+    doc_report *d = ctx;
+    unsigned long long chars = 0;
+    for (size_t i = 0; i < r->len; i++)
+        chars += ((unsigned char)r->text[i] & 0xC0) != 0x80;
+    d->spans++;
+    d->wholes += r->whole_line != 0;
+    d->chars += chars;
+    flockfile(stderr); /* one line, whole, when -r converts files in parallel */
+    if (part) { /* an EPUB entry: BOOK!ENTRY:LINE:COLUMN */
+        fprintf(stderr, "%s!", d->name);
+        fjx_display_text(stderr, part, strlen(part));
+    } else {
+        fputs(d->name, stderr);
+    }
+    fprintf(stderr, ":%llu:%llu: ", r->line, r->column);
+    fjx_display_text(stderr, r->text, r->len);
+    putc('\n', stderr);
+    funlockfile(stderr);
+    return 0;
+}
+
+static void print_clean_summary(const doc_report *d)
+{
+    fprintf(stderr, "fanjian: %s: removed %llu spans (%llu whole blocks), %llu characters\n",
+            d->name, d->spans, d->wholes, d->chars);
+}
+
 char *fjx_convert_name(const fjx_settings *s, const char *name)
 {
     fjx_buf b = {0};
@@ -771,12 +806,24 @@ int fjx_document_convert(const fjx_settings *s, fjx_format format, int fd, const
     if (bytes_read)
         *bytes_read = len;
     fjx_error err;
-    fjx_rewrite rw = {convert_span, (void *)(uintptr_t)s, s->lang, NULL};
+    fjx_rewrite rw = {0};
+    rw.text = convert_span;
+    rw.text_ctx = (void *)(uintptr_t)s;
+    rw.lang = s->lang;
+    /* --clean: boilerplate goes before conversion (docclean.c). */
+    doc_report report = {name, 0, 0, 0};
+    rw.clean = s->cleaner;
+    if (s->cleaner && s->report) {
+        rw.report = report_removal;
+        rw.report_ctx = &report;
+    }
     int rc = 0;
     if (format == FJX_EPUB) {
         rc = fjx_epub_convert(data, len, out->fd, &rw, &s->limits, &err);
         if (rc != 0)
             fprintf(stderr, "fanjian: %s: %s\n", name, err.message);
+        else if (rw.report)
+            print_clean_summary(&report);
         free(data);
         return rc;
     }
@@ -814,6 +861,8 @@ int fjx_document_convert(const fjx_settings *s, fjx_format format, int fd, const
         fprintf(stderr, "fanjian: cannot write %s: %s\n", out->name, strerror(out->err));
         rc = -1;
     }
+    if (rc == 0 && rw.report)
+        print_clean_summary(&report);
     fjx_buf_free(&converted);
     if (utf8 != data)
         free(utf8);

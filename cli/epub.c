@@ -37,6 +37,7 @@ typedef struct entry {
     zip_stat_t st;
     int kind;      /* K_COPY or an fjx_xml_kind */
     int encrypted; /* listed in META-INF/encryption.xml: never parsed */
+    int nav;       /* the navigation document (a TOC is not a site notice) */
     fjx_buf data;  /* its bytes, once read */
     int loaded;
 } entry;
@@ -326,6 +327,7 @@ typedef struct scan {
     struct item {
         char *id, *path;
         int kind;
+        int nav; /* the navigation document: converted, never cleaned */
     } *items;
     size_t nitems, capitems;
     char *toc;
@@ -457,7 +459,7 @@ static void opf_start(void *ud, const XML_Char *name, const XML_Char **atts)
         s->failed = 1;
         return;
     }
-    s->items[s->nitems++] = (struct item){idc, path, kind};
+    s->items[s->nitems++] = (struct item){idc, path, kind, has_token(props, "nav")};
 }
 
 static void opf_end(void *ud, const XML_Char *name)
@@ -571,6 +573,7 @@ static int package(book *b, long long opf)
             strcmp(e->name, "mimetype") == 0 || strncmp(e->name, "META-INF/", 9) == 0)
             continue;
         e->kind = kind;
+        e->nav = it->nav;
     }
     scan_free(&s);
     return 0;
@@ -734,6 +737,10 @@ static int build(book *b, long long mimetype, const fjx_rewrite *rw, int out_fd)
             /* Content is read as UTF-8; one that says otherwise but is UTF-8
              * (a common mislabel) is converted and relabelled. */
             fjx_rewrite one = sub;
+            /* Boilerplate is removed from content documents only. */
+            if (e->nav)
+                one.clean = NULL;
+            one.part = e->name;
             char enc[40], note[128] = "";
             if (declared_encoding(e->data.data, e->data.len, enc, sizeof enc) &&
                 strcasecmp(enc, "UTF-8") != 0) {

@@ -54,13 +54,16 @@ static void usage(FILE *f)
             "                        converted carelessly, also fixes spellings the\n"
             "                        word list marks unpreferred (關系, 仿佛)\n"
             "      --fsync           flush each output to disk before it replaces the old file\n"
-            "      --clean           drop site boilerplate lines before converting (text)\n"
+            "      --clean           remove site boilerplate before converting: the notice\n"
+            "                        alone inside a line, a line or block that is nothing\n"
+            "                        else whole (text and documents)\n"
             "      --rules FILE      more clean rules: fanjian's format or Legado (阅读)\n"
             "                        replacement-rule JSON, whose removals are applied\n"
             "                        first (docs/clean-rules.md); implies --clean; may\n"
             "                        be given more than once\n"
-            "      --report          list each dropped line on standard error as\n"
-            "                        FILE:LINE: text; implies --clean\n"
+            "      --report          list each removal on standard error as\n"
+            "                        FILE:LINE:COLUMN: text, then a summary per input;\n"
+            "                        implies --clean\n"
             "      --quotes=STYLE    quotation marks: tw (「」『』), cn (“”‘’) or keep; the\n"
             "                        default is keep, except s2twp/s2hkp (tw) and\n"
             "                        tw2sp/hk2sp (cn); --compat keeps them\n"
@@ -659,10 +662,6 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
         } else if (documents && input_format(&set, inputs[0]) == FJX_EPUB && !to_file &&
                    isatty(1)) {
             fprintf(stderr, "%s: an EPUB is not written to a terminal: use -o FILE\n", prog);
-            rc = 2;
-        } else if (documents && clean) {
-            fprintf(stderr, "%s: --clean works on text, not %s\n", prog,
-                    fjx_format_name(input_format(&set, inputs[0])));
             rc = 2;
         }
         /* Open every input first, so a missing file stops us before any output. */

@@ -49,6 +49,12 @@ void fjx_error_set(fjx_error *err, size_t offset, const char *fmt, ...)
 typedef int (*fjx_text_fn)(void *ctx, const char *text, size_t len, fjx_buf *out);
 
 /* What a rewrite changes besides text, or NULL/0 for nothing. */
+/* Told of each piece of boilerplate a document's clean-up removed. `part`
+ * names the EPUB entry it is in (NULL outside an EPUB); line and column are
+ * in that document (bytes -> characters, from 1). Non-zero stops the
+ * rewrite with an error. */
+typedef int (*fjx_clean_report_fn)(void *ctx, const char *part, const fj_clean_removal *removal);
+
 typedef struct fjx_rewrite {
     fjx_text_fn text;
     void *text_ctx;
@@ -56,6 +62,10 @@ typedef struct fjx_rewrite {
                             xml:lang and dc:language where they name Chinese */
     const char *charset; /* output charset name to declare in <meta charset>,
                             <?xml encoding?> (NULL: leave declarations alone) */
+    const fj_clean *clean; /* NULL, or remove site boilerplate first (docclean.c) */
+    fjx_clean_report_fn report; /* NULL, or told of each removal */
+    void *report_ctx;
+    const char *part;           /* passed to report (epub.c sets it per entry) */
 } fjx_rewrite;
 
 /* For the rewriters: append in[a..b) as it is, or through rw->text (as it
@@ -116,6 +126,20 @@ int fjx_vtt_rewrite(const char *in, size_t len, const fjx_rewrite *rw, fjx_buf *
 int fjx_markdown_rewrite(const char *in, size_t len, const fjx_rewrite *rw, fjx_buf *out,
                          fjx_error *err);
 
+/* ---- clean-up of documents (docclean.c) ----------------------------------------------- */
+
+/* Removes the site boilerplate of a document (rw->clean; see fj_clean_find)
+ * before it is converted: whole paragraph elements, <br> lines, Markdown
+ * blocks and subtitle cues that are wholly boilerplate, and the spans of
+ * those that are partly. Only bytes of text are removed (with the markup of
+ * an element removed whole), never inside code, scripts, styles,
+ * attributes or comments; a span that crosses markup or a character
+ * reference is kept. Appends in[0..len) minus the removals to out; 0, or
+ * -1 with err set. The format is one of HTML, XHTML, MARKDOWN, SRT, ASS,
+ * VTT; XHTML output stays well-formed. */
+int fjx_clean_document(fjx_format format, const char *in, size_t len, const fjx_rewrite *rw,
+                       fjx_buf *out, fjx_error *err);
+
 /* ---- EPUB (epub.c, libzip + xml.c) ---------------------------------------------- */
 
 typedef struct fjx_epub_limits {
@@ -129,7 +153,10 @@ typedef struct fjx_epub_limits {
  * navigation document, the NCX and the OPF metadata are rewritten; every
  * other entry is copied unchanged; mimetype is written first, stored.
  * Refuses unsafe entry names (absolute, "..", backslash, NUL) and archives
- * past the limits (NULL: the defaults). */
+ * past the limits (NULL: the defaults). With rw->clean, boilerplate is
+ * removed from the content documents only: the navigation document, the
+ * NCX and the OPF metadata are not cleaned (a TOC entry or a title is not a
+ * site notice); rw->part names the entry for rw->report. */
 int fjx_epub_convert(const char *in, size_t len, int out_fd, const fjx_rewrite *rw,
                      const fjx_epub_limits *limits, fjx_error *err);
 

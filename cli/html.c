@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "files.h"
+#include "docclean.h"
 #include "html.h"
 
 #define NONE ((size_t)-1)
@@ -547,6 +548,8 @@ static int rewrite(const char *in, size_t len, const fjx_rewrite *rw, fjx_buf *o
 int fjx_html_rewrite(const char *in, size_t len, const fjx_rewrite *rw, fjx_buf *out,
                      fjx_error *err)
 {
+    if (rw && rw->clean)
+        return fjx_clean_then_rewrite(FJX_HTML, in, len, rw, out, err, fjx_html_rewrite);
     return rewrite(in, len, rw, out, err, 0);
 }
 
@@ -554,4 +557,434 @@ int fjx_html_fragment_rewrite(const char *in, size_t len, const fjx_rewrite *rw,
                               fjx_error *err)
 {
     return rewrite(in, len, rw, out, err, 1);
+}
+
+/* ---- boilerplate removal (docclean.h) ---------------------------------------------- */
+
+/* Elements whose text is judged as one paragraph. */
+static const char *const block_tags[] = {"p",  "li", "dd", "dt", "h1",         "h2",
+                                         "h3", "h4", "h5", "h6", "blockquote", "figcaption",
+                                         "td", "th", "div", NULL};
+/* Inline elements a paragraph removed whole may hold; any other markup in
+ * it (an image, a comment, code) keeps it. */
+static const char *const inline_tags[] = {"a",    "span", "b",     "i",   "em",   "strong",
+                                          "font", "u",    "s",     "small", "big", "sup",
+                                          "sub",  "ins",  "del",   "mark", "q",   "cite",
+                                          "abbr", "ruby", "rt",    "rp",  NULL};
+
+#define MAX_BLOCKS 256
+
+typedef struct open_block {
+    size_t name, name_len;
+    size_t start_tag; /* its '<' */
+    int keep_tags;    /* only its content may go: a table cell (the columns
+                         would shift), an element with an id (a link target) */
+} open_block;
+
+typedef struct cw {
+    fjx_cleaner *c;
+    const char *in;
+    size_t len;
+    int xml;
+    open_block stack[MAX_BLOCKS];
+    size_t depth;
+    size_t code; /* open code, pre, kbd, samp */
+    /* the run of text being read: from run_start to the next block tag or <br> */
+    size_t run_start;
+    size_t prev_br;    /* the <br> the run follows, or NONE */
+    int from_start;    /* it began right after its block's start tag */
+    int opaque;        /* it holds markup that is not plain inline text */
+    long inline_depth; /* inline elements opened minus closed in it */
+    long inline_low;
+} cw;
+
+static void run_begin(cw *w, size_t at, size_t prev_br, int from_start)
+{
+    fjxc_block_reset(w->c);
+    w->run_start = at;
+    w->prev_br = prev_br;
+    w->from_start = from_start;
+    w->opaque = 0;
+    w->inline_depth = w->inline_low = 0;
+}
+
+/* How the run ended. */
+enum { RUN_OTHER, RUN_BR, RUN_END };
+
+static size_t skip_blanks_fwd(const char *in, size_t a, size_t b)
+{
+    while (a < b && is_ws((unsigned char)in[a]))
+        a++;
+    return a;
+}
+
+static size_t skip_blanks_back(const char *in, size_t a, size_t b)
+{
+    while (b > a && is_ws((unsigned char)in[b - 1]))
+        b--;
+    return b;
+}
+
+/* A <br> tag ends just before `at`, white space aside: where it starts,
+ * or NONE. */
+static size_t br_before(const char *in, size_t at)
+{
+    while (at > 0 && is_ws((unsigned char)in[at - 1]))
+        at--;
+    if (at == 0 || in[at - 1] != '>')
+        return NONE;
+    size_t i = at - 1, floor = at > 16 ? at - 16 : 0;
+    while (i > floor && in[i] != '<')
+        i--;
+    return in[i] == '<' && i + 3 < at && lc((unsigned char)in[i + 1]) == 'b' &&
+                   lc((unsigned char)in[i + 2]) == 'r' &&
+                   (is_ws((unsigned char)in[i + 3]) || in[i + 3] == '/' || in[i + 3] == '>')
+               ? i
+               : NONE;
+}
+
+/* A <br> tag starts at `at`, white space aside: where it ends, or NONE. */
+static size_t br_after(const char *in, size_t len, size_t at)
+{
+    while (at < len && is_ws((unsigned char)in[at]))
+        at++;
+    if (at + 3 >= len || in[at] != '<' || !named(in, len, at + 1, "br"))
+        return NONE;
+    const char *gt = memchr(in + at, '>', len - at < 16 ? len - at : 16);
+    return gt ? (size_t)(gt - in) + 1 : NONE;
+}
+
+/* The run ends at in[lt] (the tag that ends it, which ends at tag_end). */
+static int run_end(cw *w, int how, size_t lt, size_t tag_end)
+{
+    if (!w->depth)
+        return 0;
+    int whole = 0;
+    if (fjxc_judge(w->c, &whole) != 0)
+        return -1;
+    if (!whole || w->opaque || w->inline_depth != 0 || w->inline_low < 0)
+        return 0; /* partly boilerplate (cut), or not removable whole: kept */
+    const char *in = w->in;
+    size_t a = skip_blanks_fwd(in, w->run_start, lt), b = lt;
+    if (how == RUN_END && w->from_start && w->prev_br == NONE && w->stack[w->depth - 1].keep_tags) {
+        b = lt; /* its content, from its start tag to its end tag */
+        a = w->run_start;
+    } else if (how == RUN_END && w->from_start && w->prev_br == NONE) {
+        /* The element, with the line it stands on. */
+        size_t start = w->stack[w->depth - 1].start_tag;
+        a = fjxc_line_start(in, start);
+        b = fjxc_line_end(in, w->len, tag_end);
+        if (a == FJX_NO_OFFSET || b == FJX_NO_OFFSET) { /* it shares its line: only the element */
+            a = start;
+            b = tag_end;
+        }
+    } else if (how == RUN_BR) {
+        /* The line and its <br>; between blank lines (<br><br>, as scraped
+         * chapters separate paragraphs), the blank line after it too. */
+        size_t e = tag_end, next_br;
+        if (w->prev_br != NONE && br_before(in, w->prev_br) != NONE &&
+            (next_br = br_after(in, w->len, tag_end)) != NONE)
+            e = next_br;
+        b = fjxc_line_end(in, w->len, e);
+        if (b == FJX_NO_OFFSET)
+            b = e;
+    } else if (how == RUN_END && w->prev_br != NONE) {
+        a = w->prev_br; /* the last line of the block and the <br> before it */
+        b = skip_blanks_back(in, w->run_start, lt);
+    } else {
+        b = skip_blanks_back(in, w->run_start, lt);
+    }
+    return fjxc_cut_whole(w->c, a, b);
+}
+
+/* Decodes the character reference at in[i] == '&' (before `end`) into
+ * buf, for judging only (&nbsp; is a space there); its length, and
+ * *ref_end; 0 when it is not one. */
+static size_t char_ref(const char *in, size_t i, size_t end, char buf[8], size_t *ref_end)
+{
+    size_t j = i + 1;
+    unsigned long cp = 0;
+    if (j < end && in[j] == '#') {
+        j++;
+        int hex = j < end && (in[j] == 'x' || in[j] == 'X');
+        if (hex)
+            j++;
+        size_t d0 = j;
+        for (; j < end && j - d0 < 8; j++) {
+            int ch = (unsigned char)in[j], v;
+            if (ch >= '0' && ch <= '9')
+                v = ch - '0';
+            else if (hex && lc(ch) >= 'a' && lc(ch) <= 'f')
+                v = lc(ch) - 'a' + 10;
+            else
+                break;
+            cp = cp * (hex ? 16 : 10) + (unsigned long)v;
+        }
+        if (j == d0 || j >= end || in[j] != ';' || cp == 0 || cp > 0x10FFFF ||
+            (cp >= 0xD800 && cp <= 0xDFFF))
+            return 0;
+    } else {
+        static const struct {
+            const char *name;
+            unsigned long cp;
+        } named_refs[] = {{"amp", '&'}, {"lt", '<'},     {"gt", '>'},
+                          {"quot", '"'}, {"apos", '\''}, {"nbsp", ' '}};
+        size_t n0 = j;
+        while (j < end && j - n0 < 8 && is_alpha((unsigned char)in[j]))
+            j++;
+        if (j >= end || in[j] != ';')
+            return 0;
+        for (size_t k = 0; k < sizeof named_refs / sizeof named_refs[0]; k++)
+            if (strlen(named_refs[k].name) == j - n0 &&
+                memcmp(named_refs[k].name, in + n0, j - n0) == 0)
+                cp = named_refs[k].cp;
+        if (!cp) { /* unknown: judged as written, never cut */
+            *ref_end = j + 1;
+            size_t n = j + 1 - i < 8 ? j + 1 - i : 7;
+            memcpy(buf, in + i, n);
+            return n;
+        }
+    }
+    *ref_end = j + 1;
+    if (cp < 0x80) {
+        buf[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        buf[0] = (char)(0xC0 | (cp >> 6));
+        buf[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        buf[0] = (char)(0xE0 | (cp >> 12));
+        buf[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        buf[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    buf[0] = (char)(0xF0 | (cp >> 18));
+    buf[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    buf[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    buf[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+/* Text in[a..b) in the current run. */
+static int run_text(cw *w, size_t a, size_t b)
+{
+    if (!w->depth || a >= b)
+        return 0;
+    if (w->code) { /* judged with the rest, never cut, never removed */
+        w->opaque = 1;
+        return fjxc_add_decoded(w->c, a, b, w->in + a, b - a);
+    }
+    size_t t = a;
+    for (size_t i = a; i < b; i++) {
+        if (w->in[i] != '&')
+            continue;
+        char buf[8];
+        size_t ref_end, n = char_ref(w->in, i, b, buf, &ref_end);
+        if (!n)
+            continue;
+        if (fjxc_add_raw(w->c, t, i) != 0 || fjxc_add_decoded(w->c, i, ref_end, buf, n) != 0)
+            return -1;
+        t = ref_end;
+        i = ref_end - 1;
+    }
+    return fjxc_add_raw(w->c, t, b);
+}
+
+static int same_name(const char *in, size_t a, size_t an, size_t b, size_t bn, int xml)
+{
+    if (an != bn)
+        return 0;
+    for (size_t i = 0; i < an; i++)
+        if (xml ? in[a + i] != in[b + i]
+                : lc((unsigned char)in[a + i]) != lc((unsigned char)in[b + i]))
+            return 0;
+    return 1;
+}
+
+static int is_named(const cw *w, const char *s, size_t n, const char *const *list)
+{
+    for (; *list; list++)
+        if (w->xml ? (strlen(*list) == n && memcmp(s, *list, n) == 0) : ieq(s, n, *list))
+            return 1;
+    return 0;
+}
+
+static int clean_start_tag(cw *w, size_t lt, size_t *next)
+{
+    const char *in = w->in;
+    size_t len = w->len, p = name_end(in, len, lt + 1), q = p, slash;
+    const char *name = in + lt + 1;
+    size_t nlen = p - lt - 1;
+    hattr a;
+    int r, has_id = 0;
+    while ((r = next_attr(in, len, &q, &a, &slash)) > 0)
+        if (ieq(in + a.name, a.name_end - a.name, "id") ||
+            ieq(in + a.name, a.name_end - a.name, "xml:id") ||
+            ieq(in + a.name, a.name_end - a.name, "name"))
+            has_id = 1;
+    if (r < 0) {
+        *next = len;
+        w->opaque = 1;
+        return 0;
+    }
+    *next = q + 1;
+    int self_closing = slash != NONE;
+    for (int i = 0; raw_tags[i]; i++)
+        if (ieq(name, nlen, raw_tags[i])) {
+            w->opaque = 1;
+            if (!self_closing || !w->xml)
+                *next = i == 0 ? script_end(in, len, q + 1) : find_end_tag(in, len, q + 1, raw_tags[i]);
+            return 0;
+        }
+    for (int i = 0; rcdata_tags[i]; i++)
+        if (ieq(name, nlen, rcdata_tags[i])) {
+            w->opaque = 1;
+            if (!self_closing || !w->xml)
+                *next = find_end_tag(in, len, q + 1, rcdata_tags[i]);
+            return 0;
+        }
+    if (ieq(name, nlen, "plaintext")) {
+        w->opaque = 1;
+        *next = len;
+        return 0;
+    }
+    if (is_named(w, name, nlen, block_tags)) {
+        if (self_closing && w->xml)
+            return 0; /* <p/>: empty */
+        if (run_end(w, RUN_OTHER, lt, q + 1) != 0)
+            return -1;
+        if (w->depth == MAX_BLOCKS) { /* too deep to follow: left alone */
+            run_begin(w, q + 1, NONE, 0);
+            w->opaque = 1;
+            return 0;
+        }
+        w->stack[w->depth++] = (open_block){
+            lt + 1, nlen, lt,
+            has_id || is_named(w, name, nlen, (const char *const[]){"td", "th", NULL})};
+        run_begin(w, q + 1, NONE, 1);
+        return 0;
+    }
+    if (is_named(w, name, nlen, (const char *const[]){"br", NULL})) {
+        if (!w->depth)
+            return 0;
+        if (run_end(w, RUN_BR, lt, q + 1) != 0)
+            return -1;
+        run_begin(w, q + 1, lt, 0);
+        return 0;
+    }
+    if (in_list(name, nlen, code_tags)) {
+        w->opaque = 1;
+        if (!self_closing)
+            w->code++;
+        return 0;
+    }
+    if (is_named(w, name, nlen, inline_tags) && !self_closing && !has_id) {
+        w->inline_depth++;
+        return 0;
+    }
+    w->opaque = 1;
+    return 0;
+}
+
+static int clean_end_tag(cw *w, size_t lt, size_t *next)
+{
+    const char *in = w->in;
+    size_t len = w->len, p = name_end(in, len, lt + 2), q = p, slash;
+    const char *name = in + lt + 2;
+    size_t nlen = p - lt - 2;
+    hattr a;
+    int r;
+    while ((r = next_attr(in, len, &q, &a, &slash)) > 0)
+        ;
+    if (r < 0) {
+        *next = len;
+        w->opaque = 1;
+        return 0;
+    }
+    *next = q + 1;
+    if (in_list(name, nlen, code_tags)) {
+        w->opaque = 1;
+        if (w->code)
+            w->code--;
+        return 0;
+    }
+    if (is_named(w, name, nlen, block_tags)) {
+        size_t k = w->depth;
+        while (k > 0 && !same_name(in, w->stack[k - 1].name, w->stack[k - 1].name_len, lt + 2,
+                                   nlen, w->xml))
+            k--;
+        if (k == 0) { /* no such open block */
+            w->opaque = 1;
+            return 0;
+        }
+        if (run_end(w, k == w->depth ? RUN_END : RUN_OTHER, lt, q + 1) != 0)
+            return -1;
+        w->depth = k - 1;
+        run_begin(w, q + 1, NONE, 0);
+        return 0;
+    }
+    if (is_named(w, name, nlen, inline_tags)) {
+        if (--w->inline_depth < w->inline_low)
+            w->inline_low = w->inline_depth;
+        return 0;
+    }
+    w->opaque = 1;
+    return 0;
+}
+
+int fjx_html_clean_blocks(fjx_cleaner *c, int xml)
+{
+    cw w;
+    memset(&w, 0, sizeof w);
+    w.c = c;
+    w.in = c->in;
+    w.len = c->len;
+    w.xml = xml;
+    run_begin(&w, 0, NONE, 0);
+    const char *in = w.in;
+    size_t len = w.len, i = 0, t = 0;
+    while (i < len) {
+        const char *p = memchr(in + i, '<', len - i);
+        if (!p)
+            break;
+        i = (size_t)(p - in);
+        if (i + 1 >= len)
+            break;
+        unsigned char ch = (unsigned char)in[i + 1];
+        size_t next;
+        if (is_alpha(ch)) {
+            if (run_text(&w, t, i) || clean_start_tag(&w, i, &next))
+                return -1;
+        } else if (ch == '/' && i + 2 < len && is_alpha((unsigned char)in[i + 2])) {
+            if (run_text(&w, t, i) || clean_end_tag(&w, i, &next))
+                return -1;
+        } else if (ch == '/' && i + 2 < len) {
+            next = past_gt(in, len, i + 2);
+            if (run_text(&w, t, i))
+                return -1;
+            w.opaque = 1;
+        } else if (ch == '!' || ch == '?') {
+            if (ch == '!' && i + 3 < len && in[i + 2] == '-' && in[i + 3] == '-')
+                next = comment_end(in, len, i);
+            else if (ch == '!' && len - i >= 9 && memcmp(in + i, "<![CDATA[", 9) == 0)
+                next = past(in, len, i + 9, "]]>");
+            else if (ch == '?' && xml) /* an XML processing instruction may hold '>' */
+                next = past(in, len, i + 2, "?>");
+            else
+                next = past_gt(in, len, i + 2);
+            if (run_text(&w, t, i))
+                return -1;
+            w.opaque = 1;
+        } else {
+            i++;
+            continue;
+        }
+        i = t = next;
+    }
+    if (run_text(&w, t, len))
+        return -1;
+    return run_end(&w, RUN_OTHER, len, len);
 }

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "docclean.h"
 #include "files.h"
 #include "html.h"
 
@@ -1366,6 +1367,8 @@ static size_t front_matter(const char *s, size_t len, size_t pos)
 int fjx_markdown_rewrite(const char *in, size_t len, const fjx_rewrite *rw, fjx_buf *out,
                          fjx_error *err)
 {
+    if (rw && rw->clean)
+        return fjx_clean_then_rewrite(FJX_MARKDOWN, in, len, rw, out, err, fjx_markdown_rewrite);
     md m;
     memset(&m, 0, sizeof m);
     m.in = in;
@@ -1395,4 +1398,364 @@ int fjx_markdown_rewrite(const char *in, size_t len, const fjx_rewrite *rw, fjx_
     free(m.sg);
     free(m.rn);
     return r ? -1 : 0;
+}
+
+/* ---- boilerplate removal (docclean.h) ---------------------------------------------- */
+
+/* A line-by-line reading, simpler than the rewriter's and on the safe
+ * side: paragraphs, list items and headings are judged; code (fenced,
+ * indented, spans), HTML blocks, tables, link definitions and front matter
+ * never are. In a block, code spans, raw HTML, autolinks and link
+ * are judged as written but never cut (link destinations and tags are
+ * not judged: a reader does not see them), a bare URL is cut
+ * whole or not at all, and emphasis marks and line breaks split the text
+ * (no span crosses them). */
+typedef struct mdc {
+    fjx_cleaner *c;
+    const char *in;
+    size_t len;
+    int open;            /* a block is being read */
+    int item, heading;   /* it is a list item, an ATX heading */
+    int opaque;          /* it holds code or raw HTML: never removed whole */
+    size_t start, end;   /* its lines */
+    size_t before_blank; /* the blank line before it, or NONE */
+} mdc;
+
+/* The content of a line, past the block quote markers. */
+static size_t quote_prefix(const char *s, size_t p, size_t le)
+{
+    for (;;) {
+        size_t q = p, n = 0;
+        while (q < le && s[q] == ' ' && n < 3)
+            q++, n++;
+        if (q >= le || s[q] != '>')
+            return p;
+        p = q + 1;
+        if (p < le && is_sp((unsigned char)s[p]))
+            p++;
+    }
+}
+
+/* Indentation width of s[p..le) and where its text starts. */
+static size_t indent_of(const char *s, size_t p, size_t le, size_t *first)
+{
+    size_t w = 0;
+    while (p < le && is_sp((unsigned char)s[p])) {
+        w += s[p] == '\t' ? 4 - w % 4 : 1;
+        p++;
+    }
+    *first = p;
+    return w;
+}
+
+/* A list marker at s[p]: where the item's text starts, or 0. */
+static size_t item_marker(const char *s, size_t p, size_t le)
+{
+    size_t q = p;
+    if (q < le && oneof(s[q], "-*+")) {
+        q++;
+    } else {
+        while (q < le && q - p < 9 && is_digit((unsigned char)s[q]))
+            q++;
+        if (q == p || q >= le || (s[q] != '.' && s[q] != ')'))
+            return 0;
+        q++;
+    }
+    if (q < le && !is_sp((unsigned char)s[q]))
+        return 0;
+    while (q < le && is_sp((unsigned char)s[q]))
+        q++;
+    return q;
+}
+
+/* A bare URL's end at s[i] (http://, https://, www.), or 0: up to white
+ * space, a character that is not ASCII, or markup. */
+static size_t clean_url_end(const char *s, size_t i, size_t e)
+{
+    if (!(iprefix(s + i, e - i, "http://") || iprefix(s + i, e - i, "https://") ||
+          iprefix(s + i, e - i, "www.")))
+        return 0;
+    size_t j = i;
+    while (j < e && (unsigned char)s[j] > ' ' && (unsigned char)s[j] < 0x80 && s[j] != '<' &&
+           s[j] != '>' && s[j] != '(' && s[j] != ')' && s[j] != '[' && s[j] != ']')
+        j++;
+    while (j > i && oneof(s[j - 1], ".,;:!?'\"*_~"))
+        j--;
+    return j;
+}
+
+/* The next ch in s[from..e), or e; remembered, as the reader moves forward. */
+static size_t next_of(const char *s, size_t from, size_t e, char ch, memo *mo)
+{
+    if (!mo->known || mo->at < from) {
+        const char *p = from < e ? memchr(s + from, ch, e - from) : NULL;
+        mo->at = p ? (size_t)(p - s) : e;
+        mo->known = 1;
+    }
+    return mo->at;
+}
+
+/* Backtick run lengths that found no closer on this line: a later run of
+ * the same length finds none either, so each length is searched for in
+ * vain once. */
+enum { MD_FAILED_RUNS = 64 };
+
+/* The text of one line of a block, s[a..e). */
+static int clean_line_text(mdc *k, size_t a, size_t e, int first)
+{
+    fjx_cleaner *c = k->c;
+    const char *s = k->in;
+    if (!first && fjxc_add_decoded(c, a, a, " ", 1))
+        return -1;
+    size_t i = a, t = a, failed[MD_FAILED_RUNS], nfailed = 0;
+    memo gt_memo = {0, 0, 0}, at_memo = {0, 0, 0};
+    while (i < e) {
+        size_t j = 0; /* the end of something not cut into, at i */
+        int kind = 0; /* 1 never cut, 2 cut whole, 3 not text (a gap), 4 code or HTML */
+        char ch = s[i];
+        if (ch == '\\' && i + 1 < e && is_punct((unsigned char)s[i + 1])) {
+            i += 2;
+            continue;
+        } else if (ch == '`') {
+            size_t r = 1;
+            while (i + r < e && s[i + r] == '`')
+                r++;
+            size_t q = i + r, f = 0;
+            while (f < nfailed && failed[f] != r)
+                f++;
+            if (f < nfailed) {
+                q = e;
+            } else if (nfailed == MD_FAILED_RUNS) {
+                /* Too many kinds of run to follow: the rest of the line is
+                 * judged as written, never cut, and keeps the block. */
+                k->opaque = 1;
+                if (fjxc_add_raw(c, t, i) || fjxc_add_decoded(c, i, e, s + i, e - i))
+                    return -1;
+                return 0;
+            } else {
+                for (; q < e; q++)
+                    if (s[q] == '`') {
+                        size_t r2 = 1;
+                        while (q + r2 < e && s[q + r2] == '`')
+                            r2++;
+                        if (r2 == r)
+                            break;
+                        q += r2 - 1;
+                    }
+                if (q >= e)
+                    failed[nfailed++] = r;
+            }
+            if (q < e) {
+                j = q + r;
+                kind = 4;
+            } else {
+                j = i + r;
+                kind = 3;
+            }
+        } else if (ch == '<') {
+            size_t gt = next_of(s, i + 1, e, '>', &gt_memo);
+            if (gt < e && (iprefix(s + i + 1, e - i - 1, "http") ||
+                           next_of(s, i + 1, e, '@', &at_memo) < gt)) {
+                j = gt + 1;
+                kind = 1; /* an autolink */
+            } else if (gt < e && i + 1 < e && (is_alpha((unsigned char)s[i + 1]) ||
+                                               s[i + 1] == '/' || s[i + 1] == '!')) {
+                j = gt + 1;
+                kind = 4;
+            }
+        } else if (ch == ']' && i + 1 < e && s[i + 1] == '(') {
+            size_t q = i + 2, depth = 1;
+            for (; q < e && depth; q++)
+                depth += s[q] == '(' ? 1 : s[q] == ')' ? (size_t)-1 : 0;
+            j = q;
+            kind = 1; /* the link's destination and title */
+        } else if (oneof(ch, "*_~[]!")) {
+            j = i + 1;
+            kind = 3;
+        } else if ((j = clean_url_end(s, i, e)) > i) {
+            kind = 2;
+        } else {
+            j = 0;
+        }
+        if (!kind) {
+            i++;
+            continue;
+        }
+        if (fjxc_add_raw(c, t, i))
+            return -1;
+        if (kind == 4)
+            k->opaque = 1;
+        /* A link's destination and a tag are not read: judged as nothing. */
+        int unread = (kind == 1 && s[i] == ']') || (kind == 4 && s[i] == '<');
+        if ((kind == 1 || kind == 4) && fjxc_add_decoded(c, i, j, s + i, unread ? 0 : j - i))
+            return -1;
+        if (kind == 2 && fjxc_add_atomic(c, i, j))
+            return -1;
+        i = t = j;
+    }
+    return fjxc_add_raw(c, t, e);
+}
+
+static int blank_line(const char *s, size_t a, size_t le)
+{
+    size_t p = quote_prefix(s, a, le);
+    return all_sp(s, p, le);
+}
+
+/* Judges the block that was read; when it is wholly boilerplate, its lines
+ * go, with the blank line after it (or, at the end, the one before). */
+static int clean_flush(mdc *k)
+{
+    if (!k->open)
+        return 0;
+    k->open = 0;
+    int whole = 0;
+    if (fjxc_judge(k->c, &whole))
+        return -1;
+    if (!whole || k->opaque)
+        return 0;
+    const char *s = k->in;
+    size_t a = k->start, b = k->end, le = b, ble = k->before_blank;
+    while (le < k->len && !is_eol((unsigned char)s[le]))
+        le++;
+    while (ble != NONE && ble < k->len && !is_eol((unsigned char)s[ble]))
+        ble++;
+    /* In a block quote the blank line that goes is one of the quote's
+     * ("> "), so the quote is neither joined to what follows nor cut. */
+    int quoted = quote_prefix(s, a, k->len) > a;
+    int after = b < k->len && blank_line(s, b, le) && (quote_prefix(s, b, le) > b) == quoted;
+    int before = k->before_blank != NONE &&
+                 (quote_prefix(s, k->before_blank, ble) > k->before_blank) == quoted;
+    if (!k->item && after)
+        b = eol(s, k->len, le);
+    else if (!k->item && before && (b == k->len || quoted))
+        a = k->before_blank;
+    return fjxc_cut_whole(k->c, a, b);
+}
+
+static void clean_begin(mdc *k, size_t ls, size_t prev_blank, int item, int heading)
+{
+    fjxc_block_reset(k->c);
+    k->open = 1;
+    k->item = item;
+    k->heading = heading;
+    k->opaque = 0;
+    k->start = ls;
+    k->before_blank = prev_blank;
+}
+
+int fjx_markdown_clean_blocks(fjx_cleaner *c)
+{
+    mdc k;
+    memset(&k, 0, sizeof k);
+    k.c = c;
+    k.in = c->in;
+    k.len = c->len;
+    const char *s = k.in;
+    size_t len = k.len, pos = len >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+    pos = front_matter(s, len, pos);
+    char fence = 0;
+    size_t fence_len = 0, prev_blank = NONE, cur_blank = NONE;
+    int in_html = 0, lines = 0;
+    for (size_t nx; pos < len; pos = nx) {
+        size_t le = pos;
+        while (le < len && !is_eol((unsigned char)s[le]))
+            le++;
+        nx = eol(s, len, le);
+        prev_blank = cur_blank;
+        cur_blank = NONE;
+        size_t p = quote_prefix(s, pos, le), first, w = indent_of(s, p, le, &first);
+        char fch;
+        size_t flen;
+        if (fence) {
+            if (w <= 3 && fence_close(s, first, le, fence, fence_len))
+                fence = 0;
+            continue;
+        }
+        if (first >= le) { /* blank */
+            if (clean_flush(&k))
+                return -1;
+            in_html = 0;
+            cur_blank = pos;
+            continue;
+        }
+        if (in_html)
+            continue;
+        if (w >= 4 && !(k.open && !k.heading)) { /* indented code (or an item's text: kept) */
+            if (clean_flush(&k))
+                return -1;
+            continue;
+        }
+        if (fence_open(s, first, le, &fch, &flen)) {
+            if (clean_flush(&k))
+                return -1;
+            fence = fch;
+            fence_len = flen;
+            continue;
+        }
+        if (s[first] == '<' || s[first] == '|') { /* an HTML block, a table */
+            if (clean_flush(&k))
+                return -1;
+            in_html = 1; /* to the next blank line either way */
+            continue;
+        }
+        if (k.open && !k.heading && setext(s, first, le)) { /* the paragraph was a heading */
+            k.end = nx;
+            if (clean_flush(&k))
+                return -1;
+            continue;
+        }
+        if (thematic(s, first, le)) {
+            if (clean_flush(&k))
+                return -1;
+            continue;
+        }
+        size_t h = atx(s, first, le);
+        if (h) {
+            if (clean_flush(&k))
+                return -1;
+            size_t e = le;
+            while (e > h && is_sp((unsigned char)s[e - 1]))
+                e--;
+            while (e > h && s[e - 1] == '#')
+                e--;
+            clean_begin(&k, pos, prev_blank, 0, 1);
+            k.end = nx;
+            if (clean_line_text(&k, h, e, 1) || clean_flush(&k))
+                return -1;
+            continue;
+        }
+        size_t item = item_marker(s, first, le);
+        if (item && item < le) {
+            if (clean_flush(&k))
+                return -1;
+            clean_begin(&k, pos, prev_blank, 1, 0);
+            k.end = nx;
+            if (clean_line_text(&k, item, le, 1))
+                return -1;
+            lines = 1;
+            continue;
+        }
+        if (item) { /* an empty item */
+            if (clean_flush(&k))
+                return -1;
+            continue;
+        }
+        if (!k.open && s[first] == '[') { /* maybe a link definition: not judged */
+            size_t l0, l1, t0, t1;
+            md tmp;
+            memset(&tmp, 0, sizeof tmp);
+            if (ref_def(&tmp, s, le, first, &l0, &l1, &t0, &t1) != NONE)
+                continue;
+        }
+        if (!k.open) {
+            clean_begin(&k, pos, prev_blank, 0, 0);
+            lines = 0;
+        }
+        k.end = nx;
+        if (clean_line_text(&k, first, le, lines == 0))
+            return -1;
+        lines++;
+    }
+    return clean_flush(&k);
 }

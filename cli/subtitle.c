@@ -5,6 +5,7 @@
  */
 #include <string.h>
 
+#include "docclean.h"
 #include "files.h"
 
 typedef struct sw {
@@ -108,6 +109,26 @@ static size_t find(const char *in, size_t from, size_t e, char ch, seek *s)
     return s->at;
 }
 
+/* The end of the markup that starts at in[i] (before e), or 0 when none
+ * does. */
+static size_t markup_end(const char *in, size_t i, size_t e, unsigned mode, seek *gt, seek *rb)
+{
+    size_t j = 0;
+    if (in[i] == '<' && (mode & M_VTT)) {
+        j = find(in, i + 1, e, '>', gt);
+        j = j < e ? j + 1 : e;
+    } else if (in[i] == '<' && (mode & M_ANGLE) && i + 1 < e &&
+               (is_alpha((unsigned char)in[i + 1]) || in[i + 1] == '/')) {
+        j = find(in, i + 1, e, '>', gt);
+        j = j < e ? j + 1 : 0;
+    } else if (in[i] == '{' && (mode & (M_BRACE | M_ANY_BRACE)) &&
+               ((mode & M_ANY_BRACE) || (i + 1 < e && in[i + 1] == '\\'))) {
+        j = find(in, i + 1, e, '}', rb);
+        j = j < e ? j + 1 : 0;
+    }
+    return j;
+}
+
 /* One line of dialogue, in[a..e): the text between the tags is one span. */
 static int dialogue(sw *w, size_t a, size_t e, unsigned mode)
 {
@@ -115,19 +136,7 @@ static int dialogue(sw *w, size_t a, size_t e, unsigned mode)
     size_t i = a, t = a;
     seek gt = {0, 0}, rb = {0, 0};
     while (i < e) {
-        size_t j = 0; /* the end of markup at i, if any */
-        if (in[i] == '<' && (mode & M_VTT)) {
-            j = find(in, i + 1, e, '>', &gt);
-            j = j < e ? j + 1 : e;
-        } else if (in[i] == '<' && (mode & M_ANGLE) && i + 1 < e &&
-                   (is_alpha((unsigned char)in[i + 1]) || in[i + 1] == '/')) {
-            j = find(in, i + 1, e, '>', &gt);
-            j = j < e ? j + 1 : 0;
-        } else if (in[i] == '{' && (mode & (M_BRACE | M_ANY_BRACE)) &&
-                   ((mode & M_ANY_BRACE) || (i + 1 < e && in[i + 1] == '\\'))) {
-            j = find(in, i + 1, e, '}', &rb);
-            j = j < e ? j + 1 : 0;
-        }
+        size_t j = markup_end(in, i, e, mode, &gt, &rb);
         if (!j) {
             i++;
             continue;
@@ -206,6 +215,8 @@ static int digits(const char *in, const line *l)
  * a cue, missing blank lines between cues or missing numbers do no harm. */
 int fjx_srt_rewrite(const char *in, size_t len, const fjx_rewrite *rw, fjx_buf *out, fjx_error *err)
 {
+    if (rw && rw->clean)
+        return fjx_clean_then_rewrite(FJX_SRT, in, len, rw, out, err, fjx_srt_rewrite);
     sw w;
     init(&w, in, len, rw, out, err);
     long start = bom(&w);
@@ -253,6 +264,8 @@ enum {
 
 int fjx_ass_rewrite(const char *in, size_t len, const fjx_rewrite *rw, fjx_buf *out, fjx_error *err)
 {
+    if (rw && rw->clean)
+        return fjx_clean_then_rewrite(FJX_ASS, in, len, rw, out, err, fjx_ass_rewrite);
     sw w;
     init(&w, in, len, rw, out, err);
     long start = bom(&w);
@@ -306,6 +319,8 @@ int fjx_ass_rewrite(const char *in, size_t len, const fjx_rewrite *rw, fjx_buf *
  * block (the header, NOTE, STYLE, REGION) is copied. */
 int fjx_vtt_rewrite(const char *in, size_t len, const fjx_rewrite *rw, fjx_buf *out, fjx_error *err)
 {
+    if (rw && rw->clean)
+        return fjx_clean_then_rewrite(FJX_VTT, in, len, rw, out, err, fjx_vtt_rewrite);
     sw w;
     init(&w, in, len, rw, out, err);
     long start = bom(&w);
@@ -351,6 +366,159 @@ int fjx_vtt_rewrite(const char *in, size_t len, const fjx_rewrite *rw, fjx_buf *
             pos = l.n;
             if (l.a == l.e)
                 break;
+        }
+    }
+    return 0;
+}
+
+/* ---- boilerplate removal (docclean.h) ---------------------------------------------- */
+
+/* A dialogue line in[a..e) into the cleaner's block: the text between the
+ * markup, which is skipped; a line break (the one before it, ASS's \N) is a
+ * space, and references (WebVTT's &amp;) are judged as written: neither is
+ * ever cut into. */
+static int clean_text_line(fjx_cleaner *c, size_t a, size_t e, unsigned mode, int first)
+{
+    const char *in = c->in;
+    if (!first && fjxc_add_decoded(c, a, a, " ", 1))
+        return -1;
+    size_t i = a, t = a;
+    seek gt = {0, 0}, rb = {0, 0};
+    while (i < e) {
+        size_t j = markup_end(in, i, e, mode, &gt, &rb), k = 0;
+        if (!j && (mode & M_ANY_BRACE) && in[i] == '\\' && i + 1 < e &&
+            (in[i + 1] == 'N' || in[i + 1] == 'n' || in[i + 1] == 'h'))
+            k = i + 2; /* ASS line break or hard space */
+        else if (!j && (mode & M_VTT) && in[i] == '&') {
+            size_t q = i + 1;
+            while (q < e && q - i < 12 && (is_alpha((unsigned char)in[q]) || is_digit((unsigned char)in[q]) || in[q] == '#'))
+                q++;
+            if (q < e && q > i + 1 && in[q] == ';')
+                k = q + 1;
+        }
+        if (!j && !k) {
+            i++;
+            continue;
+        }
+        if (fjxc_add_raw(c, t, i))
+            return -1;
+        if (k && fjxc_add_decoded(c, i, k, k - i == 2 ? " " : in + i, k - i == 2 ? 1 : k - i))
+            return -1;
+        i = t = j ? j : k;
+    }
+    return fjxc_add_raw(c, t, e);
+}
+
+static int starts_with(const char *in, const line *l, const char *w)
+{
+    size_t n = strlen(w);
+    return l->e - l->a >= n && memcmp(in + l->a, w, n) == 0;
+}
+
+/* Blocks of lines between blank lines; a block with the timing in its
+ * first line, or an identifier and then the timing, is a cue, and its
+ * other lines are its text. A cue whose text is wholly boilerplate goes
+ * with its number, timing and the blank line after it; the numbers of the
+ * other cues are kept as they are (players do not need them in sequence).
+ * A block with more timing lines in it is not judged. */
+int fjx_srt_clean_blocks(fjx_cleaner *c, int vtt)
+{
+    const char *in = c->in;
+    sw w;
+    memset(&w, 0, sizeof w);
+    w.in = in;
+    w.len = c->len;
+    unsigned mode = vtt ? M_VTT : (M_ANGLE | M_BRACE);
+    size_t pos = c->len >= 3 && memcmp(in, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+    size_t prev_blank = (size_t)-1;
+    int first_block = 1;
+    line l, b;
+    while (get_line(&w, pos, &l)) {
+        if (blank(in, &l)) {
+            prev_blank = l.a;
+            pos = l.n;
+            continue;
+        }
+        size_t start = l.a, text_from = 0, nlines = 0, arrows = 0;
+        int header = vtt && first_block && starts_with(in, &l, "WEBVTT");
+        int note = vtt && (starts_with(in, &l, "NOTE") || starts_with(in, &l, "STYLE") ||
+                           starts_with(in, &l, "REGION"));
+        first_block = 0;
+        size_t end = l.n;
+        for (size_t p = l.a; get_line(&w, p, &b) && !blank(in, &b); p = b.n) {
+            nlines++;
+            if (has_arrow(in, &b)) {
+                arrows++;
+                if (nlines <= 2 && !text_from)
+                    text_from = b.n;
+            }
+            end = b.n;
+        }
+        pos = end;
+        if (header || note || !text_from || arrows != 1 || text_from >= end)
+            continue;
+        fjxc_block_reset(c);
+        int first = 1;
+        for (size_t p = text_from; p < end && get_line(&w, p, &b); p = b.n, first = 0)
+            if (clean_text_line(c, b.a, b.e, mode, first))
+                return -1;
+        int whole = 0;
+        if (fjxc_judge(c, &whole))
+            return -1;
+        if (!whole)
+            continue;
+        size_t cut_from = start, cut_to = end;
+        if (get_line(&w, end, &b) && blank(in, &b))
+            cut_to = b.n; /* and the blank line after it */
+        else if (end == c->len && prev_blank != (size_t)-1)
+            cut_from = prev_blank; /* the last cue: the blank line before it */
+        if (fjxc_cut_whole(c, cut_from, cut_to))
+            return -1;
+        pos = cut_to;
+        prev_blank = (size_t)-1;
+    }
+    return 0;
+}
+
+/* Dialogue lines of [Events]: the text field, never the override tags; a
+ * line whose text is wholly boilerplate goes whole. */
+int fjx_ass_clean_blocks(fjx_cleaner *c)
+{
+    const char *in = c->in;
+    sw w;
+    memset(&w, 0, sizeof w);
+    w.in = in;
+    w.len = c->len;
+    size_t pos = c->len >= 3 && memcmp(in, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0, fields = ASS_FIELDS;
+    int events = 0;
+    line l;
+    for (; get_line(&w, pos, &l); pos = l.n) {
+        size_t s = l.a, t = l.e;
+        while (s < t && is_blank_char((unsigned char)in[s]))
+            s++;
+        while (t > s && is_blank_char((unsigned char)in[t - 1]))
+            t--;
+        if (t - s >= 2 && in[s] == '[' && in[t - 1] == ']') {
+            events = t - s == 8 && iprefix(in + s, 8, "[events]");
+            fields = ASS_FIELDS;
+        } else if (events && iprefix(in + s, t - s, "format:")) {
+            size_t n = 1;
+            for (size_t i = s + 7; i < l.e; i++)
+                n += in[i] == ',';
+            if (n >= 2)
+                fields = n;
+        } else if (events && iprefix(in + s, t - s, "dialogue:")) {
+            size_t need = fields - 1, p = s + 9;
+            for (; need && p < l.e; p++)
+                need -= in[p] == ',';
+            if (need)
+                continue;
+            fjxc_block_reset(c);
+            int whole = 0;
+            if (clean_text_line(c, p, l.e, M_ANY_BRACE, 1) || fjxc_judge(c, &whole))
+                return -1;
+            if (whole && fjxc_cut_whole(c, l.a, l.n))
+                return -1;
         }
     }
     return 0;

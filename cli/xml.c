@@ -14,6 +14,7 @@
 
 #include <expat.h>
 
+#include "docclean.h"
 #include "files.h"
 
 #define DC_NS "http://purl.org/dc/elements/1.1/"
@@ -584,9 +585,20 @@ nomem:
     return -1;
 }
 
+static int xhtml_rewrite(const char *in, size_t len, const fjx_rewrite *rw, fjx_buf *out,
+                         fjx_error *err)
+{
+    return fjx_xml_rewrite(FJX_XML_XHTML, in, len, rw, out, err);
+}
+
 int fjx_xml_rewrite(fjx_xml_kind kind, const char *in, size_t len, const fjx_rewrite *rw,
                     fjx_buf *out, fjx_error *err)
 {
+    /* Boilerplate is looked for in XHTML only: a title, a TOC entry or a
+     * package's metadata is not a site notice. The cleaned document is
+     * parsed again, so what comes out is well-formed. */
+    if (kind == FJX_XML_XHTML && rw && rw->clean)
+        return fjx_clean_then_rewrite(FJX_XHTML, in, len, rw, out, err, xhtml_rewrite);
     const unsigned char *u = (const unsigned char *)in;
     if (len > INT_MAX) {
         fjx_error_set(err, FJX_NO_OFFSET, "document too large (%zu bytes)", len);

@@ -60,7 +60,7 @@ static int conv_cb(void *ctx, const char *text, size_t len, fjx_buf *out)
 static char *rewrite(fjx_xml_kind kind, const char *in, size_t len, fjx_text_fn fn,
                      const char *lang, const char *charset, fjx_error *err)
 {
-    fjx_rewrite rw = {fn, NULL, lang, charset};
+    fjx_rewrite rw = {fn, NULL, lang, charset, NULL, NULL, NULL, NULL};
     fjx_buf out = {0};
     fjx_error e = {(size_t)-1, ""};
     if (fjx_xml_rewrite(kind, in, len, &rw, &out, err ? err : &e) < 0) {
@@ -409,7 +409,7 @@ static void test_xml_errors(void **state)
     expect_fail(FJX_XML_XHTML, "<\0p\0/\0>\0", 8, NULL, &err);
 
     /* A failing callback fails the rewrite and leaves `out` as it was. */
-    fjx_rewrite rw = {fail_cb, NULL, NULL, NULL};
+    fjx_rewrite rw = {fail_cb, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     fjx_buf out = {0};
     fjx_buf_append(&out, "keep", 4);
     const char *doc = "<p>字</p>";
@@ -604,7 +604,7 @@ static result convert(const char *in, size_t len, const fjx_rewrite *rw,
 static void expect_refused(const char *in, size_t len, const fjx_epub_limits *limits,
                            const char *needle)
 {
-    fjx_rewrite rw = {copy_cb, NULL, NULL, NULL};
+    fjx_rewrite rw = {copy_cb, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     result r = convert(in, len, &rw, limits);
     if (r.rc == 0)
         fail_msg("converted, but should have failed with \"%s\"", needle);
@@ -840,7 +840,7 @@ static void test_epub_convert_s2tw(void **state)
 
     size_t len;
     char *book = build_book(&len);
-    fjx_rewrite rw = {conv_cb, conv, "zh-TW", "GB18030"}; /* the charset is ignored */
+    fjx_rewrite rw = {conv_cb, conv, "zh-TW", "GB18030", NULL, NULL, NULL, NULL}; /* the charset is ignored */
     result r = convert(book, len, &rw, NULL);
     if (r.rc != 0)
         fail_msg("convert: %s", r.err.message);
@@ -932,7 +932,7 @@ static void test_epub_identity(void **state)
     (void)state;
     size_t len;
     char *book = build_book(&len);
-    fjx_rewrite rw = {copy_cb, NULL, NULL, NULL};
+    fjx_rewrite rw = {copy_cb, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     result r = convert(book, len, &rw, NULL);
     if (r.rc != 0)
         fail_msg("convert: %s", r.err.message);
@@ -1104,7 +1104,7 @@ static void test_epub_gbk_entry_names(void **state)
     assert_int_equal(utf8_flag(book, len, gbk_picture), 0);
     assert_int_equal(utf8_flag(book, len, utf8_name), 1);
 
-    fjx_rewrite rw = {mark_cb, NULL, NULL, NULL};
+    fjx_rewrite rw = {mark_cb, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     result r = convert(book, len, &rw, NULL);
     if (r.rc != 0)
         fail_msg("convert: %s", r.err.message);
@@ -1195,7 +1195,7 @@ static void test_epub_too_many_entries(void **state)
     fjx_epub_limits lim = {0, 0, N_BOOK - 1};
     expect_refused(book, len, &lim, "entries");
     lim.max_entries = N_BOOK;
-    fjx_rewrite rw = {copy_cb, NULL, NULL, NULL};
+    fjx_rewrite rw = {copy_cb, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     result r = convert(book, len, &rw, &lim);
     assert_int_equal(r.rc, 0);
     free(r.data);
@@ -1211,7 +1211,7 @@ static void test_epub_bad_chapter(void **state)
     p[7] = (part)TEXT("OEBPS/Text/ch 1.xhtml", broken, DEFL);
     size_t len;
     char *book = build_zip(p, N_BOOK, &len);
-    fjx_rewrite rw = {copy_cb, NULL, NULL, NULL};
+    fjx_rewrite rw = {copy_cb, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     result r = convert(book, len, &rw, NULL);
     assert_int_equal(r.rc, -1);
     assert_int_equal(r.len, 0);
@@ -1372,7 +1372,7 @@ static void test_epub_streamed_headers(void **state)
         put32(book + lh + 18, 0);
         put32(book + lh + 22, 0);
     }
-    fjx_rewrite rw = {mark_cb, NULL, NULL, NULL};
+    fjx_rewrite rw = {mark_cb, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     result r = convert(book, len, &rw, NULL);
     if (r.rc != 0)
         fail_msg("convert: %s", r.err.message);
@@ -1444,7 +1444,7 @@ static void test_epub_layouts(void **state)
     };
     size_t len;
     char *book = build_zip(p, sizeof p / sizeof p[0], &len);
-    fjx_rewrite rw = {mark_cb, NULL, NULL, NULL};
+    fjx_rewrite rw = {mark_cb, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     result r = convert(book, len, &rw, NULL);
     if (r.rc != 0)
         fail_msg("convert: %s", r.err.message);
@@ -1468,6 +1468,102 @@ static void test_epub_layouts(void **state)
     zip_discard(out);
     free(r.data);
     free(book);
+}
+
+/* ---- --clean ------------------------------------------------------------------------------ */
+
+#define NOTICE "天才一秒记住本站地址：www.biquge.cc 最快更新！"
+
+typedef struct clean_seen {
+    int count;
+    char part[64];
+    unsigned long long line, column;
+} clean_seen;
+
+static int clean_report(void *ctx, const char *entry, const fj_clean_removal *r)
+{
+    clean_seen *s = ctx;
+    if (s->count++ == 0) {
+        snprintf(s->part, sizeof s->part, "%s", entry ? entry : "(none)");
+        s->line = r->line;
+        s->column = r->column;
+    }
+    return 0;
+}
+
+/* Boilerplate goes from the content documents only: the navigation
+ * document, the NCX and the OPF keep theirs; every other entry is
+ * byte-identical; the chapter stays well-formed. */
+static void test_epub_clean(void **state)
+{
+    (void)state;
+    static const char nav[] =
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        "<html xmlns=\"http://www.w3.org/1999/xhtml\" xmlns:epub=\"http://www.idpf.org/2007/ops\">\n"
+        "<head><title>目录</title></head>\n<body>\n<nav epub:type=\"toc\"><ol>\n"
+        "  <li><a href=\"Text/ch%201.xhtml\">" NOTICE "</a></li>\n</ol></nav>\n<p>" NOTICE
+        "</p>\n</body>\n</html>\n";
+    static const char ch1[] = "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
+                              "<html xmlns=\"http://www.w3.org/1999/xhtml\">\n"
+                              "<head><title>" NOTICE "</title></head>\n<body>\n"
+                              "<p>这是第一段，\n头发干了。</p>\n"
+                              "  <p class=\"ad\">" NOTICE "</p>\n"
+                              "<p>软件&amp;硬件</p>\n<pre>" NOTICE "</pre>\n</body></html>\n";
+    static const char ch1_clean[] = "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
+                                    "<html xmlns=\"http://www.w3.org/1999/xhtml\">\n"
+                                    "<head><title>" NOTICE "</title></head>\n<body>\n"
+                                    "<p>这是第一段，\n头发干了。</p>\n"
+                                    "<p>软件&amp;硬件</p>\n<pre>" NOTICE "</pre>\n</body></html>\n";
+    static const char ncx[] =
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        "<ncx xmlns=\"http://www.daisy.org/z3986/2005/ncx/\" version=\"2005-1\">\n"
+        "<head><meta name=\"dtb:uid\" content=\"urn:uuid:简体-1\"/></head>\n"
+        "<docTitle><text>" NOTICE "</text></docTitle>\n<navMap/>\n</ncx>\n";
+    part p[N_BOOK];
+    book_parts(p);
+    for (size_t i = 0; i < N_BOOK; i++) {
+        if (strcmp(p[i].name, "OEBPS/nav.xhtml") == 0)
+            p[i] = (part)TEXT("OEBPS/nav.xhtml", nav, DEFL);
+        else if (strcmp(p[i].name, "OEBPS/Text/ch 1.xhtml") == 0)
+            p[i] = (part)TEXT("OEBPS/Text/ch 1.xhtml", ch1, DEFL);
+        else if (strcmp(p[i].name, "OEBPS/toc.ncx") == 0)
+            p[i] = (part)TEXT("OEBPS/toc.ncx", ncx, DEFL);
+    }
+    size_t len;
+    char *book = build_zip(p, N_BOOK, &len);
+    fj_clean *clean = NULL;
+    fj_error ce;
+    assert_int_equal(fj_clean_open(NULL, NULL, 0, 0, &clean, &ce), FJ_OK);
+    clean_seen seen;
+    memset(&seen, 0, sizeof seen);
+    fjx_rewrite rw = {copy_cb, NULL, NULL, NULL, clean, clean_report, &seen, NULL};
+    result r = convert(book, len, &rw, NULL);
+    if (r.rc != 0)
+        fail_msg("convert: %s", r.err.message);
+    zip_t *in = open_zip(book, len), *out = open_zip(r.data, r.len);
+    check_layout(in, out, r.data);
+    for (zip_int64_t i = 0; i < zip_get_num_entries(in, 0); i++) {
+        const char *name = zip_get_name(in, (zip_uint64_t)i, 0);
+        size_t a_len, b_len;
+        char *a = read_zip(in, name, &a_len, 0), *b = read_zip(out, name, &b_len, 0);
+        if (strcmp(name, "OEBPS/Text/ch 1.xhtml") == 0) {
+            assert_string_equal(b, ch1_clean);
+            assert_true(well_formed(b, b_len));
+        } else if (a_len != b_len || memcmp(a, b, a_len) != 0) {
+            fail_msg("%s changed", name);
+        }
+        free(a);
+        free(b);
+    }
+    assert_int_equal(seen.count, 1);
+    assert_string_equal(seen.part, "OEBPS/Text/ch 1.xhtml");
+    assert_int_equal(seen.line, 7);
+    assert_int_equal(seen.column, 17);
+    zip_discard(in);
+    zip_discard(out);
+    free(r.data);
+    free(book);
+    fj_clean_close(clean);
 }
 
 int main(void)
@@ -1508,6 +1604,7 @@ int main(void)
         cmocka_unit_test(test_epub_streamed_headers),
         cmocka_unit_test(test_epub_write_error),
         cmocka_unit_test(test_epub_layouts),
+        cmocka_unit_test(test_epub_clean),
     };
     int rc = cmocka_run_group_tests_name("epub", tests, NULL, NULL);
     fj_dict_close(g_dict);

@@ -1,0 +1,331 @@
+/* fanjian CLI: removing boilerplate from documents (docclean.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "docclean.h"
+
+/* Spans asked for at once; a block with more is asked again (fj_clean_find
+ * says how many there are). */
+#define SPANS_AT_ONCE 16
+
+void fjxc_init(fjx_cleaner *c, const char *in, size_t len, const fjx_rewrite *rw, fjx_error *err)
+{
+    memset(c, 0, sizeof *c);
+    c->in = in;
+    c->len = len;
+    c->rw = rw;
+    c->err = err;
+    c->line = c->column = 1;
+}
+
+void fjxc_free(fjx_cleaner *c)
+{
+    free(c->cuts);
+    free(c->pieces);
+    fjx_buf_free(&c->text);
+    c->cuts = NULL;
+    c->pieces = NULL;
+}
+
+void fjxc_block_reset(fjx_cleaner *c)
+{
+    c->text.len = 0;
+    c->npieces = 0;
+}
+
+static int add_piece(fjx_cleaner *c, size_t a, size_t b, const char *text, size_t n, int raw)
+{
+    if (raw == 1 && c->npieces) { /* contiguous raw text is one piece */
+        fjxc_piece *last = &c->pieces[c->npieces - 1];
+        if (last->raw == 1 && last->in_at + last->len == a) {
+            last->len += b - a;
+            return fjx_buf_append(&c->text, text, n);
+        }
+    }
+    if (c->npieces == c->cappieces) {
+        size_t cap = c->cappieces ? c->cappieces * 2 : 16;
+        fjxc_piece *p = realloc(c->pieces, cap * sizeof *p);
+        if (!p)
+            return -1;
+        c->pieces = p;
+        c->cappieces = cap;
+    }
+    c->pieces[c->npieces++] = (fjxc_piece){c->text.len, a, raw ? b - a : n, raw};
+    return fjx_buf_append(&c->text, text, n);
+}
+
+int fjxc_add_raw(fjx_cleaner *c, size_t a, size_t b)
+{
+    size_t at = c->text.len;
+    if (b <= a)
+        return 0;
+    if (add_piece(c, a, b, c->in + a, b - a, 1) != 0) {
+        fjx_error_set(c->err, a, "out of memory");
+        return -1;
+    }
+    /* Line breaks inside a block are spaces to a reader; fj_clean_find
+     * judges one line, and the length stays the same. */
+    for (size_t i = at; i < c->text.len; i++)
+        if (c->text.data[i] == '\n' || c->text.data[i] == '\r' || c->text.data[i] == '\t')
+            c->text.data[i] = ' ';
+    return 0;
+}
+
+int fjxc_add_atomic(fjx_cleaner *c, size_t a, size_t b)
+{
+    if (b <= a)
+        return 0;
+    if (add_piece(c, a, b, c->in + a, b - a, 2) != 0) {
+        fjx_error_set(c->err, a, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+int fjxc_add_decoded(fjx_cleaner *c, size_t a, size_t b, const char *text, size_t n)
+{
+    if (add_piece(c, a, b, text, n, 0) != 0) {
+        fjx_error_set(c->err, a, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* Line and column of in[at], counted on from the last place asked for. */
+static void where(fjx_cleaner *c, size_t at, unsigned long long *line, unsigned long long *column)
+{
+    if (at < c->pos_at) {
+        c->pos_at = 0;
+        c->line = c->column = 1;
+    }
+    for (; c->pos_at < at; c->pos_at++) {
+        unsigned char ch = (unsigned char)c->in[c->pos_at];
+        if (ch == '\n') {
+            c->line++;
+            c->column = 1;
+        } else if ((ch & 0xC0) != 0x80) {
+            c->column++;
+        }
+    }
+    *line = c->line;
+    *column = c->column;
+}
+
+/* Records the cut in[a..b) and reports text[0..n) found at in[at]. */
+static int cut(fjx_cleaner *c, size_t a, size_t b, size_t at, const char *text, size_t n,
+               int whole)
+{
+    if (c->ncuts) { /* the walkers go forward; an overlap is only blanks */
+        fjxc_cut *last = &c->cuts[c->ncuts - 1];
+        if (a < last->end)
+            a = last->end;
+    }
+    if (b <= a)
+        return 0;
+    if (c->ncuts == c->capcuts) {
+        size_t cap = c->capcuts ? c->capcuts * 2 : 16;
+        fjxc_cut *p = realloc(c->cuts, cap * sizeof *p);
+        if (!p) {
+            fjx_error_set(c->err, FJX_NO_OFFSET, "out of memory");
+            return -1;
+        }
+        c->cuts = p;
+        c->capcuts = cap;
+    }
+    c->cuts[c->ncuts++] = (fjxc_cut){a, b};
+    if (!c->rw->report)
+        return 0;
+    while (n && (text[0] == ' ' || text[0] == '\t' || text[0] == '\n' || text[0] == '\r'))
+        text++, n--, at++;
+    while (n && (text[n - 1] == ' ' || text[n - 1] == '\t' || text[n - 1] == '\n' ||
+                 text[n - 1] == '\r'))
+        n--;
+    fj_clean_removal r;
+    memset(&r, 0, sizeof r);
+    where(c, at, &r.line, &r.column);
+    r.text = text;
+    r.len = n;
+    r.whole_line = whole;
+    if (c->rw->report(c->rw->report_ctx, c->rw->part, &r) != 0) {
+        fjx_error_set(c->err, FJX_NO_OFFSET, "stopped by the report");
+        return -1;
+    }
+    return 0;
+}
+
+/* What the spans leave of text[0..len) is only white space. */
+static int only_blanks_left(const char *text, size_t len, const fj_clean_span *spans, size_t n)
+{
+    size_t at = 0;
+    for (size_t i = 0; i <= n; i++) {
+        size_t end = i < n ? spans[i].start : len;
+        for (; at < end && at < len; at++)
+            if (text[at] != ' ' && text[at] != '\t' && text[at] != '\n' && text[at] != '\r')
+                return 0;
+        if (i < n && spans[i].end > at)
+            at = spans[i].end;
+    }
+    return 1;
+}
+
+int fjxc_judge(fjx_cleaner *c, int *whole)
+{
+    fj_clean_span spans[SPANS_AT_ONCE], *all = spans;
+    *whole = 0;
+    if (!c->text.len || !c->npieces)
+        return 0;
+    size_t n = fj_clean_find(c->rw->clean, c->text.data, c->text.len, spans, SPANS_AT_ONCE, whole);
+    if (n > SPANS_AT_ONCE) {
+        all = malloc(n * sizeof *all);
+        if (!all) {
+            fjx_error_set(c->err, FJX_NO_OFFSET, "out of memory");
+            return -1;
+        }
+        size_t room = n;
+        n = fj_clean_find(c->rw->clean, c->text.data, c->text.len, all, room, whole);
+        if (n > room)
+            n = room;
+    }
+    if (n == 0)
+        *whole = 0; /* nothing found: nothing is removed, whatever the text */
+    else if (!*whole && only_blanks_left(c->text.data, c->text.len, all, n))
+        *whole = 1; /* the spans leave nothing: the block goes, not an empty element */
+    int rc = 0;
+    size_t k = 0; /* spans come in order: the piece search goes on from the last */
+    for (size_t i = 0; i < n && !*whole && rc == 0; i++) {
+        size_t s = all[i].start, e = all[i].end;
+        /* The pieces the span covers must be raw text, one after another
+         * in the input, and an atomic one (a URL) covered whole: a span
+         * that crosses markup, a reference or part of a URL is kept. */
+        while (k < c->npieces && s >= c->pieces[k].text_at + c->pieces[k].len)
+            k++;
+        if (k == c->npieces || e <= s || s < c->pieces[k].text_at)
+            continue;
+        const fjxc_piece *first = &c->pieces[k], *p = first;
+        int ok = 1;
+        for (;; p++) {
+            size_t pa = p->text_at, pb = p->text_at + p->len;
+            if (!p->raw || (p->raw == 2 && (s > pa || e < pb)))
+                ok = 0;
+            if (!ok || e <= pb)
+                break;
+            if (p + 1 == c->pieces + c->npieces || p[1].in_at != p->in_at + p->len) {
+                ok = 0;
+                break;
+            }
+        }
+        if (!ok)
+            continue;
+        size_t a = first->in_at + (s - first->text_at), b = p->in_at + (e - p->text_at);
+        rc = cut(c, a, b, a, c->in + a, b - a, 0);
+    }
+    if (all != spans)
+        free(all);
+    return rc;
+}
+
+int fjxc_cut_whole(fjx_cleaner *c, size_t a, size_t b)
+{
+    size_t at = c->npieces ? c->pieces[0].in_at : a;
+    return cut(c, a, b, at, c->text.data ? c->text.data : "", c->text.len, 1);
+}
+
+static int is_blank(char ch) { return ch == ' ' || ch == '\t'; }
+
+size_t fjxc_line_start(const char *in, size_t at)
+{
+    size_t i = at;
+    while (i > 0 && is_blank(in[i - 1]))
+        i--;
+    return i == 0 || in[i - 1] == '\n' ? i : FJX_NO_OFFSET;
+}
+
+size_t fjxc_line_end(const char *in, size_t len, size_t at)
+{
+    size_t i = at;
+    while (i < len && is_blank(in[i]))
+        i++;
+    if (i < len && in[i] == '\r' && i + 1 < len && in[i + 1] == '\n')
+        return i + 2;
+    if (i < len && in[i] == '\n')
+        return i + 1;
+    return i == len ? i : FJX_NO_OFFSET;
+}
+
+int fjxc_output(const fjx_cleaner *c, fjx_buf *out)
+{
+    size_t at = 0;
+    for (size_t i = 0; i <= c->ncuts; i++) {
+        size_t end = i < c->ncuts ? c->cuts[i].start : c->len;
+        if (fjx_buf_append(out, c->in + at, end - at) != 0) {
+            fjx_error_set(c->err, FJX_NO_OFFSET, "out of memory");
+            return -1;
+        }
+        if (i < c->ncuts)
+            at = c->cuts[i].end;
+    }
+    return 0;
+}
+
+int fjx_clean_document(fjx_format format, const char *in, size_t len, const fjx_rewrite *rw,
+                       fjx_buf *out, fjx_error *err)
+{
+    if (!rw || !rw->clean)
+        return fjx_buf_append(out, in, len) == 0 ? 0 : -1;
+    fjx_cleaner c;
+    fjxc_init(&c, in, len, rw, err);
+    int rc;
+    switch (format) {
+    case FJX_HTML:
+        rc = fjx_html_clean_blocks(&c, 0);
+        break;
+    case FJX_XHTML:
+        rc = fjx_html_clean_blocks(&c, 1);
+        break;
+    case FJX_SRT:
+    case FJX_VTT:
+        rc = fjx_srt_clean_blocks(&c, format == FJX_VTT);
+        break;
+    case FJX_ASS:
+        rc = fjx_ass_clean_blocks(&c);
+        break;
+    case FJX_MARKDOWN:
+        rc = fjx_markdown_clean_blocks(&c);
+        break;
+    default:
+        fjx_error_set(err, FJX_NO_OFFSET, "boilerplate removal does not read this format yet");
+        rc = -1;
+    }
+    if (rc == 0)
+        rc = fjxc_output(&c, out);
+    fjxc_free(&c);
+    return rc;
+}
+
+int fjx_clean_then_rewrite(fjx_format format, const char *in, size_t len, const fjx_rewrite *rw,
+                           fjx_buf *out, fjx_error *err, fjx_rewrite_fn rewrite)
+{
+    fjx_rewrite plain = *rw;
+    plain.clean = NULL;
+    fjx_buf cleaned = {0};
+    if (fjx_clean_document(format, in, len, rw, &cleaned, err) != 0) {
+        fjx_buf_free(&cleaned);
+        return -1;
+    }
+    size_t before = out->len;
+    int rc = rewrite(cleaned.data ? cleaned.data : "", cleaned.len, &plain, out, err);
+    if (rc != 0 && err && err->offset != FJX_NO_OFFSET) {
+        /* Where the input has the error (the rewrite of the input, thrown
+         * away, finds it there); if it has none, the clean-up made it. */
+        out->len = before;
+        fjx_buf scratch = {0};
+        rc = rewrite(in, len, &plain, &scratch, err);
+        fjx_buf_free(&scratch);
+        if (rc == 0) {
+            fjx_error_set(err, FJX_NO_OFFSET, "removing boilerplate would break the document");
+            rc = -1;
+        }
+    }
+    fjx_buf_free(&cleaned);
+    return rc;
+}
