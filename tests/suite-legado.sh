@@ -209,3 +209,10 @@ for n in 1 2 3 4 5; do cmp -s "$W/tree-out/sub/book$n.txt" "$LG/expected-other.t
 # Every report line is whole, though threads report at once.
 if grep -v '^fanjian: ' "$TMP/err" | grep -qv "^$W/tree/[^:]*:[0-9]*:[0-9]*: "; then lg_tree_ok=0; fi
 check "legado: -r tree with -j 2: scope per file, report lines whole" test "$rc" -eq 0 -a "$lg_tree_ok" -eq 1
+
+# A document: Legado rules cannot map back to its bytes, so it says so and
+# the built-in rules clean it.
+printf '<p>他转身离去。</p>\n<p>天才一秒记住本站地址：www.example-book.net，最快更新无弹窗！</p>\n' >"$W/doc.html"
+run "$FJ" -c none --clean --rules "$LG/rules.json" "$W/doc.html"
+check "legado: a document is cleaned by the built-in rules, with a notice that Legado rules apply to text only" \
+    test "$rc" -eq 0 -a "$(cat "$TMP/out")" = '<p>他转身离去。</p>' -a -n "$(grep 'Legado rules apply to plain text only' "$TMP/err")"
