@@ -210,9 +210,41 @@ for n in 1 2 3 4 5; do cmp -s "$W/tree-out/sub/book$n.txt" "$LG/expected-other.t
 if grep -v '^fanjian: ' "$TMP/err" | grep -qv "^$W/tree/[^:]*:[0-9]*:[0-9]*: "; then lg_tree_ok=0; fi
 check "legado: -r tree with -j 2: scope per file, report lines whole" test "$rc" -eq 0 -a "$lg_tree_ok" -eq 1
 
-# A document: Legado rules cannot map back to its bytes, so it says so and
-# the built-in rules clean it.
-printf '<p>他转身离去。</p>\n<p>天才一秒记住本站地址：www.example-book.net，最快更新无弹窗！</p>\n' >"$W/doc.html"
-run "$FJ" -c none --clean --rules "$LG/rules.json" "$W/doc.html"
-check "legado: a document is cleaned by the built-in rules, with a notice that Legado rules apply to text only" \
-    test "$rc" -eq 0 -a "$(cat "$TMP/out")" = '<p>他转身离去。</p>' -a -n "$(grep 'Legado rules apply to plain text only' "$TMP/err")"
+# -- documents: Legado removals as spans of each block ------------------------------
+# A literal rule (青豆书坊) and a regex rule (ＱＤ\p{IsHan}{2}位), neither of
+# which the built-in rules remove, cut text inside a paragraph (also next to
+# markup); a paragraph they leave with only punctuation goes whole; every
+# other byte stays.
+printf '<html><body>\n<p>他转身离去。ＱＤ推荐位他又回来了，<b>夜色</b>青豆书坊很深。</p>\n<p>青豆书坊，ＱＤ广告位。</p>\n<p>她笑了。</p>\n</body></html>\n' >"$W/doc.html"
+printf '<html><body>\n<p>他转身离去。他又回来了，<b>夜色</b>很深。</p>\n<p>她笑了。</p>\n</body></html>\n' >"$W/doc.expected.html"
+run "$FJ" -c none --clean --report --rules "$LG/doc-rules.json" "$W/doc.html"
+lg_rep=$(grep -v '^fanjian: ' "$TMP/err")
+if [ "$rc" -eq 0 ] && cmp -s "$TMP/out" "$W/doc.expected.html" &&
+    [ "$lg_rep" = "$(printf '%s\n' "$W/doc.html:2:10: ＱＤ推荐位" "$W/doc.html:2:30: 青豆书坊" "$W/doc.html:3:4: 青豆书坊，ＱＤ广告位。")" ] &&
+    ! grep -q 'plain text only' "$TMP/err"; then
+    ok "legado: HTML: literal and regex rules cut inside a paragraph, an emptied paragraph goes whole, --report lists them"
+else
+    bad "legado: HTML: literal and regex rules cut inside a paragraph, an emptied paragraph goes whole, --report lists them" \
+        "exit $rc: $(head -c 400 "$TMP/out") / $(head -c 400 "$TMP/err")"
+fi
+
+printf '# 第一章\n\n他转身离去。ＱＤ推荐位他又回来了，*夜色*青豆书坊很深。\n\n青豆书坊，ＱＤ广告位。\n\n她笑了。\n' >"$W/doc.md"
+printf '# 第一章\n\n他转身离去。他又回来了，*夜色*很深。\n\n她笑了。\n' >"$W/doc.expected.md"
+run "$FJ" -c none --clean --report --rules "$LG/doc-rules.json" "$W/doc.md"
+lg_rep=$(grep -v '^fanjian: ' "$TMP/err")
+if [ "$rc" -eq 0 ] && cmp -s "$TMP/out" "$W/doc.expected.md" &&
+    [ "$lg_rep" = "$(printf '%s\n' "$W/doc.md:3:7: ＱＤ推荐位" "$W/doc.md:3:22: 青豆书坊" "$W/doc.md:5:1: 青豆书坊，ＱＤ广告位。")" ]; then
+    ok "legado: Markdown: literal and regex rules cut inside a paragraph, an emptied paragraph goes whole, --report lists them"
+else
+    bad "legado: Markdown: literal and regex rules cut inside a paragraph, an emptied paragraph goes whole, --report lists them" \
+        "exit $rc: $(head -c 400 "$TMP/out") / $(head -c 400 "$TMP/err")"
+fi
+
+# A scoped rule applies to a document named in its scope, and only there.
+printf '<p>她笑了〔本书专用〕。</p>\n' >"$W/青云志.html"
+cp "$W/青云志.html" "$W/别的书.html"
+run "$FJ" -c none --clean --rules "$LG/doc-rules.json" "$W/青云志.html"
+lg_in=$(cat "$TMP/out")
+run "$FJ" -c none --clean --rules "$LG/doc-rules.json" "$W/别的书.html"
+check "legado: a document's file name is checked against a rule's scope" \
+    test "$lg_in" = '<p>她笑了。</p>' -a "$(cat "$TMP/out")" = '<p>她笑了〔本书专用〕。</p>'
