@@ -248,3 +248,87 @@ lg_in=$(cat "$TMP/out")
 run "$FJ" -c none --clean --rules "$LG/doc-rules.json" "$W/别的书.html"
 check "legado: a document's file name is checked against a rule's scope" \
     test "$lg_in" = '<p>她笑了。</p>' -a "$(cat "$TMP/out")" = '<p>她笑了〔本书专用〕。</p>'
+
+# An EPUB's content documents: the rules, with scopes checked against the
+# .epub's name; every other entry and byte stays.
+if command -v zip >/dev/null && command -v unzip >/dev/null; then
+    E=$W/epub
+    mkdir -p "$E/META-INF" "$E/OEBPS"
+    printf 'application/epub+zip' >"$E/mimetype"
+    cat >"$E/META-INF/container.xml" <<'XML'
+<?xml version="1.0" encoding="UTF-8"?>
+<container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container">
+  <rootfiles><rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/></rootfiles>
+</container>
+XML
+    cat >"$E/OEBPS/content.opf" <<'XML'
+<?xml version="1.0" encoding="UTF-8"?>
+<package xmlns="http://www.idpf.org/2007/opf" version="3.0" unique-identifier="id">
+  <metadata xmlns:dc="http://purl.org/dc/elements/1.1/">
+    <dc:identifier id="id">urn:uuid:12345678-1234-1234-1234-123456789abd</dc:identifier>
+    <dc:title>青云志</dc:title>
+    <dc:language>zh-CN</dc:language>
+    <meta property="dcterms:modified">2026-01-01T00:00:00Z</meta>
+  </metadata>
+  <manifest>
+    <item id="nav" href="nav.xhtml" media-type="application/xhtml+xml" properties="nav"/>
+    <item id="c1" href="ch1.xhtml" media-type="application/xhtml+xml"/>
+  </manifest>
+  <spine><itemref idref="c1"/></spine>
+</package>
+XML
+    cat >"$E/OEBPS/nav.xhtml" <<'XML'
+<?xml version="1.0" encoding="UTF-8"?>
+<html xmlns="http://www.w3.org/1999/xhtml" xmlns:epub="http://www.idpf.org/2007/ops" xml:lang="zh-CN" lang="zh-CN">
+<head><title>目录</title></head>
+<body><nav epub:type="toc"><ol><li><a href="ch1.xhtml">第一章</a></li></ol></nav></body>
+</html>
+XML
+    lg_ch='<?xml version="1.0" encoding="UTF-8"?>
+<html xmlns="http://www.w3.org/1999/xhtml" xml:lang="zh-CN" lang="zh-CN">
+<head><title>第一章</title></head>
+<body>
+<p>他转身离去。ＱＤ推荐位他又回来了，<em>夜色</em>青豆书坊很深。</p>
+<p>青豆书坊，ＱＤ广告位。</p>
+<p>她笑了〔本书专用〕。</p>
+</body>
+</html>'
+    printf '%s\n' "$lg_ch" >"$E/OEBPS/ch1.xhtml"
+    (cd "$E" && rm -f "$W/青云志.epub" && zip -q -X0 "$W/青云志.epub" mimetype && zip -q -X9r "$W/青云志.epub" META-INF OEBPS)
+    run "$FJ" clean --report --rules "$LG/doc-rules.json" "$W/青云志.epub" -o "$W/青云志.clean.epub"
+    lg_want='<?xml version="1.0" encoding="UTF-8"?>
+<html xmlns="http://www.w3.org/1999/xhtml" xml:lang="zh-CN" lang="zh-CN">
+<head><title>第一章</title></head>
+<body>
+<p>他转身离去。他又回来了，<em>夜色</em>很深。</p>
+<p>她笑了。</p>
+</body>
+</html>'
+    lg_same=1
+    for entry in mimetype META-INF/container.xml OEBPS/content.opf OEBPS/nav.xhtml; do
+        cmp -s <(unzip -p "$W/青云志.epub" "$entry") <(unzip -p "$W/青云志.clean.epub" "$entry") || lg_same=0
+    done
+    lg_rep=$(grep -v '^fanjian: ' "$TMP/err")
+    lg_p="$W/青云志.epub!OEBPS/ch1.xhtml"
+    if [ "$rc" -eq 0 ] && [ "$lg_same" -eq 1 ] &&
+        [ "$(unzip -p "$W/青云志.clean.epub" OEBPS/ch1.xhtml)" = "$lg_want" ] &&
+        [ "$lg_rep" = "$(printf '%s\n' "$lg_p:5:10: ＱＤ推荐位" "$lg_p:5:32: 青豆书坊" "$lg_p:6:4: 青豆书坊，ＱＤ广告位。" "$lg_p:7:7: 〔本书专用〕")" ]; then
+        ok "legado: EPUB: content documents lose the rules' matches (scope from the .epub's name), other entries unchanged"
+    else
+        bad "legado: EPUB: content documents lose the rules' matches (scope from the .epub's name), other entries unchanged" \
+            "exit $rc same=$lg_same: $(unzip -p "$W/青云志.clean.epub" OEBPS/ch1.xhtml 2>&1 | head -c 400) / $(head -c 600 "$TMP/err")"
+    fi
+    jar=/usr/share/java/epubcheck.jar
+    if command -v java >/dev/null && [ -r "$jar" ]; then
+        java -jar "$jar" -q "$W/青云志.epub" >"$W/check.in" 2>&1
+        lg_in_rc=$?
+        java -jar "$jar" -q "$W/青云志.clean.epub" >"$W/check.out" 2>&1
+        lg_out_rc=$?
+        check "legado: EPUB: epubcheck passes the book before and after the Legado rules" \
+            test "$lg_in_rc" -eq 0 -a "$lg_out_rc" -eq 0
+    else
+        skip "legado: EPUB: epubcheck" "epubcheck (and java) not installed"
+    fi
+else
+    skip "legado: EPUB" "zip and unzip not installed"
+fi
