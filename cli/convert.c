@@ -813,10 +813,14 @@ int fjx_document_convert(const fjx_settings *s, fjx_format format, int fd, const
     /* --clean: boilerplate goes before conversion (docclean.c). */
     doc_report report = {name, 0, 0, 0};
     rw.clean = s->cleaner;
-    /* Legado rules rewrite text, which has no way back to a document's bytes. */
-    if (s->legado)
-        fprintf(stderr, "fanjian: %s: Legado rules apply to plain text only; this document is "
-                        "cleaned by fanjian's own rules\n", name);
+    /* Legado removals too, as spans of each block (docclean.c); scopes
+     * name the file (an EPUB's, for all its documents). */
+    if (s->cleaner && s->legado) {
+        const char *slash = strrchr(name, '/');
+        rw.legado = s->legado;
+        rw.input = name;
+        rw.book = strcmp(name, "standard input") == 0 ? NULL : slash ? slash + 1 : name;
+    }
     if (s->cleaner && s->report) {
         rw.report = report_removal;
         rw.report_ctx = &report;

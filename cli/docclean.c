@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "docclean.h"
+#include "legado.h"
 
 /* Spans asked for at once; a block with more is asked again (fj_clean_find
  * says how many there are). */
@@ -168,6 +169,42 @@ static int only_blanks_left(const char *text, size_t len, const fj_clean_span *s
     return 1;
 }
 
+/* Adds the Legado rules' spans to the n in *all (`fixed` when *all is the
+ * caller's array, else malloc'd): the union, in order. Spans that only
+ * touch stay apart, since each must map to the input by itself (one may
+ * end where markup starts). The block goes whole when the Legado spans
+ * leave only white space and punctuation, as a text line would. */
+static int union_legado(fjx_cleaner *c, fj_clean_span **all, fj_clean_span *fixed, size_t *n,
+                        int *whole)
+{
+    fj_clean_span *found = NULL;
+    size_t count = 0;
+    unsigned long long line, column;
+    where(c, c->pieces[0].in_at, &line, &column);
+    if (fjx_legado_find(c->rw->legado, c->rw->input ? c->rw->input : "document", c->rw->book,
+                        line, c->text.data, c->text.len, &found, &count) != 0) {
+        fjx_error_set(c->err, FJX_NO_OFFSET, "out of memory");
+        return -1;
+    }
+    if (count == 0)
+        return 0;
+    fj_clean_span *both = realloc(found, (count + *n) * sizeof *both);
+    if (!both) {
+        free(found);
+        fjx_error_set(c->err, FJX_NO_OFFSET, "out of memory");
+        return -1;
+    }
+    memcpy(both + count, *all, *n * sizeof *both);
+    size_t total = fjx_legado_merge_spans(both, count + *n, 0);
+    if (fjx_legado_leaves_blank(c->rw->legado, c->text.data, c->text.len, both, total))
+        *whole = 1;
+    if (*all != fixed)
+        free(*all);
+    *all = both;
+    *n = total;
+    return 0;
+}
+
 int fjxc_judge(fjx_cleaner *c, int *whole)
 {
     fj_clean_span spans[SPANS_AT_ONCE], *all = spans;
@@ -188,7 +225,12 @@ int fjxc_judge(fjx_cleaner *c, int *whole)
     }
     if (n == 0)
         *whole = 0; /* nothing found: nothing is removed, whatever the text */
-    else if (!*whole && only_blanks_left(c->text.data, c->text.len, all, n))
+    if (c->rw->legado && !*whole && union_legado(c, &all, spans, &n, whole) != 0) {
+        if (all != spans)
+            free(all);
+        return -1;
+    }
+    if (n > 0 && !*whole && only_blanks_left(c->text.data, c->text.len, all, n))
         *whole = 1; /* the spans leave nothing: the block goes, not an empty element */
     int rc = 0;
     size_t k = 0; /* spans come in order: the piece search goes on from the last */

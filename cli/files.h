@@ -66,6 +66,11 @@ typedef struct fjx_rewrite {
     fjx_clean_report_fn report; /* NULL, or told of each removal */
     void *report_ctx;
     const char *part;           /* passed to report (epub.c sets it per entry) */
+    /* With clean: Legado removals too (legado.h), scopes checked against
+     * `book` (the file's base name, for an EPUB the .epub's; NULL: none);
+     * `input` names the document in messages. */
+    const struct fjx_legado *legado;
+    const char *book, *input;
 } fjx_rewrite;
 
 /* For the rewriters: append in[a..b) as it is, or through rw->text (as it

@@ -1113,3 +1113,91 @@ int fjx_legado_apply_text(const fjx_legado *set, const char *input, const char *
     fjx_legado_stage_free(st);
     return rc;
 }
+
+/* Spans, not a rewrite: a document's bytes stay where they are, so each
+ * rule is matched against the block as read (not against what the rules
+ * before it left, as the text stage does), and the matches' union is
+ * what goes. A rule that only matches once an earlier one has removed
+ * something therefore finds nothing here. */
+static int by_start(const void *a, const void *b)
+{
+    const fj_clean_span *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start ? 1 : (x->end > y->end) - (x->end < y->end);
+}
+
+size_t fjx_legado_merge_spans(fj_clean_span *spans, size_t n, int adjacent)
+{
+    if (n < 2)
+        return n;
+    qsort(spans, n, sizeof *spans, by_start);
+    size_t out = 0;
+    for (size_t i = 1; i < n; i++) {
+        fj_clean_span *last = &spans[out];
+        if (spans[i].start < last->end || (adjacent && spans[i].start == last->end)) {
+            if (spans[i].end > last->end)
+                last->end = spans[i].end;
+        } else {
+            spans[++out] = spans[i];
+        }
+    }
+    return out + 1;
+}
+
+int fjx_legado_find(const fjx_legado *set, const char *input, const char *book,
+                    unsigned long long line, const char *text, size_t len, fj_clean_span **spans,
+                    size_t *count)
+{
+    *spans = NULL;
+    *count = 0;
+    if (!set || len == 0 || len > FJX_LEGADO_MAX_LINE)
+        return 0;
+    fjx_legado_stage *st = NULL;
+    if (fjx_legado_stage_new(set, input, book, 0, NULL, NULL, &st) != 0)
+        return -1;
+    st->line_no = line ? line : 1;
+    fj_clean_span *all = NULL;
+    size_t n = 0, cap = 0;
+    int rc = 0;
+    for (size_t k = 0; k < set->count && st->active_count && rc == 0; k++) {
+        const legado_rule *r = &set->rules[k];
+        if (!st->active[k] || atomic_load(&r->state->disabled))
+            continue;
+        if (find_spans(st, r, text, len) < 0 ||
+            grow((void **)&all, &cap, n + st->span_count, sizeof *all) != 0) {
+            rc = -1;
+            break;
+        }
+        for (size_t i = 0; i < st->span_count; i++)
+            all[n++] = (fj_clean_span){st->spans[i].start, st->spans[i].end, 0};
+    }
+    fjx_legado_stage_free(st);
+    if (rc != 0) {
+        free(all);
+        fprintf(stderr, "fanjian: out of memory\n");
+        return -1;
+    }
+    *count = fjx_legado_merge_spans(all, n, 1);
+    *spans = all;
+    return 0;
+}
+
+int fjx_legado_leaves_blank(const fjx_legado *set, const char *text, size_t len,
+                            const fj_clean_span *spans, size_t n)
+{
+    fjx_buf left = {0};
+    size_t at = 0;
+    int ok = 1;
+    for (size_t i = 0; i <= n && ok; i++) {
+        size_t end = i < n ? spans[i].start : len;
+        if (end > at)
+            ok = fjx_buf_append(&left, text + at, end - at) == 0;
+        if (i < n && spans[i].end > at)
+            at = spans[i].end;
+    }
+    pcre2_match_data *md = ok ? pcre2_match_data_create(1, NULL) : NULL;
+    int blank = md && pcre2_match(set->blank, (PCRE2_SPTR)(left.len ? left.data : ""), left.len,
+                                  0, 0, md, NULL) >= 0;
+    pcre2_match_data_free(md);
+    fjx_buf_free(&left);
+    return blank;
+}

@@ -1,6 +1,6 @@
 /* fanjian CLI: Legado (阅读) 替换净化 replacement rules, read from JSON and
- * applied as removals, line by line, before the built-in clean-up.
- * docs/clean-rules.md describes which rules are used and the bounds. */
+ * applied as removals, line by line, before the built-in clean-up; in
+ * documents, as spans of each block (fjx_legado_find, docclean.c). docs/clean-rules.md describes which rules are used and the bounds. */
 #ifndef FANJIAN_CLI_LEGADO_H
 #define FANJIAN_CLI_LEGADO_H
 
@@ -70,5 +70,23 @@ typedef struct fjx_legado_counts {
 int fjx_legado_apply_text(const fjx_legado *set, const char *input, const char *book, int report,
                           unsigned long long first_line, const char *text, size_t len,
                           fjx_buf *out, fjx_legado_counts *counts);
+
+/* For one block of a document's text (docclean.c): where the rules would
+ * remove text, as spans of text[0..len) in order, neither overlapping nor
+ * touching (*spans malloc'd, NULL when none). The stage's rules, scopes
+ * and bounds; but each rule is matched against the text as read and the
+ * matches are united, where the stage applies the rules one after
+ * another. `line` is for messages about a bound. A block over
+ * FJX_LEGADO_MAX_LINE has none. 0, or -1 (no memory; reported). */
+int fjx_legado_find(const fjx_legado *set, const char *input, const char *book,
+                    unsigned long long line, const char *text, size_t len, fj_clean_span **spans,
+                    size_t *count);
+/* Sorts spans[0..n) and unites those that overlap (or, with `adjacent`,
+ * touch); returns how many are left. */
+size_t fjx_legado_merge_spans(fj_clean_span *spans, size_t n, int adjacent);
+/* Whether what spans[0..n) (in order) leave of text[0..len) is only white
+ * space and punctuation: the stage's test for a line dropped whole. */
+int fjx_legado_leaves_blank(const fjx_legado *set, const char *text, size_t len,
+                            const fj_clean_span *spans, size_t n);
 
 #endif

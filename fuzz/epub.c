@@ -20,7 +20,7 @@ static int convert(const char *in, size_t n, char **out, size_t *out_len)
 {
     int fd = memfd_create("fuzz-epub", 0);
     FUZZ_ASSERT(fd >= 0);
-    fjx_rewrite rw = {copy_span, NULL, "zh-TW", NULL, NULL, NULL, NULL, NULL};
+    fjx_rewrite rw = {copy_span, NULL, "zh-TW", NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     fjx_epub_limits limits = {8u << 20, 4u << 20, 512};
     fjx_error err;
     int rc = fjx_epub_convert(in, n, fd, &rw, &limits, &err);

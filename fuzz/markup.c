@@ -52,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fjx_error err;
 
     fjx_buf out = {0};
-    fjx_rewrite copy = {copy_span, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    fjx_rewrite copy = {copy_span, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     int rc = rewrite(format, in, n, &copy, &out, &err);
     /* Only XML may refuse a document (not well-formed); the others never do. */
     FUZZ_ASSERT(rc == 0 || xml);
@@ -61,7 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fjx_buf_free(&out);
 
     int valid = fuzz_valid_utf8((const unsigned char *)in, n);
-    fjx_rewrite mark = {mark_span, &valid, NULL, NULL, NULL, NULL, NULL, NULL};
+    fjx_rewrite mark = {mark_span, &valid, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     int rc_mark = rewrite(format, in, n, &mark, &out, &err);
     FUZZ_ASSERT(rc_mark == rc);
     if (rc_mark == 0 && !memchr(in, 1, n) && !memchr(in, 2, n)) {
@@ -73,7 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     fjx_buf_free(&out);
 
-    fjx_rewrite all = {copy_span, NULL, "zh-TW", "UTF-8", NULL, NULL, NULL, NULL};
+    fjx_rewrite all = {copy_span, NULL, "zh-TW", "UTF-8", NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     rewrite(format, in, n, &all, &out, &err);
     fjx_buf_free(&out);
     return 0;

@@ -60,7 +60,7 @@ static int conv_cb(void *ctx, const char *text, size_t len, fjx_buf *out)
 static char *rewrite(fjx_xml_kind kind, const char *in, size_t len, fjx_text_fn fn,
                      const char *lang, const char *charset, fjx_error *err)
 {
-    fjx_rewrite rw = {fn, NULL, lang, charset, NULL, NULL, NULL, NULL};
+    fjx_rewrite rw = {fn, NULL, lang, charset, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     fjx_buf out = {0};
     fjx_error e = {(size_t)-1, ""};
     if (fjx_xml_rewrite(kind, in, len, &rw, &out, err ? err : &e) < 0) {
@@ -409,7 +409,7 @@ static void test_xml_errors(void **state)
     expect_fail(FJX_XML_XHTML, "<\0p\0/\0>\0", 8, NULL, &err);
 
     /* A failing callback fails the rewrite and leaves `out` as it was. */
-    fjx_rewrite rw = {fail_cb, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    fjx_rewrite rw = {fail_cb, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     fjx_buf out = {0};
     fjx_buf_append(&out, "keep", 4);
     const char *doc = "<p>字</p>";
@@ -604,7 +604,7 @@ static result convert(const char *in, size_t len, const fjx_rewrite *rw,
 static void expect_refused(const char *in, size_t len, const fjx_epub_limits *limits,
                            const char *needle)
 {
-    fjx_rewrite rw = {copy_cb, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    fjx_rewrite rw = {copy_cb, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     result r = convert(in, len, &rw, limits);
     if (r.rc == 0)
         fail_msg("converted, but should have failed with \"%s\"", needle);
@@ -840,7 +840,7 @@ static void test_epub_convert_s2tw(void **state)
 
     size_t len;
     char *book = build_book(&len);
-    fjx_rewrite rw = {conv_cb, conv, "zh-TW", "GB18030", NULL, NULL, NULL, NULL}; /* the charset is ignored */
+    fjx_rewrite rw = {conv_cb, conv, "zh-TW", "GB18030", NULL, NULL, NULL, NULL, NULL, NULL, NULL}; /* the charset is ignored */
     result r = convert(book, len, &rw, NULL);
     if (r.rc != 0)
         fail_msg("convert: %s", r.err.message);
@@ -932,7 +932,7 @@ static void test_epub_identity(void **state)
     (void)state;
     size_t len;
     char *book = build_book(&len);
-    fjx_rewrite rw = {copy_cb, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    fjx_rewrite rw = {copy_cb, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     result r = convert(book, len, &rw, NULL);
     if (r.rc != 0)
         fail_msg("convert: %s", r.err.message);
@@ -1104,7 +1104,7 @@ static void test_epub_gbk_entry_names(void **state)
     assert_int_equal(utf8_flag(book, len, gbk_picture), 0);
     assert_int_equal(utf8_flag(book, len, utf8_name), 1);
 
-    fjx_rewrite rw = {mark_cb, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    fjx_rewrite rw = {mark_cb, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     result r = convert(book, len, &rw, NULL);
     if (r.rc != 0)
         fail_msg("convert: %s", r.err.message);
@@ -1195,7 +1195,7 @@ static void test_epub_too_many_entries(void **state)
     fjx_epub_limits lim = {0, 0, N_BOOK - 1};
     expect_refused(book, len, &lim, "entries");
     lim.max_entries = N_BOOK;
-    fjx_rewrite rw = {copy_cb, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    fjx_rewrite rw = {copy_cb, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     result r = convert(book, len, &rw, &lim);
     assert_int_equal(r.rc, 0);
     free(r.data);
@@ -1211,7 +1211,7 @@ static void test_epub_bad_chapter(void **state)
     p[7] = (part)TEXT("OEBPS/Text/ch 1.xhtml", broken, DEFL);
     size_t len;
     char *book = build_zip(p, N_BOOK, &len);
-    fjx_rewrite rw = {copy_cb, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    fjx_rewrite rw = {copy_cb, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     result r = convert(book, len, &rw, NULL);
     assert_int_equal(r.rc, -1);
     assert_int_equal(r.len, 0);
@@ -1372,7 +1372,7 @@ static void test_epub_streamed_headers(void **state)
         put32(book + lh + 18, 0);
         put32(book + lh + 22, 0);
     }
-    fjx_rewrite rw = {mark_cb, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    fjx_rewrite rw = {mark_cb, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     result r = convert(book, len, &rw, NULL);
     if (r.rc != 0)
         fail_msg("convert: %s", r.err.message);
@@ -1444,7 +1444,7 @@ static void test_epub_layouts(void **state)
     };
     size_t len;
     char *book = build_zip(p, sizeof p / sizeof p[0], &len);
-    fjx_rewrite rw = {mark_cb, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    fjx_rewrite rw = {mark_cb, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     result r = convert(book, len, &rw, NULL);
     if (r.rc != 0)
         fail_msg("convert: %s", r.err.message);
@@ -1536,7 +1536,7 @@ static void test_epub_clean(void **state)
     assert_int_equal(fj_clean_open(NULL, NULL, 0, 0, &clean, &ce), FJ_OK);
     clean_seen seen;
     memset(&seen, 0, sizeof seen);
-    fjx_rewrite rw = {copy_cb, NULL, NULL, NULL, clean, clean_report, &seen, NULL};
+    fjx_rewrite rw = {copy_cb, NULL, NULL, NULL, clean, clean_report, &seen, NULL, NULL, NULL, NULL};
     result r = convert(book, len, &rw, NULL);
     if (r.rc != 0)
         fail_msg("convert: %s", r.err.message);

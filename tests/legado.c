@@ -102,6 +102,54 @@ static void test_line_numbers(void **state)
     fjx_legado_free(set);
 }
 
+/* A document's block: each rule's matches in the text as read, united;
+ * overlapping and touching matches are one span. */
+static void test_find_spans(void **state)
+{
+    (void)state;
+    fjx_legado *set = open_rules();
+    const char *text = "他转身离去。【青豆书坊 www.qingdou.cc】众人面面相觑。青豆书坊（首发）独家";
+    const char *bracket = strstr(text, "【"), *after = strstr(text, "众人");
+    const char *site = strstr(after, "青豆书坊"), *only = strstr(text, "独家");
+    fj_clean_span *spans = NULL;
+    size_t n = 0;
+    assert_int_equal(fjx_legado_find(set, "book.html", "book.html", 1, text, strlen(text), &spans,
+                                     &n),
+                     0);
+    /* 青豆书坊 inside the bracket is part of the bracket's match; （首发)
+     * touches the second 青豆书坊; 独家 is for 青云志 only. */
+    assert_int_equal(n, 2);
+    assert_int_equal(spans[0].start, (size_t)(bracket - text));
+    assert_int_equal(spans[0].end, (size_t)(after - text));
+    assert_int_equal(spans[1].start, (size_t)(site - text));
+    assert_int_equal(spans[1].end, (size_t)(only - text));
+    assert_false(fjx_legado_leaves_blank(set, text, strlen(text), spans, n));
+    free(spans);
+
+    assert_int_equal(fjx_legado_find(set, "青云志.epub", "青云志.epub", 1, text, strlen(text),
+                                     &spans, &n),
+                     0);
+    assert_int_equal(n, 2);
+    assert_int_equal(spans[1].start, (size_t)(site - text));
+    assert_int_equal(spans[1].end, strlen(text));
+    free(spans);
+
+    /* What is left is punctuation: the block goes whole. */
+    const char *ad = "青豆书坊，（首发）。";
+    assert_int_equal(fjx_legado_find(set, "book.html", "book.html", 1, ad, strlen(ad), &spans, &n),
+                     0);
+    assert_int_equal(n, 2);
+    assert_true(fjx_legado_leaves_blank(set, ad, strlen(ad), spans, n));
+    free(spans);
+
+    /* Nothing to find. */
+    assert_int_equal(fjx_legado_find(set, "book.html", "book.html", 1, "她笑了。", 12, &spans, &n),
+                     0);
+    assert_int_equal(n, 0);
+    assert_null(spans);
+    fjx_legado_free(set);
+}
+
 static void test_bad_files(void **state)
 {
     (void)state;
@@ -116,7 +164,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_detect),      cmocka_unit_test(test_span_partly),
         cmocka_unit_test(test_span_whole),  cmocka_unit_test(test_line_numbers),
-        cmocka_unit_test(test_bad_files),
+        cmocka_unit_test(test_bad_files),   cmocka_unit_test(test_find_spans),
     };
     return cmocka_run_group_tests_name("legado", tests, NULL, NULL);
 }

@@ -100,7 +100,7 @@ static int cb_convert(void *ctx, const char *text, size_t len, fjx_buf *out)
 static char *run(rewrite_fn fn, const char *in, size_t len, fjx_text_fn cb, void *ctx,
                  const char *lang, const char *charset, size_t *out_len, int *rc, fjx_error *err)
 {
-    fjx_rewrite rw = {cb, ctx, lang, charset, NULL, NULL, NULL, NULL};
+    fjx_rewrite rw = {cb, ctx, lang, charset, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     fjx_buf out = {NULL, 0, 0};
     fjx_error e;
     memset(&e, 0, sizeof e);
@@ -535,7 +535,7 @@ static void test_html_lang_charset(void **state)
     EXPECT_LC(f, "zh-TW", NULL, "<p>中</p>", "<p>" OPEN "中" CLOSE "</p>");
     EXPECT(f, "<html lang=\"zh-CN\"><html>", "<html lang=\"zh-CN\"><html>");
     /* A piece of a document (Markdown's raw HTML) gets no lang added. */
-    fjx_rewrite rw = {cb_copy, NULL, "zh-TW", NULL, NULL, NULL, NULL, NULL};
+    fjx_rewrite rw = {cb_copy, NULL, "zh-TW", NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     fjx_buf out = {NULL, 0, 0};
     fjx_error err;
     assert_int_equal(fjx_html_fragment_rewrite("<html><p lang=zh>", 17, &rw, &out, &err), 0);
@@ -1357,7 +1357,7 @@ static void test_no_callback(void **state)
                                      fjx_vtt_rewrite, fjx_markdown_rewrite};
     static const char *const docs[] = {html_doc, srt_doc, ass_doc, vtt_doc, md_doc};
     for (size_t i = 0; i < 5; i++) {
-        fjx_rewrite rw = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+        fjx_rewrite rw = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
         fjx_buf out = {NULL, 0, 0};
         fjx_error err;
         size_t n = strlen(docs[i]);
@@ -1492,7 +1492,7 @@ static int note_removal(void *ctx, const char *part, const fj_clean_removal *r)
 static char *run_clean(rewrite_fn fn, const fj_clean *clean, const char *in, fjx_text_fn cb,
                        removals *rs, int *rc)
 {
-    fjx_rewrite rw = {cb, NULL, NULL, NULL, clean, rs ? note_removal : NULL, rs, NULL};
+    fjx_rewrite rw = {cb, NULL, NULL, NULL, clean, rs ? note_removal : NULL, rs, NULL, NULL, NULL, NULL};
     fjx_buf out = {NULL, 0, 0};
     fjx_error e;
     memset(&e, 0, sizeof e);
@@ -1712,7 +1712,7 @@ static void test_clean_xhtml(void **state)
     assert_true(well_formed(got));
     free(got);
     /* A document that is not well-formed is refused as before, at its offset. */
-    fjx_rewrite rw = {cb_copy, NULL, NULL, NULL, c, NULL, NULL, NULL};
+    fjx_rewrite rw = {cb_copy, NULL, NULL, NULL, c, NULL, NULL, NULL, NULL, NULL, NULL};
     fjx_buf out = {NULL, 0, 0};
     fjx_error e;
     memset(&e, 0, sizeof e);
@@ -1893,7 +1893,7 @@ static void test_clean_random(void **state)
                 }
             }
             tb_add(&b, "", 0);
-            fjx_rewrite rw = {cb_copy, NULL, NULL, NULL, c, NULL, NULL, NULL};
+            fjx_rewrite rw = {cb_copy, NULL, NULL, NULL, c, NULL, NULL, NULL, NULL, NULL, NULL};
             fjx_buf out = {NULL, 0, 0};
             fjx_error e;
             memset(&e, 0, sizeof e);
@@ -1923,7 +1923,7 @@ static void test_clean_random(void **state)
             tb_adds(&b, "00:00:01.000 --> 00:00:02.000\n");
         while (b.len < target)
             tb_adds(&b, units[u]);
-        fjx_rewrite rw = {cb_copy, NULL, NULL, NULL, c, NULL, NULL, NULL};
+        fjx_rewrite rw = {cb_copy, NULL, NULL, NULL, c, NULL, NULL, NULL, NULL, NULL, NULL};
         fjx_buf out = {NULL, 0, 0};
         fjx_error e;
         memset(&e, 0, sizeof e);

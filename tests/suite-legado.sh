@@ -210,9 +210,125 @@ for n in 1 2 3 4 5; do cmp -s "$W/tree-out/sub/book$n.txt" "$LG/expected-other.t
 if grep -v '^fanjian: ' "$TMP/err" | grep -qv "^$W/tree/[^:]*:[0-9]*:[0-9]*: "; then lg_tree_ok=0; fi
 check "legado: -r tree with -j 2: scope per file, report lines whole" test "$rc" -eq 0 -a "$lg_tree_ok" -eq 1
 
-# A document: Legado rules cannot map back to its bytes, so it says so and
-# the built-in rules clean it.
-printf '<p>他转身离去。</p>\n<p>天才一秒记住本站地址：www.example-book.net，最快更新无弹窗！</p>\n' >"$W/doc.html"
-run "$FJ" -c none --clean --rules "$LG/rules.json" "$W/doc.html"
-check "legado: a document is cleaned by the built-in rules, with a notice that Legado rules apply to text only" \
-    test "$rc" -eq 0 -a "$(cat "$TMP/out")" = '<p>他转身离去。</p>' -a -n "$(grep 'Legado rules apply to plain text only' "$TMP/err")"
+# -- documents: Legado removals as spans of each block ------------------------------
+# A literal rule (青豆书坊) and a regex rule (ＱＤ\p{IsHan}{2}位), neither of
+# which the built-in rules remove, cut text inside a paragraph (also next to
+# markup); a paragraph they leave with only punctuation goes whole; every
+# other byte stays.
+printf '<html><body>\n<p>他转身离去。ＱＤ推荐位他又回来了，<b>夜色</b>青豆书坊很深。</p>\n<p>青豆书坊，ＱＤ广告位。</p>\n<p>她笑了。</p>\n</body></html>\n' >"$W/doc.html"
+printf '<html><body>\n<p>他转身离去。他又回来了，<b>夜色</b>很深。</p>\n<p>她笑了。</p>\n</body></html>\n' >"$W/doc.expected.html"
+run "$FJ" -c none --clean --report --rules "$LG/doc-rules.json" "$W/doc.html"
+lg_rep=$(grep -v '^fanjian: ' "$TMP/err")
+if [ "$rc" -eq 0 ] && cmp -s "$TMP/out" "$W/doc.expected.html" &&
+    [ "$lg_rep" = "$(printf '%s\n' "$W/doc.html:2:10: ＱＤ推荐位" "$W/doc.html:2:30: 青豆书坊" "$W/doc.html:3:4: 青豆书坊，ＱＤ广告位。")" ] &&
+    ! grep -q 'plain text only' "$TMP/err"; then
+    ok "legado: HTML: literal and regex rules cut inside a paragraph, an emptied paragraph goes whole, --report lists them"
+else
+    bad "legado: HTML: literal and regex rules cut inside a paragraph, an emptied paragraph goes whole, --report lists them" \
+        "exit $rc: $(head -c 400 "$TMP/out") / $(head -c 400 "$TMP/err")"
+fi
+
+printf '# 第一章\n\n他转身离去。ＱＤ推荐位他又回来了，*夜色*青豆书坊很深。\n\n青豆书坊，ＱＤ广告位。\n\n她笑了。\n' >"$W/doc.md"
+printf '# 第一章\n\n他转身离去。他又回来了，*夜色*很深。\n\n她笑了。\n' >"$W/doc.expected.md"
+run "$FJ" -c none --clean --report --rules "$LG/doc-rules.json" "$W/doc.md"
+lg_rep=$(grep -v '^fanjian: ' "$TMP/err")
+if [ "$rc" -eq 0 ] && cmp -s "$TMP/out" "$W/doc.expected.md" &&
+    [ "$lg_rep" = "$(printf '%s\n' "$W/doc.md:3:7: ＱＤ推荐位" "$W/doc.md:3:22: 青豆书坊" "$W/doc.md:5:1: 青豆书坊，ＱＤ广告位。")" ]; then
+    ok "legado: Markdown: literal and regex rules cut inside a paragraph, an emptied paragraph goes whole, --report lists them"
+else
+    bad "legado: Markdown: literal and regex rules cut inside a paragraph, an emptied paragraph goes whole, --report lists them" \
+        "exit $rc: $(head -c 400 "$TMP/out") / $(head -c 400 "$TMP/err")"
+fi
+
+# A scoped rule applies to a document named in its scope, and only there.
+printf '<p>她笑了〔本书专用〕。</p>\n' >"$W/青云志.html"
+cp "$W/青云志.html" "$W/别的书.html"
+run "$FJ" -c none --clean --rules "$LG/doc-rules.json" "$W/青云志.html"
+lg_in=$(cat "$TMP/out")
+run "$FJ" -c none --clean --rules "$LG/doc-rules.json" "$W/别的书.html"
+check "legado: a document's file name is checked against a rule's scope" \
+    test "$lg_in" = '<p>她笑了。</p>' -a "$(cat "$TMP/out")" = '<p>她笑了〔本书专用〕。</p>'
+
+# An EPUB's content documents: the rules, with scopes checked against the
+# .epub's name; every other entry and byte stays.
+if command -v zip >/dev/null && command -v unzip >/dev/null; then
+    E=$W/epub
+    mkdir -p "$E/META-INF" "$E/OEBPS"
+    printf 'application/epub+zip' >"$E/mimetype"
+    cat >"$E/META-INF/container.xml" <<'XML'
+<?xml version="1.0" encoding="UTF-8"?>
+<container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container">
+  <rootfiles><rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/></rootfiles>
+</container>
+XML
+    cat >"$E/OEBPS/content.opf" <<'XML'
+<?xml version="1.0" encoding="UTF-8"?>
+<package xmlns="http://www.idpf.org/2007/opf" version="3.0" unique-identifier="id">
+  <metadata xmlns:dc="http://purl.org/dc/elements/1.1/">
+    <dc:identifier id="id">urn:uuid:12345678-1234-1234-1234-123456789abd</dc:identifier>
+    <dc:title>青云志</dc:title>
+    <dc:language>zh-CN</dc:language>
+    <meta property="dcterms:modified">2026-01-01T00:00:00Z</meta>
+  </metadata>
+  <manifest>
+    <item id="nav" href="nav.xhtml" media-type="application/xhtml+xml" properties="nav"/>
+    <item id="c1" href="ch1.xhtml" media-type="application/xhtml+xml"/>
+  </manifest>
+  <spine><itemref idref="c1"/></spine>
+</package>
+XML
+    cat >"$E/OEBPS/nav.xhtml" <<'XML'
+<?xml version="1.0" encoding="UTF-8"?>
+<html xmlns="http://www.w3.org/1999/xhtml" xmlns:epub="http://www.idpf.org/2007/ops" xml:lang="zh-CN" lang="zh-CN">
+<head><title>目录</title></head>
+<body><nav epub:type="toc"><ol><li><a href="ch1.xhtml">第一章</a></li></ol></nav></body>
+</html>
+XML
+    lg_ch='<?xml version="1.0" encoding="UTF-8"?>
+<html xmlns="http://www.w3.org/1999/xhtml" xml:lang="zh-CN" lang="zh-CN">
+<head><title>第一章</title></head>
+<body>
+<p>他转身离去。ＱＤ推荐位他又回来了，<em>夜色</em>青豆书坊很深。</p>
+<p>青豆书坊，ＱＤ广告位。</p>
+<p>她笑了〔本书专用〕。</p>
+</body>
+</html>'
+    printf '%s\n' "$lg_ch" >"$E/OEBPS/ch1.xhtml"
+    (cd "$E" && rm -f "$W/青云志.epub" && zip -q -X0 "$W/青云志.epub" mimetype && zip -q -X9r "$W/青云志.epub" META-INF OEBPS)
+    run "$FJ" clean --report --rules "$LG/doc-rules.json" "$W/青云志.epub" -o "$W/青云志.clean.epub"
+    lg_want='<?xml version="1.0" encoding="UTF-8"?>
+<html xmlns="http://www.w3.org/1999/xhtml" xml:lang="zh-CN" lang="zh-CN">
+<head><title>第一章</title></head>
+<body>
+<p>他转身离去。他又回来了，<em>夜色</em>很深。</p>
+<p>她笑了。</p>
+</body>
+</html>'
+    lg_same=1
+    for entry in mimetype META-INF/container.xml OEBPS/content.opf OEBPS/nav.xhtml; do
+        cmp -s <(unzip -p "$W/青云志.epub" "$entry") <(unzip -p "$W/青云志.clean.epub" "$entry") || lg_same=0
+    done
+    lg_rep=$(grep -v '^fanjian: ' "$TMP/err")
+    lg_p="$W/青云志.epub!OEBPS/ch1.xhtml"
+    if [ "$rc" -eq 0 ] && [ "$lg_same" -eq 1 ] &&
+        [ "$(unzip -p "$W/青云志.clean.epub" OEBPS/ch1.xhtml)" = "$lg_want" ] &&
+        [ "$lg_rep" = "$(printf '%s\n' "$lg_p:5:10: ＱＤ推荐位" "$lg_p:5:32: 青豆书坊" "$lg_p:6:4: 青豆书坊，ＱＤ广告位。" "$lg_p:7:7: 〔本书专用〕")" ]; then
+        ok "legado: EPUB: content documents lose the rules' matches (scope from the .epub's name), other entries unchanged"
+    else
+        bad "legado: EPUB: content documents lose the rules' matches (scope from the .epub's name), other entries unchanged" \
+            "exit $rc same=$lg_same: $(unzip -p "$W/青云志.clean.epub" OEBPS/ch1.xhtml 2>&1 | head -c 400) / $(head -c 600 "$TMP/err")"
+    fi
+    jar=/usr/share/java/epubcheck.jar
+    if command -v java >/dev/null && [ -r "$jar" ]; then
+        java -jar "$jar" -q "$W/青云志.epub" >"$W/check.in" 2>&1
+        lg_in_rc=$?
+        java -jar "$jar" -q "$W/青云志.clean.epub" >"$W/check.out" 2>&1
+        lg_out_rc=$?
+        check "legado: EPUB: epubcheck passes the book before and after the Legado rules" \
+            test "$lg_in_rc" -eq 0 -a "$lg_out_rc" -eq 0
+    else
+        skip "legado: EPUB: epubcheck" "epubcheck (and java) not installed"
+    fi
+else
+    skip "legado: EPUB" "zip and unzip not installed"
+fi
