@@ -320,9 +320,12 @@ XML
     fi
     jar=/usr/share/java/epubcheck.jar
     if command -v java >/dev/null && [ -r "$jar" ]; then
-        java -jar "$jar" -q "$W/青云志.epub" >"$W/check.in" 2>&1
+        # ASCII names: without a UTF-8 locale Java cannot open a Chinese one.
+        cp "$W/青云志.epub" "$W/check-in.epub"
+        cp "$W/青云志.clean.epub" "$W/check-out.epub"
+        java -jar "$jar" -q "$W/check-in.epub" >"$W/check.in" 2>&1
         lg_in_rc=$?
-        java -jar "$jar" -q "$W/青云志.clean.epub" >"$W/check.out" 2>&1
+        java -jar "$jar" -q "$W/check-out.epub" >"$W/check.out" 2>&1
         lg_out_rc=$?
         check "legado: EPUB: epubcheck passes the book before and after the Legado rules" \
             test "$lg_in_rc" -eq 0 -a "$lg_out_rc" -eq 0
