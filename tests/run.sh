@@ -78,6 +78,42 @@ run() {
 # The first line of stderr, for messages.
 err1() { head -n 1 "$TMP/err"; }
 
+# ---- EPUBs the tests put together -------------------------------------------------
+# epub_skeleton DIR: the mimetype and a container naming OEBPS/content.opf.
+epub_skeleton() {
+    mkdir -p "$1/META-INF" "$1/OEBPS"
+    printf 'application/epub+zip' >"$1/mimetype"
+    cat >"$1/META-INF/container.xml" <<'XML'
+<?xml version="1.0" encoding="UTF-8"?>
+<container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container">
+  <rootfiles><rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/></rootfiles>
+</container>
+XML
+}
+# epub_pack DIR BOOK (an absolute path): mimetype first and stored, as the format wants.
+epub_pack() {
+    rm -f "$2"
+    (cd "$1" && zip -q -X0 "$2" mimetype && zip -q -X9r "$2" META-INF OEBPS)
+}
+# epubcheck_all BOOK...: 0 when Debian's epubcheck passes every book, 1 when
+# it fails one (its words in $TMP/epubcheck.log), 2 when it is not installed.
+# It reads ASCII-named copies: without a UTF-8 locale Java cannot open 青云志.epub.
+epubcheck_all() {
+    local jar=/usr/share/java/epubcheck.jar book status=0 n=0
+    command -v java >/dev/null && [ -r "$jar" ] || return 2
+    : >"$TMP/epubcheck.log"
+    for book in "$@"; do
+        n=$((n + 1))
+        cp "$book" "$TMP/epubcheck-$n.epub" || return 1
+        if ! java -jar "$jar" -q "$TMP/epubcheck-$n.epub" >>"$TMP/epubcheck.log" 2>&1; then
+            echo "($book fails)" >>"$TMP/epubcheck.log"
+            status=1
+        fi
+        rm -f "$TMP/epubcheck-$n.epub"
+    done
+    return "$status"
+}
+
 # ---- cmocka programs ------------------------------------------------------------
 
 run_cmocka() {
