@@ -98,9 +98,11 @@ int fj__ctx_suspect_is_default(const fj_converter *c, uint32_t cp)
 }
 
 /* A node's value as (cost, target); 0 when it is not a model value. A word
- * without a target (target_len 0) takes each character's own answer. */
+ * without a target (target_len 0) takes each character's own answer.
+ * `split`: the language model's head and tail lengths (head << 3 | tail)
+ * when the word carries them, else 0. */
 static inline int word_value(const fj_matcher *m, const fj_node_rec *n, int32_t *cost,
-                             const unsigned char **target, uint32_t *target_len)
+                             const unsigned char **target, uint32_t *target_len, uint32_t *split)
 {
     if (n->value_len == FJ_NO_VALUE || n->value_len < 3)
         return 0;
@@ -113,6 +115,13 @@ static inline int word_value(const fj_matcher *m, const fj_node_rec *n, int32_t 
     *cost = (int32_t)((v[1] & 0x3Fu) << 6 | (v[2] & 0x3Fu));
     *target = v + 3;
     *target_len = (uint32_t)n->value_len - 3;
+    *split = 0;
+    /* U+F000..U+F03F: EF 80 80..BF */
+    if (*target_len >= 3 && v[3] == 0xEF && v[4] == 0x80 && (v[5] & 0xC0) == 0x80) {
+        *split = v[5] & 0x3Fu;
+        *target += 3;
+        *target_len -= 3;
+    }
     return 1;
 }
 
@@ -297,8 +306,8 @@ static int written_pair_is_word(const fj_converter *c, const ctx_char *run, uint
     const fj_node_rec *n = fj__child(m, &m->nodes[e & FJ_ENTRY_NODE_MASK], run[a + 1].reading);
     int32_t cost;
     const unsigned char *t, *tend;
-    uint32_t tl;
-    if (!n || !word_value(m, n, &cost, &t, &tl))
+    uint32_t tl, split;
+    if (!n || !word_value(m, n, &cost, &t, &tl, &split))
         return 0;
     int explicit_forms = has_forms_for(t, tl, 0, 2);
     tend = t + tl;
@@ -430,23 +439,98 @@ static int written_attested_within(const fj_converter *c, const ctx_char *run, u
     return 0;
 }
 
-/* Finds the best path over run[0..n) and writes it. */
+/* One candidate word of the lattice: run[i..j) with its own cost and
+ * target; `best` is the cheapest path that ends with it, `back` the word
+ * before it on that path. */
+typedef struct ctx_arc {
+    uint16_t i, j;
+    uint16_t back, next_at_end; /* arc indexes, FJ_CTX_NO_ARC for none */
+    int32_t cost, best;
+    int32_t backoff; /* what a word after this one costs beyond its own, by default */
+    uint32_t hash;   /* the model's word the word before sees (its readings' hash) */
+    uint32_t tail;   /* the model's word the word after sees */
+    const unsigned char *t;
+    uint32_t tl;
+} ctx_arc;
+
+#define FJ_CTX_NO_ARC 0xFFFFu
+/* Candidate words per lattice call; past it, positions keep only their
+ * one-character candidate. */
+#define FJ_CTX_ARCS_MAX 1024u
+
+/* The language model's slot value for (before, word), or `fallback`. */
+static inline int32_t lm_cost(const fj_converter *c, uint32_t before, uint32_t word,
+                              int32_t fallback)
+{
+    uint64_t key = fj_lm_key(before, word);
+    uint32_t fp = fj_lm_fingerprint(key), mask = (1u << c->ctx_lm_bits) - 1;
+    for (uint32_t s = (uint32_t)(key >> (64 - c->ctx_lm_bits));; s = (s + 1) & mask) {
+        uint32_t v = c->ctx_lm[s];
+        if (v == 0)
+            return fallback;
+        if (v >> 12 == fp)
+            return (int32_t)(v & 0xFFFu) - FJ_LM_BIAS;
+    }
+}
+
+/* Adds the arc run[i..j) and links it to the best arc ending at i. */
+static inline void add_arc(const fj_converter *c, ctx_arc *arcs, uint32_t *narcs, uint16_t *ends_at,
+                           uint32_t i, uint32_t j, int32_t cost, const unsigned char *t, uint32_t tl,
+                           uint32_t hash, uint32_t tail, int at_start)
+{
+    ctx_arc *a = &arcs[*narcs];
+    a->i = (uint16_t)i;
+    a->j = (uint16_t)j;
+    a->cost = cost;
+    a->t = t;
+    a->tl = tl;
+    a->hash = hash;
+    a->tail = tail;
+    a->backoff = c->ctx_lm ? lm_cost(c, tail, FJ_LM_BACKOFF, 0) : 0;
+    a->back = FJ_CTX_NO_ARC;
+    if (i == 0) {
+        a->best = cost + (c->ctx_lm && at_start ? lm_cost(c, FJ_LM_SENTENCE_START, hash, 0) : 0);
+    } else {
+        a->best = INT32_MAX;
+        for (uint16_t b = ends_at[i]; b != FJ_CTX_NO_ARC; b = arcs[b].next_at_end) {
+            const ctx_arc *p = &arcs[b];
+            if (p->best == INT32_MAX)
+                continue;
+            int32_t v = p->best + cost +
+                        (c->ctx_lm ? lm_cost(c, p->tail, hash, p->backoff) : 0);
+            if (v <= a->best) { /* on a tie, the earliest start, as the unigram lattice */
+                a->best = v;
+                a->back = b;
+            }
+        }
+    }
+    a->next_at_end = ends_at[j];
+    ends_at[j] = (uint16_t)*narcs;
+    (*narcs)++;
+}
+
+/* Finds the best path over run[0..n) and writes it: the cheapest sequence
+ * of words, each costing its own cost plus, with a language model, what it
+ * costs after the word before. at_start / at_end: run[0] begins a run, or
+ * run[n - 1] ends one (the model's sentence marks). With `ends`, ends[k] is
+ * set to 1 where a chosen word ends after run[k], else 0. */
 static void lattice(const fj_converter *c, const unsigned char *text, const ctx_char *run,
-                    uint32_t n, ctx_emit *em)
+                    uint32_t n, ctx_emit *em, int at_start, int at_end, unsigned char *ends)
 {
     const fj_matcher *m = &c->ctx_words;
-    int32_t best[FJ_CTX_RUN_MAX + 1];
-    uint16_t from[FJ_CTX_RUN_MAX + 1];
-    const unsigned char *target[FJ_CTX_RUN_MAX + 1];
-    uint32_t target_len[FJ_CTX_RUN_MAX + 1];
-    best[0] = 0;
-    for (uint32_t i = 1; i <= n; i++)
-        best[i] = INT32_MAX;
+    ctx_arc arcs[FJ_CTX_ARCS_MAX];
+    uint16_t ends_at[FJ_CTX_RUN_MAX + 1];
+    uint32_t narcs = 0;
+    for (uint32_t i = 0; i <= n; i++)
+        ends_at[i] = FJ_CTX_NO_ARC;
     for (uint32_t i = 0; i < n; i++) {
-        int32_t base = best[i], cost;
+        int32_t cost;
         const unsigned char *t;
         uint32_t tl;
         int single = 0;
+        /* Room for a one-character candidate at every later position. */
+        int room = narcs + (n - i) + 8 < FJ_CTX_ARCS_MAX;
+        uint32_t h = fj_lm_word_step(FJ_LM_WORD_SEED, run[i].reading);
         uint32_t e = fj__lookup(m, run[i].reading);
         if (e != FJ_ENTRY_IDS && (e & FJ_ENTRY_DIRECT)) {
             /* A one-character word with no longer ones after it and only a
@@ -455,18 +539,15 @@ static void lattice(const fj_converter *c, const unsigned char *text, const ctx_
             if (b0 == 0xEE && (b1 & 0xC0) == 0x80 && (b2 & 0xC0) == 0x80) {
                 cost = (int32_t)((b1 & 0x3Fu) << 6 | (b2 & 0x3Fu));
                 single = 1;
-                if (base + cost < best[i + 1]) {
-                    best[i + 1] = base + cost;
-                    from[i + 1] = (uint16_t)i;
-                    target[i + 1] = (const unsigned char *)"";
-                    target_len[i + 1] = 0;
-                }
+                add_arc(c, arcs, &narcs, ends_at, i, i + 1, cost, (const unsigned char *)"", 0,
+                        h, h, at_start);
             }
         } else if (e != 0 && e != FJ_ENTRY_IDS) {
             const fj_node_rec *node = &m->nodes[e & FJ_ENTRY_NODE_MASK];
             uint32_t j = i + 1;
             for (;;) {
-                if (word_value(m, node, &cost, &t, &tl)) {
+                uint32_t split;
+                if (word_value(m, node, &cost, &t, &tl, &split) && (room || j == i + 1)) {
                     single |= j == i + 1;
                     if (c->ctx_repair) {
                         uint64_t changed;
@@ -476,45 +557,71 @@ static void lattice(const fj_converter *c, const unsigned char *text, const ctx_
                         else
                             cost += extra;
                     }
-                    if (base + cost < best[j]) {
-                        best[j] = base + cost;
-                        from[j] = (uint16_t)i;
-                        target[j] = t;
-                        target_len[j] = tl;
+                    uint32_t head_h = h, tail_h = h;
+                    if (split) {
+                        uint32_t head = split >> 3, tail = split & 7;
+                        head_h = tail_h = FJ_LM_WORD_SEED;
+                        for (uint32_t k = i; k < i + head && k < j; k++)
+                            head_h = fj_lm_word_step(head_h, run[k].reading);
+                        for (uint32_t k = j > tail ? j - tail : 0; k < j; k++)
+                            tail_h = fj_lm_word_step(tail_h, run[k].reading);
                     }
+                    add_arc(c, arcs, &narcs, ends_at, i, j, cost, t, tl, head_h, tail_h, at_start);
                 }
                 if (j >= n || node->child_count == 0)
                     break;
                 node = fj__child(m, node, run[j].reading);
                 if (!node)
                     break;
+                h = fj_lm_word_step(h, run[j].reading);
                 j++;
             }
         }
-        if (!single && base + FJ_CTX_UNKNOWN_COST < best[i + 1]) {
-            best[i + 1] = base + FJ_CTX_UNKNOWN_COST;
-            from[i + 1] = (uint16_t)i;
-            target[i + 1] = NULL;
-            target_len[i + 1] = 0;
+        if (!single) {
+            uint32_t own = fj_lm_word_step(FJ_LM_WORD_SEED, run[i].reading);
+            add_arc(c, arcs, &narcs, ends_at, i, i + 1, FJ_CTX_UNKNOWN_COST, NULL, 0, own, own,
+                    at_start);
+        }
+    }
+    /* The cheapest arc ending at n, with the end of the run after it. */
+    uint16_t last = FJ_CTX_NO_ARC;
+    int32_t last_best = INT32_MAX;
+    for (uint16_t b = ends_at[n]; b != FJ_CTX_NO_ARC; b = arcs[b].next_at_end) {
+        const ctx_arc *p = &arcs[b];
+        if (p->best == INT32_MAX)
+            continue;
+        int32_t v = p->best + (c->ctx_lm && at_end
+                                   ? lm_cost(c, p->tail, FJ_LM_SENTENCE_END, p->backoff)
+                                   : 0);
+        if (v <= last_best) { /* the earliest-added on a tie: as the unigram lattice */
+            last_best = v;
+            last = b;
         }
     }
     /* Walk back, then write the words in order. */
-    uint16_t start[FJ_CTX_RUN_MAX + 1];
+    uint16_t chosen[FJ_CTX_RUN_MAX + 1];
     uint32_t words = 0;
-    for (uint32_t j = n; j > 0; j = from[j])
-        start[words++] = (uint16_t)j;
+    for (uint16_t b = last; b != FJ_CTX_NO_ARC; b = arcs[b].back)
+        chosen[words++] = b;
+    if (ends)
+        for (uint32_t k = 0; k < n; k++)
+            ends[k] = 0;
     while (words) {
-        uint32_t j = start[--words], i = from[j];
-        const unsigned char *t = target[j], *tend = t ? t + target_len[j] : NULL;
+        const ctx_arc *w = &arcs[chosen[--words]];
+        uint32_t i = w->i, j = w->j;
+        const unsigned char *t = w->t, *tend = t ? t + w->tl : NULL;
+        uint32_t target_len_j = w->tl;
+        if (ends)
+            ends[j - 1] = 1;
         if (c->ctx_repair) {
-            repair_word(c, text, run, n, i, j, t, target_len[j], em);
+            repair_word(c, text, run, n, i, j, t, target_len_j, em);
             continue;
         }
         if (!t) {
             emit_char(c, em, text + run[i].off, run[i].len);
             continue;
         }
-        if (target_len[j] == 0) {
+        if (target_len_j == 0) {
             for (uint32_t k = i; k < j; k++) {
                 uint32_t a = 0;
                 if (!(c->ctx_keep_folded && run[k].cp != run[k].reading))
@@ -527,7 +634,7 @@ static void lattice(const fj_converter *c, const unsigned char *text, const ctx_
             continue;
         }
         /* A word of another length is written whole. */
-        if (!has_forms_for(t, target_len[j], i, j)) {
+        if (!has_forms_for(t, target_len_j, i, j)) {
             for (const unsigned char *q = t; q < tend;) {
                 uint32_t cp;
                 int len = fj_utf8_decode(q, tend, &cp);
@@ -615,7 +722,7 @@ write_run(const fj_converter *c, const unsigned char *text, ctx_char *run, const
                 run[j].reading = reading_of(c, run[j].cp);
             j++;
         }
-        lattice(c, text, run + i, j - i, em);
+        lattice(c, text, run + i, j - i, em, i == 0, j == n, NULL);
         i = j;
     }
 }

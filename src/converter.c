@@ -242,6 +242,10 @@ static fj_status build_context_tables(fj_converter *c, const fj_image *img,
     c->ctx_ambiguous = img->ambiguous + (size_t)cx->ambiguous * FJ_BARRIER_BYTES;
     c->ctx_pairs = img->ambiguous_pairs + (size_t)cx->ambiguous * (FJ_BIGRAM_BITS / 8);
     matcher_init(&c->ctx_words, img, cx->words);
+    if (cx->lm_bits) {
+        c->ctx_lm = img->lm_slots;
+        c->ctx_lm_bits = cx->lm_bits;
+    }
     if (cx->fold != FJ_NONE) {
         c->ctx_has_fold = 1;
         matcher_init(&c->ctx_fold, img, cx->fold);

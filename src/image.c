@@ -198,6 +198,16 @@ fj_status fj__image_load(fj_image *img, const unsigned char *data, size_t size, 
     SECTION(FJ_SEC_SRCONLY, FJ_BARRIER_BYTES, "source-script character sets");
     img->source_only = s.p;
     img->source_only_count = (uint32_t)(s.size / FJ_BARRIER_BYTES);
+    SECTION(FJ_SEC_LANGMOD, 4, "language model");
+    img->lm_slots = (const uint32_t *)s.p;
+    img->lm_bits = 0;
+    if (s.size) {
+        uint64_t lm_slots = s.size / 4;
+        while (img->lm_bits < FJ_LM_BITS_MAX && ((uint64_t)1 << img->lm_bits) < lm_slots)
+            img->lm_bits++;
+        if (((uint64_t)1 << img->lm_bits) != lm_slots)
+            return bad(e, (size_t)s.offset, "language model size");
+    }
 #undef SECTION
 
     /* Every offset the matcher follows is checked here, once. */
@@ -272,6 +282,7 @@ fj_status fj__image_load(fj_image *img, const unsigned char *data, size_t size, 
             (cx->core_stage >= p->stage_count || cx->words >= img->matcher_count ||
              (cx->fold != FJ_NONE && cx->fold >= img->matcher_count) ||
              cx->ambiguous >= img->ambiguous_count ||
+             (cx->lm_bits != 0 && cx->lm_bits != img->lm_bits) ||
              (cx->source_only != FJ_NONE && cx->source_only >= img->source_only_count) ||
              ((cx->flags & FJ_CONTEXT_REPAIR) &&
               (cx->suspects == FJ_NONE || cx->suspects + 1 >= img->source_only_count ||

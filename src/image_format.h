@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #define FJ_IMAGE_MAGIC "FJDICT\x1a\n"
-#define FJ_IMAGE_VERSION 4u
+#define FJ_IMAGE_VERSION 5u
 #define FJ_IMAGE_HEADER_SIZE 64u
 
 /* Section tags: four ASCII bytes read as a little-endian u32. */
@@ -38,6 +38,8 @@
 #define FJ_SEC_CONTEXT  FJ_TAG('C', 'T', 'X', 'T') /* fj_context_rec[], one per profile */
 #define FJ_SEC_AMBIG    FJ_TAG('A', 'M', 'B', 'G') /* FJ_BARRIER_BYTES bit sets, see fj_context_rec */
 #define FJ_SEC_AMBPAIRS FJ_TAG('A', 'M', 'B', 'P') /* FJ_BIGRAM_BITS bit sets, see fj_context_rec */
+#define FJ_SEC_LANGMOD  FJ_TAG('L', 'M', 'T', 'B') /* u32 slots: the language model's context
+                                                    * costs, see fj_lm_key */
 #define FJ_SEC_SRCONLY  FJ_TAG('S', 'O', 'N', 'L') /* FJ_BARRIER_BYTES bit sets, see fj_context_rec */
 
 #define FJ_L1_SIZE (0x110000u >> 8)
@@ -152,6 +154,10 @@ typedef struct fj_context_rec {
     /* With FJ_CONTEXT_REPAIR: a matcher whose keys are words as written that
      * repair keeps (a form the model would not choose), or FJ_NONE. */
     uint32_t attested;
+    /* The language model: log2 of the LMTB slots it uses (all of them), or
+     * 0 for none. Its words' own costs are in `words` already; LMTB holds
+     * what depends on the word before. */
+    uint32_t lm_bits;
 } fj_context_rec;
 
 /* A character whose reading differs from itself is already in the target
@@ -162,6 +168,39 @@ typedef struct fj_context_rec {
 #define FJ_CONTEXT_REPAIR 2u
 #define FJ_CONTEXT_COST_BASE 0xE000u
 #define FJ_CONTEXT_COST_MAX 4095u
+
+/* The language model's table (LMTB): a word is the sequence of its
+ * characters' readings, hashed by fj_lm_word_hash. Each slot is 0 (empty)
+ * or a 20-bit fingerprint (never 0) above a 12-bit cost biased by
+ * FJ_LM_BIAS. Key (previous word, word): the cost of the word after that
+ * word, beyond its own cost. Key (word, FJ_LM_BACKOFF): what any other word
+ * after it costs extra. Linear probing from the key's top bits. */
+#define FJ_LM_BIAS 2048
+#define FJ_LM_BACKOFF 0x9F4A7C15u
+#define FJ_LM_SENTENCE_START 0x1B873593u /* the hash of the start of a run */
+#define FJ_LM_SENTENCE_END 0x85EBCA6Bu   /* the hash of the end of a run */
+#define FJ_LM_BITS_MAX 24u
+/* A lattice word the model does not know, but writes as several words it
+ * does, carries after its cost character U+F000 + (head << 3 | tail): its
+ * first and last characters that are the model's first and last words.
+ * The word before is scored against the head, the word after against the
+ * tail, as if the model's own words stood there. */
+#define FJ_LM_SPLIT_BASE 0xF000u
+#define FJ_LM_SPLIT_MAX 7u
+static inline uint32_t fj_lm_word_step(uint32_t h, uint32_t cp)
+{
+    return (h ^ cp) * 0x01000193u;
+}
+#define FJ_LM_WORD_SEED 0x811C9DC5u
+static inline uint64_t fj_lm_key(uint32_t before, uint32_t word)
+{
+    uint64_t k = ((uint64_t)before << 32 | word) * 0x9E3779B97F4A7C15ull;
+    return k ^ k >> 29;
+}
+static inline uint32_t fj_lm_fingerprint(uint64_t key)
+{
+    return (uint32_t)(key & 0xFFFFFu) | 1u;
+}
 
 /* The source dictionaries, kept so `fjdict --decompile` can give them back. */
 typedef struct fj_srcdict_rec {

@@ -38,6 +38,8 @@ typedef struct fj_image {
     const fj_context_rec *contexts; /* one per profile */
     const unsigned char *ambiguous, *ambiguous_pairs, *source_only;
     uint32_t ambiguous_count, source_only_count;
+    const uint32_t *lm_slots; /* LMTB, 1 << lm_bits slots; lm_bits 0: none */
+    uint32_t lm_bits;
 } fj_image;
 
 /* Parses and validates an image in memory. */
@@ -143,6 +145,8 @@ struct fj_converter {
     fj_matcher ctx_attested; /* repair: words kept as written; empty when none */
     int ctx_has_attested;
     fj_matcher ctx_fold, ctx_words;
+    const uint32_t *ctx_lm; /* the language model's slots, or NULL (image_format.h) */
+    uint32_t ctx_lm_bits;
     const unsigned char *ctx_ambiguous; /* bit set: the BMP character's form depends on context */
     const unsigned char *ctx_pairs;     /* see fj_context_rec */
     /* Per three-byte code point in [FJ_REC_FIRST, 0x10000): the character's

@@ -13,6 +13,8 @@
 #include "../src/image_format.h"
 #include "../src/internal.h"
 #include "../src/utf8.h"
+#include "kenlm.h"
+#include "lm.h"
 #include "model.h"
 #include "ocdata.h"
 
@@ -559,7 +561,8 @@ static int expr_uses(const oc_expr *e, const char *name)
     return 0;
 }
 
-static int compile(const char *dir, const char *out, const char *essay_path, const char *curated_dir,
+static int compile(const char *dir, const char *out, const char *essay_path, const char *lm_path,
+                   double lm_weight, const char *curated_dir,
                    int skip_misfits)
 {
     char err[1024] = "";
@@ -571,6 +574,7 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
     /* The context model's tables, when a word list is given. */
     model_tables s2t_model = {0}, t2s_model = {0};
     repair_tables repair = {0};
+    lm_table lm_tab = {0};
     int have_model = 0;
     if (essay_path) {
         model_words *essay = model_words_load(essay_path, err, sizeof err);
@@ -600,6 +604,22 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
             fprintf(stderr, "fjdict: %s\n", err);
             model_words_free(essay);
             return 1;
+        }
+        if (lm_path) {
+            kenlm_model *lm = kenlm_open(lm_path, err, sizeof err);
+            if (!lm || lm_build(lm, &s2t_model, lm_weight, &lm_tab, err, sizeof err) != 0) {
+                fprintf(stderr, "fjdict: %s\n", err);
+                kenlm_close(lm);
+                model_words_free(essay);
+                return 1;
+            }
+            printf("fjdict: language model: %zu s2t words known to it, %zu written as its "
+                   "words (%zu as several); %zu bigram and %zu back-off costs in 2^%u slots "
+                   "(%zu KiB)\n",
+                   lm_tab.words_known, lm_tab.words_spelled, lm_tab.words_split, lm_tab.pairs,
+                   lm_tab.backoffs,
+                   lm_tab.bits, ((size_t)4 << lm_tab.bits) / 1024);
+            kenlm_close(lm);
         }
         printf("fjdict: context model: %zu s2t words (%zu essay words used, %zu dropped), "
                "%zu t2s words\n",
@@ -641,6 +661,7 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
         cx->ambiguous = 0;
         cx->source_only = FJ_NONE;
         cx->suspects = cx->defaults = cx->attested = FJ_NONE;
+        cx->lm_bits = 0;
         if (p->normalization_count > 1) {
             fprintf(stderr, "fjdict: %s: more than one normalization step\n", p->name);
             return 1;
@@ -675,6 +696,7 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
                     cx->flags = FJ_CONTEXT_KEEP_FOLDED;
                     cx->ambiguous = 0;
                     cx->source_only = 0;
+                    cx->lm_bits = lm_tab.bits;
                 } else if (expr_uses(p->chain[c], "TSCharacters")) {
                     if (t2s_ids[1] == FJ_NONE) {
                         b.plain = 1;
@@ -711,6 +733,7 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
             cx->defaults = s2t_core;
             cx->attested = repair_attested_id;
             cx->source_only = 0; /* a run with Simplified-only characters is not repaired */
+            cx->lm_bits = lm_tab.bits; /* the same words, the same model */
         }
         if (seg && r->stage_count && seg_is_step1(seg, b.matcher_dicts[r->stages[0]])) {
             oc_dict_free(seg);
@@ -826,6 +849,7 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
         {FJ_SEC_AMBIG, ambig, have_model ? 2 * (size_t)FJ_BARRIER_BYTES : 0},
         {FJ_SEC_AMBPAIRS, ambpairs, have_model ? 2 * (size_t)FJ_BIGRAM_BITS / 8 : 0},
         {FJ_SEC_SRCONLY, srconly, have_model ? 3 * (size_t)FJ_BARRIER_BYTES : 0},
+        {FJ_SEC_LANGMOD, lm_tab.slots, lm_tab.bits ? (size_t)4 << lm_tab.bits : 0},
     };
     printf("fjdict: %zu source dictionaries, %zu profiles, %zu matchers, %zu nodes, %zu blocks\n",
            data->source_count, data->profile_count, b.matcher_count, b.node_count,
@@ -857,6 +881,7 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
     free(ambig);
     free(srconly);
     repair_tables_free(&repair);
+    lm_table_free(&lm_tab);
     free(ambpairs);
     model_tables_free(&s2t_model);
     model_tables_free(&t2s_model);
@@ -905,38 +930,115 @@ static int decompile(const char *image, const char *outdir)
     return rc;
 }
 
+/* --lm-dump: the model as tools' text, to check the reader against
+ * ../shared/tools/kenlm-dump.py. bigrams and trigrams take optional WORDs:
+ * only n-grams whose first word is one of them. */
+static int lm_dump(const char *path, const char *what, char **want, int nwant)
+{
+    char err[300];
+    kenlm_model *m = kenlm_open(path, err, sizeof err);
+    if (!m) {
+        fprintf(stderr, "fjdict: %s\n", err);
+        return 1;
+    }
+    int uni = strcmp(what, "unigrams") == 0, bi = strcmp(what, "bigrams") == 0,
+        tri = strcmp(what, "trigrams") == 0;
+    uint32_t vocab = (uint32_t)kenlm_count(m, 1);
+    unsigned char *wanted = NULL;
+    if (nwant > 0) {
+        wanted = calloc(vocab, 1);
+        for (int i = 0; wanted && i < nwant; i++) {
+            uint32_t id = kenlm_find(m, want[i], strlen(want[i]));
+            if (id || strcmp(want[i], "<unk>") == 0)
+                wanted[id] = 1;
+        }
+    }
+    for (uint32_t w = 0; w < vocab && (uni || bi || tri); w++) {
+        size_t wl, xl, yl;
+        const char *ws = kenlm_word(m, w, &wl);
+        float p, b;
+        if (uni) {
+            kenlm_unigram(m, w, &p, &b);
+            printf("%.*s\t%.4f\t%.4f\n", (int)wl, ws, (double)p, (double)b);
+            continue;
+        }
+        uint64_t begin, end;
+        kenlm_bigrams_ending(m, w, &begin, &end);
+        for (uint64_t i = begin; i < end; i++) {
+            uint32_t x;
+            kenlm_bigram(m, i, &x, &p, &b);
+            const char *xs = kenlm_word(m, x, &xl);
+            if (!xs)
+                continue;
+            if (bi) {
+                if (!wanted || wanted[x])
+                    printf("%.*s\t%.*s\t%.3f\n", (int)xl, xs, (int)wl, ws, (double)p);
+                continue;
+            }
+            uint64_t tb, te;
+            kenlm_trigrams_under(m, i, &tb, &te);
+            for (uint64_t t = tb; t < te; t++) {
+                uint32_t y;
+                kenlm_trigram(m, t, &y, &p);
+                const char *ys = kenlm_word(m, y, &yl);
+                if (ys && (!wanted || wanted[y]))
+                    printf("%.*s\t%.*s\t%.*s\t%.3f\n", (int)yl, ys, (int)xl, xs, (int)wl, ws,
+                           (double)p);
+            }
+        }
+    }
+    free(wanted);
+    kenlm_close(m);
+    if (!(uni || bi || tri)) {
+        fprintf(stderr, "fjdict: --lm-dump: unigrams, bigrams or trigrams\n");
+        return 2;
+    }
+    return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
+}
+
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: fjdict --compile OPENCC_DATA_DIR -o IMAGE [--essay FILE [--curated DIR\n"
-               "                                                  [--skip-misfits]]]\n"
+    fprintf(f, "usage: fjdict --compile OPENCC_DATA_DIR -o IMAGE [--essay FILE [--lm MODEL.lm]\n"
+               "                                   [--curated DIR [--skip-misfits]]]\n"
                "       fjdict --decompile IMAGE OUTDIR\n"
+               "       fjdict --lm-dump MODEL.lm unigrams|bigrams|trigrams [WORD...]\n"
                "OPENCC_DATA_DIR holds OpenCC's dictionary/ and config/ directories.\n"
                "--essay: a word list with counts (rime-essay's essay.txt) for the context\n"
                "model of the default mode; --curated: a directory with our own s2t.tsv,\n"
                "s2t-forms.tsv, s2t-surnames.tsv, t2s.tsv, repair.tsv and\n"
                "repair-either.tsv. Without --essay the image offers the compatible mode\n"
-               "only. --skip-misfits: leave out curated entries that OpenCC's tables (cut\n"
-               "down, for tests) do not allow, instead of failing.\n");
+               "only. --lm: a KenLM word model of Simplified Chinese (libime's zh_CN.lm)\n"
+               "scored beside the word list, with --lm-weight W (default %.2f) against it.\n"
+               "--skip-misfits: leave out curated entries that OpenCC's tables (cut\n"
+               "down, for tests) do not allow, instead of failing.\n",
+            FJ_LM_WEIGHT);
 }
 
 int main(int argc, char **argv)
 {
     if (argc >= 5 && strcmp(argv[1], "--compile") == 0 && strcmp(argv[3], "-o") == 0) {
-        const char *essay = NULL, *curated = NULL;
+        const char *essay = NULL, *curated = NULL, *lm = NULL;
+        double lm_weight = FJ_LM_WEIGHT;
         int i = 5, skip_misfits = 0;
         for (; i < argc; i++) {
             if (strcmp(argv[i], "--essay") == 0 && i + 1 < argc)
                 essay = argv[++i];
             else if (strcmp(argv[i], "--curated") == 0 && i + 1 < argc)
                 curated = argv[++i];
+            else if (strcmp(argv[i], "--lm") == 0 && i + 1 < argc)
+                lm = argv[++i];
+            else if (strcmp(argv[i], "--lm-weight") == 0 && i + 1 < argc)
+                lm_weight = strtod(argv[++i], NULL);
             else if (strcmp(argv[i], "--skip-misfits") == 0)
                 skip_misfits = 1;
             else
                 break;
         }
-        if (i == argc && (!curated || essay))
-            return compile(argv[2], argv[4], essay, curated, skip_misfits);
+        if (i == argc && (!curated || essay) && (!lm || essay))
+            return compile(argv[2], argv[4], essay, lm, lm_weight, curated, skip_misfits);
     }
+    if (argc >= 4 && strcmp(argv[1], "--lm-dump") == 0)
+        return lm_dump(argv[2], argv[3], argv + 4, argc - 4);
     if (argc == 4 && strcmp(argv[1], "--decompile") == 0)
         return decompile(argv[2], argv[3]);
     if (argc == 2 && strcmp(argv[1], "--help") == 0) {
