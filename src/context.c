@@ -474,9 +474,10 @@ static inline int32_t lm_cost(const fj_converter *c, uint32_t before, uint32_t w
 }
 
 /* Adds the arc run[i..j) and links it to the best arc ending at i. */
-static inline void add_arc(const fj_converter *c, ctx_arc *arcs, uint32_t *narcs, uint16_t *ends_at,
-                           uint32_t i, uint32_t j, int32_t cost, const unsigned char *t, uint32_t tl,
-                           uint32_t hash, uint32_t tail, int at_start)
+static inline __attribute__((always_inline)) void add_arc(const fj_converter *c, ctx_arc *arcs, uint32_t *narcs, uint16_t *ends_at,
+                           int32_t *best_at, uint32_t i, uint32_t j, int32_t cost,
+                           const unsigned char *t, uint32_t tl, uint32_t hash, uint32_t tail,
+                           int at_start)
 {
     ctx_arc *a = &arcs[*narcs];
     a->i = (uint16_t)i;
@@ -484,12 +485,19 @@ static inline void add_arc(const fj_converter *c, ctx_arc *arcs, uint32_t *narcs
     a->cost = cost;
     a->t = t;
     a->tl = tl;
-    a->hash = hash;
-    a->tail = tail;
-    a->backoff = c->ctx_lm ? lm_cost(c, tail, FJ_LM_BACKOFF, 0) : 0;
+    if (c->ctx_lm) {
+        a->hash = hash;
+        a->tail = tail;
+        a->backoff = lm_cost(c, tail, FJ_LM_BACKOFF, 0);
+    }
     a->back = FJ_CTX_NO_ARC;
     if (i == 0) {
         a->best = cost + (c->ctx_lm && at_start ? lm_cost(c, FJ_LM_SENTENCE_START, hash, 0) : 0);
+    } else if (!c->ctx_lm) {
+        /* Without a model the word before does not matter: the cheapest
+         * path to i, the first of equals (the head of ends_at[i]). */
+        a->best = best_at[i] == INT32_MAX ? INT32_MAX : best_at[i] + cost;
+        a->back = ends_at[i];
     } else {
         a->best = INT32_MAX;
         for (uint16_t b = ends_at[i]; b != FJ_CTX_NO_ARC; b = arcs[b].next_at_end) {
@@ -504,8 +512,13 @@ static inline void add_arc(const fj_converter *c, ctx_arc *arcs, uint32_t *narcs
             }
         }
     }
-    a->next_at_end = ends_at[j];
-    ends_at[j] = (uint16_t)*narcs;
+    if (c->ctx_lm || a->best < best_at[j]) {
+        /* Without a model only the cheapest arc ending at j is kept. */
+        a->next_at_end = ends_at[j];
+        ends_at[j] = (uint16_t)*narcs;
+        if (a->best < best_at[j])
+            best_at[j] = a->best;
+    }
     (*narcs)++;
 }
 
@@ -520,9 +533,12 @@ static void lattice(const fj_converter *c, const unsigned char *text, const ctx_
     const fj_matcher *m = &c->ctx_words;
     ctx_arc arcs[FJ_CTX_ARCS_MAX];
     uint16_t ends_at[FJ_CTX_RUN_MAX + 1];
+    int32_t best_at[FJ_CTX_RUN_MAX + 1];
     uint32_t narcs = 0;
-    for (uint32_t i = 0; i <= n; i++)
+    for (uint32_t i = 0; i <= n; i++) {
         ends_at[i] = FJ_CTX_NO_ARC;
+        best_at[i] = INT32_MAX;
+    }
     for (uint32_t i = 0; i < n; i++) {
         int32_t cost;
         const unsigned char *t;
@@ -539,7 +555,7 @@ static void lattice(const fj_converter *c, const unsigned char *text, const ctx_
             if (b0 == 0xEE && (b1 & 0xC0) == 0x80 && (b2 & 0xC0) == 0x80) {
                 cost = (int32_t)((b1 & 0x3Fu) << 6 | (b2 & 0x3Fu));
                 single = 1;
-                add_arc(c, arcs, &narcs, ends_at, i, i + 1, cost, (const unsigned char *)"", 0,
+                add_arc(c, arcs, &narcs, ends_at, best_at, i, i + 1, cost, (const unsigned char *)"", 0,
                         h, h, at_start);
             }
         } else if (e != 0 && e != FJ_ENTRY_IDS) {
@@ -566,20 +582,21 @@ static void lattice(const fj_converter *c, const unsigned char *text, const ctx_
                         for (uint32_t k = j > tail ? j - tail : 0; k < j; k++)
                             tail_h = fj_lm_word_step(tail_h, run[k].reading);
                     }
-                    add_arc(c, arcs, &narcs, ends_at, i, j, cost, t, tl, head_h, tail_h, at_start);
+                    add_arc(c, arcs, &narcs, ends_at, best_at, i, j, cost, t, tl, head_h, tail_h, at_start);
                 }
                 if (j >= n || node->child_count == 0)
                     break;
                 node = fj__child(m, node, run[j].reading);
                 if (!node)
                     break;
-                h = fj_lm_word_step(h, run[j].reading);
+                if (c->ctx_lm)
+                    h = fj_lm_word_step(h, run[j].reading);
                 j++;
             }
         }
         if (!single) {
             uint32_t own = fj_lm_word_step(FJ_LM_WORD_SEED, run[i].reading);
-            add_arc(c, arcs, &narcs, ends_at, i, i + 1, FJ_CTX_UNKNOWN_COST, NULL, 0, own, own,
+            add_arc(c, arcs, &narcs, ends_at, best_at, i, i + 1, FJ_CTX_UNKNOWN_COST, NULL, 0, own, own,
                     at_start);
         }
     }
