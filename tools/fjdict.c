@@ -13,6 +13,7 @@
 #include "../src/image_format.h"
 #include "../src/internal.h"
 #include "../src/utf8.h"
+#include "lint.h"
 #include "model.h"
 #include "ocdata.h"
 
@@ -905,18 +906,29 @@ static int decompile(const char *image, const char *outdir)
     return rc;
 }
 
+/* What --lint builds its images with: --compile with a curated directory. */
+static int lint_build_image(const char *data_dir, const char *image_path, const char *essay_path,
+                            const char *curated_dir)
+{
+    return compile(data_dir, image_path, essay_path, curated_dir, 0);
+}
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: fjdict --compile OPENCC_DATA_DIR -o IMAGE [--essay FILE [--curated DIR\n"
                "                                                  [--skip-misfits]]]\n"
                "       fjdict --decompile IMAGE OUTDIR\n"
+               "       fjdict --lint DIR [--data OPENCC_DATA_DIR --essay FILE]\n"
                "OPENCC_DATA_DIR holds OpenCC's dictionary/ and config/ directories.\n"
                "--essay: a word list with counts (rime-essay's essay.txt) for the context\n"
                "model of the default mode; --curated: a directory with our own s2t.tsv,\n"
                "s2t-forms.tsv, s2t-surnames.tsv, t2s.tsv, repair.tsv and\n"
                "repair-either.tsv. Without --essay the image offers the compatible mode\n"
                "only. --skip-misfits: leave out curated entries that OpenCC's tables (cut\n"
-               "down, for tests) do not allow, instead of failing.\n");
+               "down, for tests) do not allow, instead of failing.\n"
+               "--lint: refuses conflicting entries in the curated tables of DIR (exit\n"
+               "status 1) and counts them; with --data and --essay, also warns of\n"
+               "s2t.tsv and t2s.tsv entries that change nothing.\n");
 }
 
 int main(int argc, char **argv)
@@ -937,6 +949,8 @@ int main(int argc, char **argv)
         if (i == argc && (!curated || essay))
             return compile(argv[2], argv[4], essay, curated, skip_misfits);
     }
+    if (argc >= 3 && strcmp(argv[1], "--lint") == 0)
+        return lint_main(argc - 2, argv + 2, lint_build_image);
     if (argc == 4 && strcmp(argv[1], "--decompile") == 0)
         return decompile(argv[2], argv[3]);
     if (argc == 2 && strcmp(argv[1], "--help") == 0) {
