@@ -50,7 +50,7 @@ typedef struct entry {
 } entry;
 
 typedef struct table {
-    char path[4096];
+    char path[4400];
     int present;
     entry *e;
     size_t n;
