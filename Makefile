@@ -70,7 +70,7 @@ $(BUILD)/pic/libfanjian.a: $(LIB_PIC_OBJ)
 $(BUILD)/fanjian: $(BUILD)/cli/fanjian.o $(CLI_OBJ) $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(CLI_LIBS)
 
-$(BUILD)/fjdict: $(BUILD)/tools/fjdict.o $(TOOL_OBJ) $(BUILD)/libfanjian.a
+$(BUILD)/fjdict: $(BUILD)/tools/fjdict.o $(BUILD)/tools/lint.o $(TOOL_OBJ) $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lm
 
 $(DATA)/.fetched: scripts/fetch-opencc.sh
@@ -150,6 +150,25 @@ check:
 	         END {if (n < 2) f += 1; \
 	              printf "total: %d passed, %d failed%s\n", p, f, s ? sprintf(", %d skipped", s) : ""; \
 	              exit (f > 0)}'
+
+# The curated tables of data/context: conflicts fail, entries that change
+# nothing are warnings, and the counts (tools/lint.c; make check runs it in
+# tests/suite-lint.sh).
+.PHONY: lint
+lint: $(BUILD)/fjdict $(DATA)/.fetched $(ESSAY)
+	$(BUILD)/fjdict --lint data/context --data $(DATA) --essay $(ESSAY)
+
+# Today's default-mode differences from OpenCC's test cases, in the format of
+# tests/opencc-default-disagreements.tsv (the reasons of lines whose output is
+# unchanged kept), on stdout and in $(BUILD)/opencc-default-report.tsv; copy
+# that file over the list to adopt it (a shell redirection onto the list
+# would empty it before it is read).
+.PHONY: opencc-default-report
+opencc-default-report: $(DICT) $(BUILD)/tests/cases
+	@FANJIAN_DICT=$(DICT) $(BUILD)/tests/cases --opencc-default-report \
+	    >$(BUILD)/opencc-default-report.tsv
+	@cat $(BUILD)/opencc-default-report.tsv
+	@echo "written to $(BUILD)/opencc-default-report.tsv" >&2
 
 # ---- benchmarks (bench/README.md) -------------------------------------------
 # One Markdown report on stdout, also saved to $(BENCH_REPORT).

@@ -1,5 +1,9 @@
 /* fanjian conversion cases (cmocka), one cmocka test per case:
- *   - OpenCC 1.4.2's own test cases, ../shared/opencc/testcases.json
+ *   - OpenCC 1.4.2's own test cases, ../shared/opencc/testcases.json, in
+ *     --compat mode, and in the default mode against the deliberate
+ *     disagreements of tests/opencc-default-disagreements.tsv
+ *     (FANJIAN_OPENCC_DISAGREEMENTS); `cases --opencc-default-report`
+ *     prints today's differences in that file's format
  *   - OpenCC 1.4.2's output on ../shared/opencc/compat/input.txt, 16 profiles,
  *     one-shot and streamed in 64 KiB pieces
  *   - our case files, tests/cases/ *.tsv: profile<TAB>input<TAB>expected,
@@ -508,6 +512,319 @@ static void test_tsv_case(void **state)
         fail_msg("%s: wrong output%s", what, c->flags & FJ_COMPAT ? "" : c->flags & FJ_REPAIR_THOROUGH ? " (thorough repair)" : " (default mode)");
 }
 
+/* ---- OpenCC's testcases.json in the default mode ------------------------------ */
+
+/* The default mode must give OpenCC's output too, except where fanjian
+ * disagrees on purpose: the lines of tests/opencc-default-disagreements.tsv,
+ * "profile<TAB>input<TAB>fanjian's output<TAB>reason" (escapes as in the case
+ * files). A case that differs and is not listed fails; so does a listed one
+ * that now gives OpenCC's output or another output than the listed one, so a
+ * stale list shows. `cases --opencc-default-report` prints today's
+ * differences in the file's format. */
+typedef struct disagreement {
+    char *profile, *input, *output, *reason;
+    size_t input_len, output_len, line;
+    int has_case; /* some case of testcases.json has this profile and input */
+} disagreement;
+
+static disagreement *g_dis;
+static size_t g_dis_count;
+static char *g_dis_errors; /* the list's problems, NULL when none */
+static const char *g_dis_path;
+
+static void dis_error(size_t line, const char *fmt, ...)
+{
+    char msg[512], buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    snprintf(buf, sizeof buf, "%s:%zu: %s\n", g_dis_path, line, msg);
+    size_t old = g_dis_errors ? strlen(g_dis_errors) : 0;
+    g_dis_errors = realloc(g_dis_errors, old + strlen(buf) + 1);
+    memcpy(g_dis_errors + old, buf, strlen(buf) + 1);
+}
+
+static int profile_known(const char *name)
+{
+    for (int i = 0; i < 16; i++)
+        if (strcmp(t_profiles[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+static disagreement *dis_find(const char *profile, const char *input, size_t input_len)
+{
+    for (size_t i = 0; i < g_dis_count; i++)
+        if (strcmp(g_dis[i].profile, profile) == 0 && g_dis[i].input_len == input_len &&
+            memcmp(g_dis[i].input, input, input_len) == 0)
+            return &g_dis[i];
+    return NULL;
+}
+
+/* Reads the list; a missing file is an empty list only for the report. */
+static void load_disagreements(const char *path, int missing_ok)
+{
+    g_dis_path = path;
+    size_t len;
+    char *text = t_read_file(path, &len);
+    if (!text) {
+        if (!missing_ok)
+            dis_error(0, "cannot read the file");
+        return;
+    }
+    size_t line = 0;
+    for (char *p = text, *end = text + len; p < end;) {
+        char *nl = memchr(p, '\n', (size_t)(end - p));
+        char *eol = nl ? nl : end;
+        line++;
+        size_t n = (size_t)(eol - p);
+        if (n > 0 && p[0] != '#') {
+            char *f[4] = {p, NULL, NULL, NULL};
+            int fields = 1;
+            for (char *q = p; q < eol; q++)
+                if (*q == '\t') {
+                    if (fields < 4)
+                        f[fields] = q + 1;
+                    fields++;
+                }
+            if (fields != 4) {
+                dis_error(line, "want exactly four tab-separated fields "
+                                "(profile, input, fanjian's output, reason)");
+            } else {
+                disagreement d;
+                memset(&d, 0, sizeof d);
+                size_t plen;
+                d.line = line;
+                d.profile = unescape(f[0], (size_t)(f[1] - 1 - f[0]), &plen);
+                d.input = unescape(f[1], (size_t)(f[2] - 1 - f[1]), &d.input_len);
+                d.output = unescape(f[2], (size_t)(f[3] - 1 - f[2]), &d.output_len);
+                d.reason = strndup(f[3], (size_t)(eol - f[3]));
+                if (!d.profile || !d.input || !d.output) {
+                    dis_error(line, "bad escape (allowed: \\t \\n \\r \\\\ \\xHH)");
+                } else if (!profile_known(d.profile)) {
+                    dis_error(line, "unknown profile %s", d.profile);
+                } else if (d.reason[0] == 0) {
+                    dis_error(line, "the reason is empty");
+                } else if (dis_find(d.profile, d.input, d.input_len)) {
+                    dis_error(line, "%s and this input are listed twice (first on line %zu)",
+                              d.profile, dis_find(d.profile, d.input, d.input_len)->line);
+                } else {
+                    g_dis = realloc(g_dis, (g_dis_count + 1) * sizeof *g_dis);
+                    g_dis[g_dis_count++] = d;
+                    p = eol + 1;
+                    continue;
+                }
+                free(d.profile);
+                free(d.input);
+                free(d.output);
+                free(d.reason);
+            }
+        }
+        p = eol + 1;
+    }
+    free(text);
+}
+
+static void free_disagreements(void)
+{
+    for (size_t i = 0; i < g_dis_count; i++) {
+        free(g_dis[i].profile);
+        free(g_dis[i].input);
+        free(g_dis[i].output);
+        free(g_dis[i].reason);
+    }
+    free(g_dis);
+    free(g_dis_errors);
+}
+
+/* Writes s escaped for the list's fields: \t \n \r \\ and \xHH for other
+ * control bytes. */
+static void print_field(FILE *f, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '\t')
+            fputs("\\t", f);
+        else if (c == '\n')
+            fputs("\\n", f);
+        else if (c == '\r')
+            fputs("\\r", f);
+        else if (c == '\\')
+            fputs("\\\\", f);
+        else if (c < 0x20 || c == 0x7F)
+            fprintf(f, "\\x%02X", c);
+        else
+            fputc(c, f);
+    }
+}
+
+/* The default mode's output for one case and profile, one-shot; NULL when
+ * the profile is unknown. *streamed_same: a stream fed byte by byte agrees. */
+static char *convert_default(const char *profile, const char *in, size_t in_len, size_t *out_len,
+                             int *streamed_same)
+{
+    const fj_converter *c = conv_named(profile, FJ_DEFAULT);
+    if (!c)
+        return NULL;
+    char *out = NULL;
+    if (fj_convert_alloc(c, in, in_len, &out, out_len) != FJ_OK)
+        return NULL;
+    tbuf s = {0};
+    *streamed_same = t_stream_pieces(c, in, in_len, 1, &s) == FJ_OK && s.len == *out_len &&
+                     (s.len == 0 || memcmp(s.p, out, s.len) == 0);
+    tb_free(&s);
+    return out;
+}
+
+static void print_case_lines(const char *in, const char *exp, const char *got, size_t got_len)
+{
+    fputs("    input:    ", stdout);
+    t_print_text(stdout, in, strlen(in), 400);
+    fputs("\n    OpenCC:   ", stdout);
+    t_print_text(stdout, exp, strlen(exp), 400);
+    fputs("\n    fanjian:  ", stdout);
+    t_print_text(stdout, got, got_len, 400);
+    fputs("\n", stdout);
+    fflush(stdout);
+}
+
+static void test_json_default_case(void **state)
+{
+    const json_case *jc = *state;
+    size_t failures = 0, checked = 0;
+    const char *profile;
+    json_t *value;
+    json_object_foreach(jc->expected, profile, value)
+    {
+        const char *exp = json_string_value(value);
+        if (!exp)
+            fail_msg("%s: expected output for %s is not a string", jc->id, profile);
+        checked++;
+        size_t in_len = strlen(jc->input), got_len;
+        int streamed_same = 0;
+        char *got = convert_default(profile, jc->input, in_len, &got_len, &streamed_same);
+        if (!got) {
+            print_message("  %s %s: unknown profile, or the conversion failed\n", jc->id, profile);
+            failures++;
+            continue;
+        }
+        const disagreement *d = dis_find(profile, jc->input, in_len);
+        int as_opencc = got_len == strlen(exp) && memcmp(got, exp, got_len) == 0;
+        int ok = 1;
+        if (!streamed_same) {
+            print_message("  %s %s: streamed byte by byte, the output differs from one-shot\n",
+                          jc->id, profile);
+            ok = 0;
+        } else if (as_opencc && d) {
+            print_message("  %s %s: listed as a disagreement (%s:%zu), but now gives OpenCC's "
+                          "output: remove the line\n",
+                          jc->id, profile, g_dis_path, d->line);
+            ok = 0;
+        } else if (!as_opencc && !d) {
+            print_message("  %s %s: differs from OpenCC, and %s does not list it\n", jc->id,
+                          profile, g_dis_path);
+            ok = 0;
+        } else if (!as_opencc && (d->output_len != got_len ||
+                                  memcmp(d->output, got, got_len) != 0)) {
+            print_message("  %s %s: differs from OpenCC, and from the output %s:%zu lists:\n"
+                          "    listed:   ",
+                          jc->id, profile, g_dis_path, d->line);
+            t_print_text(stdout, d->output, d->output_len, 400);
+            fputs("\n", stdout);
+            ok = 0;
+        }
+        if (!ok) {
+            print_case_lines(jc->input, exp, got, got_len);
+            failures++;
+        }
+        free(got);
+    }
+    assert_true(checked > 0);
+    if (failures)
+        fail_msg("%s: %zu of %zu profiles (default mode) disagree with OpenCC and the list",
+                 jc->id, failures, checked);
+}
+
+/* The list itself: well-formed, and every line names a case of testcases.json. */
+static void test_disagreement_list(void **state)
+{
+    (void)state;
+    size_t orphans = 0;
+    for (size_t i = 0; i < g_dis_count; i++)
+        if (!g_dis[i].has_case) {
+            print_message("  %s:%zu: no case of testcases.json has profile %s and this input: "
+                          "remove the line\n",
+                          g_dis_path, g_dis[i].line, g_dis[i].profile);
+            orphans++;
+        }
+    if (g_dis_errors) {
+        fputs(g_dis_errors, stdout);
+        fflush(stdout);
+    }
+    if (g_dis_errors || orphans)
+        fail_msg("%s: the list has errors", g_dis_path);
+}
+
+static const char disagreements_header[] =
+    "# OpenCC's test cases (../shared/opencc/testcases.json) on which fanjian's\n"
+    "# default mode deliberately writes something else. tests/cases checks every\n"
+    "# case in the default mode: it fails on a difference not listed here, and on\n"
+    "# a line here whose case now gives OpenCC's output or another output than the\n"
+    "# one listed. `make opencc-default-report` prints today's differences in this\n"
+    "# format, keeping the reasons of lines whose output is unchanged.\n"
+    "# PROFILE<TAB>INPUT<TAB>FANJIAN'S OUTPUT<TAB>REASON (escapes \\t \\n \\r \\\\ \\xHH);\n"
+    "# the comment above each line gives the case's id and OpenCC's output.\n";
+
+/* Prints every case and profile whose default-mode output differs from
+ * OpenCC's, as lines of the list; a listed reason is kept when the listed
+ * output is still the output. 0, or 1 when a conversion failed. */
+static int print_default_report(const json_case *cases, size_t n)
+{
+    fputs(disagreements_header, stdout);
+    size_t differ = 0, checked = 0;
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *profile;
+        json_t *value;
+        json_object_foreach(cases[i].expected, profile, value)
+        {
+            const char *exp = json_string_value(value);
+            size_t in_len = strlen(cases[i].input), got_len;
+            int streamed_same = 0;
+            char *got = exp ? convert_default(profile, cases[i].input, in_len, &got_len,
+                                              &streamed_same)
+                            : NULL;
+            checked++;
+            if (!got) {
+                fprintf(stderr, "cases: %s %s: unknown profile, or the conversion failed\n",
+                        cases[i].id, profile);
+                rc = 1;
+                continue;
+            }
+            if (got_len != strlen(exp) || memcmp(got, exp, got_len) != 0) {
+                const disagreement *d = dis_find(profile, cases[i].input, in_len);
+                const char *reason = d && d->output_len == got_len &&
+                                             memcmp(d->output, got, got_len) == 0
+                                         ? d->reason
+                                         : "(undecided)";
+                fprintf(stdout, "# %s: OpenCC ", cases[i].id);
+                print_field(stdout, exp, strlen(exp));
+                fprintf(stdout, "\n%s\t", profile);
+                print_field(stdout, cases[i].input, in_len);
+                fputc('\t', stdout);
+                print_field(stdout, got, got_len);
+                fprintf(stdout, "\t%s\n", reason);
+                differ++;
+            }
+            free(got);
+        }
+    }
+    fprintf(stderr, "cases: %zu of %zu checks differ from OpenCC in the default mode\n", differ,
+            checked);
+    return rc;
+}
+
 /* ---- development cases, default mode ----------------------------------------- */
 
 /* ../shared/cases/<name>: parsed like our case files, converted with FJ_DEFAULT. */
@@ -575,9 +892,14 @@ static char *keepf(const char *f, ...)
     return g_names[g_name_count++] = strdup(buf);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     tests t = {0};
+    int report = argc == 2 && strcmp(argv[1], "--opencc-default-report") == 0;
+    if (argc > 1 && !report) {
+        fprintf(stderr, "usage: cases [--opencc-default-report]\n");
+        return 2;
+    }
 
     /* OpenCC's test cases. */
     char path[4096];
@@ -611,7 +933,45 @@ int main(void)
                 }
                 add_test(&t, keepf("opencc %s", jcases[i].id), test_json_case, &jcases[i]);
             }
+            /* The same cases in the default mode, against the list of
+             * deliberate disagreements. */
+            load_disagreements(t_env("FANJIAN_OPENCC_DISAGREEMENTS",
+                                     "tests/opencc-default-disagreements.tsv"),
+                               report);
+            for (size_t i = 0; i < n; i++) {
+                if (!jcases[i].input || !json_is_object(jcases[i].expected))
+                    continue;
+                const char *profile;
+                json_t *value;
+                json_object_foreach(jcases[i].expected, profile, value)
+                {
+                    disagreement *d =
+                        dis_find(profile, jcases[i].input, strlen(jcases[i].input));
+                    if (d)
+                        d->has_case = 1;
+                }
+                add_test(&t, keepf("opencc %s (default mode)", jcases[i].id),
+                         test_json_default_case, &jcases[i]);
+            }
+            add_test(&t, keepf("opencc default-mode disagreements list"), test_disagreement_list,
+                     NULL);
+            if (report) {
+                int rc = group_setup(NULL) != 0 ? 1 : print_default_report(jcases, n);
+                group_teardown(NULL);
+                free_disagreements();
+                for (size_t i = 0; i < g_name_count; i++)
+                    free(g_names[i]);
+                free(g_names);
+                free(t.v);
+                free(jcases);
+                json_decref(g_json);
+                return rc;
+            }
         }
+    }
+    if (report) {
+        fprintf(stderr, "cases: %s: no OpenCC test cases to report on\n", path);
+        return 1;
     }
 
     /* OpenCC 1.4.2's output on the compat input. */
@@ -678,6 +1038,7 @@ int main(void)
     free(g_names);
     free(t.v);
     free(jcases);
+    free_disagreements();
     free(g_compat_in);
     json_decref(g_json);
     return rc;

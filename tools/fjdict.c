@@ -15,6 +15,7 @@
 #include "../src/utf8.h"
 #include "kenlm.h"
 #include "lm.h"
+#include "lint.h"
 #include "model.h"
 #include "ocdata.h"
 
@@ -996,12 +997,21 @@ static int lm_dump(const char *path, const char *what, char **want, int nwant)
     return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
 }
 
+/* What --lint builds its images with: --compile with a curated directory. */
+static int lint_build_image(const char *data_dir, const char *image_path, const char *essay_path,
+                            const char *curated_dir)
+{
+    /* The same model as the default image: no language model (LM_WEIGHT 0). */
+    return compile(data_dir, image_path, essay_path, NULL, 0, curated_dir, 0);
+}
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: fjdict --compile OPENCC_DATA_DIR -o IMAGE [--essay FILE [--lm MODEL.lm]\n"
                "                                   [--curated DIR [--skip-misfits]]]\n"
                "       fjdict --decompile IMAGE OUTDIR\n"
                "       fjdict --lm-dump MODEL.lm unigrams|bigrams|trigrams [WORD...]\n"
+               "       fjdict --lint DIR [--data OPENCC_DATA_DIR --essay FILE]\n"
                "OPENCC_DATA_DIR holds OpenCC's dictionary/ and config/ directories.\n"
                "--essay: a word list with counts (rime-essay's essay.txt) for the context\n"
                "model of the default mode; --curated: a directory with our own s2t.tsv,\n"
@@ -1010,7 +1020,10 @@ static void usage(FILE *f)
                "only. --lm: a KenLM word model of Simplified Chinese (libime's zh_CN.lm)\n"
                "scored beside the word list, with --lm-weight W (default %.2f) against it.\n"
                "--skip-misfits: leave out curated entries that OpenCC's tables (cut\n"
-               "down, for tests) do not allow, instead of failing.\n",
+               "down, for tests) do not allow, instead of failing.\n"
+               "--lint: refuses conflicting entries in the curated tables of DIR (exit\n"
+               "status 1) and counts them; with --data and --essay, also warns of\n"
+               "s2t.tsv and t2s.tsv entries that change nothing.\n",
             FJ_LM_WEIGHT);
 }
 
@@ -1039,6 +1052,8 @@ int main(int argc, char **argv)
     }
     if (argc >= 4 && strcmp(argv[1], "--lm-dump") == 0)
         return lm_dump(argv[2], argv[3], argv + 4, argc - 4);
+    if (argc >= 3 && strcmp(argv[1], "--lint") == 0)
+        return lint_main(argc - 2, argv + 2, lint_build_image);
     if (argc == 4 && strcmp(argv[1], "--decompile") == 0)
         return decompile(argv[2], argv[3]);
     if (argc == 2 && strcmp(argv[1], "--help") == 0) {
