@@ -549,7 +549,32 @@ typedef struct s2t_ctx {
     form_pref *prefs;
     size_t nprefs;
     int skip_misfits; /* cut-down tables: curated entries that do not fit are left out */
+    /* Characters that STCharacters never keeps as they are but an OpenCC
+     * phrase does (霉 in 倒霉): there the character is a form of itself. */
+    unsigned char *kept_by_phrase; /* 0x110000 / 8 bytes */
 } s2t_ctx;
+
+/* Marks in x->kept_by_phrase each character an STPhrases entry keeps, at a
+ * place where STCharacters would change it. */
+static void mark_kept_by_phrase(s2t_ctx *x, const oc_dict *stp)
+{
+    x->kept_by_phrase = xrealloc_(NULL, 0x110000 / 8);
+    memset(x->kept_by_phrase, 0, 0x110000 / 8);
+    for (size_t i = 0; i < stp->count; i++) {
+        u32s k, v;
+        const char *key = stp->entries[i].key, *val = stp->entries[i].values[0];
+        if (!decode_all(key, strlen(key), &k))
+            continue;
+        if (decode_all(val, strlen(val), &v)) {
+            for (size_t j = 0; k.n == v.n && j < k.n; j++)
+                if (k.cp[j] == v.cp[j] && k.cp[j] < 0x110000 &&
+                    !is_form_of(x->stc, k.cp[j], k.cp[j]))
+                    x->kept_by_phrase[k.cp[j] >> 3] |= (unsigned char)(1u << (k.cp[j] & 7));
+            free(v.cp);
+        }
+        free(k.cp);
+    }
+}
 
 /* Lines "FROM<TAB>TO", strings of equal length. 0, or -1 and err. */
 static int load_prefs(const char *path, s2t_ctx *x, char *err, size_t errlen)
@@ -584,6 +609,8 @@ static void free_prefs(s2t_ctx *x)
     free(x->prefs);
     x->prefs = NULL;
     x->nprefs = 0;
+    free(x->kept_by_phrase);
+    x->kept_by_phrase = NULL;
 }
 
 /* A one-character form after the one-character lines of the preferred
@@ -635,7 +662,9 @@ static int s2t_add_word(cands *cs, const s2t_ctx *x, const char *key_text, const
     int ok = k.n == t.n && k.n >= 1 && k.n <= MAX_WORD_CHARS;
     for (size_t i = 0; ok && i < k.n; i++) {
         k.cp[i] = fold_cp(x->stc, x->tsc, k.cp[i]);
-        ok = is_form_of(x->stc, k.cp[i], t.cp[i]);
+        ok = is_form_of(x->stc, k.cp[i], t.cp[i]) ||
+             (t.cp[i] == k.cp[i] && x->kept_by_phrase && t.cp[i] < 0x110000 &&
+              (x->kept_by_phrase[t.cp[i] >> 3] >> (t.cp[i] & 7) & 1));
     }
     if (ok) {
         char *kb = xrealloc_(NULL, k.n * 4 + 1), *tb = xrealloc_(NULL, t.n * 4 + 1);
@@ -752,10 +781,11 @@ int model_build_s2t(const oc_data *data, const model_words *essay, const char *c
     const oc_dict *stp = tsc ? need_dict(data, "STPhrases", err, errlen) : NULL;
     if (!stp)
         return -1;
-    s2t_ctx x = {stc, tsc, NULL, 0, skip_misfits};
+    s2t_ctx x = {stc, tsc, NULL, 0, skip_misfits, NULL};
     cands cs = {0};
     if (forms_path && load_prefs(forms_path, &x, err, errlen) != 0)
         return -1;
+    mark_kept_by_phrase(&x, stp);
 
     /* Multi-character words from the essay; single characters are summed per
      * reading below, since a lone character's form is OpenCC's default. */
