@@ -21,8 +21,9 @@ LDFLAGS += $(SAN)
 LIB_SRC  = src/alloc.c src/error.c src/image.c src/converter.c src/output.c src/ids.c \
            src/step.c src/pipeline.c src/context.c src/convert.c src/stream.c src/punct.c \
            src/detect.c src/clean.c
-# The default clean rules (data/clean-rules.txt), compiled into the library.
-CLEAN_RULES_OBJ = $(BUILD)/gen/clean_rules.o
+# The default clean rules (data/clean-rules.txt) and repair's positional
+# rules (data/context/repair-rules.txt), compiled into the library.
+CLEAN_RULES_OBJ = $(BUILD)/gen/clean_rules.o $(BUILD)/gen/repair_rules.o
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(CLEAN_RULES_OBJ)
 TOOL_OBJ = $(BUILD)/tools/ocdata.o $(BUILD)/tools/model.o $(BUILD)/tools/kenlm.o $(BUILD)/tools/lm.o
 # The command-line tool's file formats (cli/files.h) and what they link.
@@ -47,7 +48,11 @@ $(BUILD)/gen/clean_rules.c: data/clean-rules.txt scripts/embed.sh
 	@mkdir -p $(dir $@)
 	@./scripts/embed.sh fj__clean_default_rules $< > $@.tmp && mv $@.tmp $@
 
-$(CLEAN_RULES_OBJ): $(BUILD)/gen/clean_rules.c
+$(BUILD)/gen/repair_rules.c: data/context/repair-rules.txt scripts/embed.sh
+	@mkdir -p $(dir $@)
+	@./scripts/embed.sh fj__repair_rules $< > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 	@echo "  CC $<"; $(CC) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/libfanjian.a: $(LIB_OBJ)
@@ -56,11 +61,12 @@ $(BUILD)/libfanjian.a: $(LIB_OBJ)
 
 # The same library built position-independent: for the shared library, the
 # Python module and anything else that is loaded rather than linked in.
-LIB_PIC_OBJ = $(LIB_SRC:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/gen/clean_rules.o
+LIB_PIC_OBJ = $(LIB_SRC:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/gen/clean_rules.o \
+              $(BUILD)/pic/gen/repair_rules.o
 $(BUILD)/pic/%.o: %.c $(wildcard src/*.h include/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC -fPIC $<"; $(CC) $(CFLAGS) -fPIC -c $< -o $@
-$(BUILD)/pic/gen/clean_rules.o: $(BUILD)/gen/clean_rules.c
+$(BUILD)/pic/gen/%.o: $(BUILD)/gen/%.c
 	@mkdir -p $(dir $@)
 	@echo "  CC -fPIC $<"; $(CC) $(CFLAGS) -fPIC -c $< -o $@
 $(BUILD)/pic/libfanjian.a: $(LIB_PIC_OBJ)

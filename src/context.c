@@ -192,72 +192,97 @@ static void emit_default(const fj_converter *c, ctx_emit *em, uint32_t reading)
     emit_char(c, em, u, (size_t)fj_utf8_encode(default_form(c, reading), u));
 }
 
-/* Is cp a numeral that a measure word follows (一 兩 幾 每 ...)? */
-static int is_count_word(uint32_t cp)
+/* The compiled-in data/context/repair-rules.txt. */
+extern const unsigned char fj__repair_rules[];
+extern const size_t fj__repair_rules_size;
+
+fj_status fj__repair_rules_load(unsigned char *classes, fj_error *e)
 {
-    static const uint32_t counts[] = {0x4E00, 0x4E8C, 0x4E09, 0x56DB, 0x4E94, 0x516D, 0x4E03,
-                                      0x516B, 0x4E5D, 0x5341, 0x5169, 0x5E7E, 0x6BCF, 0x534A};
-    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
-        if (cp == counts[i])
-            return 1;
-    return 0;
+    static const struct {
+        const char *name;
+        unsigned char bit;
+    } roles[] = {{"count", FJ_RULE_COUNT},
+                 {"digit", FJ_RULE_DIGIT},
+                 {"week-after", FJ_RULE_WEEK_AFTER},
+                 {"not-week-before", FJ_RULE_NOT_WEEK_BEFORE},
+                 {"week-before", FJ_RULE_WEEK_BEFORE},
+                 {"week-year", FJ_RULE_WEEK_YEAR},
+                 {"demonstrative", FJ_RULE_DEMONSTRATIVE},
+                 {"after-only", FJ_RULE_AFTER_ONLY}};
+    memset(classes, 0, 0x10000);
+    const unsigned char *p = fj__repair_rules, *end = p + fj__repair_rules_size;
+    while (p < end) {
+        const unsigned char *eol = memchr(p, '\n', (size_t)(end - p));
+        if (!eol)
+            eol = end;
+        const unsigned char *tab = memchr(p, '\t', (size_t)(eol - p));
+        if (p < eol && *p != '#') {
+            size_t i = 0, nl = tab ? (size_t)(tab - p) : 0;
+            while (i < sizeof roles / sizeof roles[0] &&
+                   !(strlen(roles[i].name) == nl && memcmp(roles[i].name, p, nl) == 0))
+                i++;
+            if (!tab || i == sizeof roles / sizeof roles[0]) {
+                fj__set_error(e, FJ_ERR_DICT_FORMAT, (size_t)(p - fj__repair_rules),
+                              "repair rules: not a known role and its characters");
+                return FJ_ERR_DICT_FORMAT;
+            }
+            for (const unsigned char *q = tab + 1; q < eol;) {
+                uint32_t cp;
+                int k = fj_utf8_decode(q, eol, &cp);
+                if (k <= 0 || cp >= 0x10000) {
+                    fj__set_error(e, FJ_ERR_DICT_FORMAT, (size_t)(q - fj__repair_rules),
+                                  "repair rules: not a BMP character");
+                    return FJ_ERR_DICT_FORMAT;
+                }
+                classes[cp] |= roles[i].bit;
+                q += k;
+            }
+        }
+        p = eol + 1;
+    }
+    return FJ_OK;
 }
 
-/* Is cp a digit of a number before a unit (十 百 千 萬)? Not 數, also a
- * noun: 級數裡 (in the series). */
-static int is_number_digit(uint32_t cp)
+static inline int has_role(const fj_converter *c, uint32_t cp, unsigned role)
 {
-    return cp == 0x5341 || cp == 0x767E || cp == 0x5343 || cp == 0x842C;
+    return cp < 0x10000 && (c->ctx_rules[cp] & role);
 }
 
 /* Repair: is run[k] 裡 right after a number (三十裡, 八百裡)? There it is the
  * careless form of the unit 里 whatever the words around it. */
-static int li_after_number(const ctx_char *run, uint32_t k)
+static int li_after_number(const fj_converter *c, const ctx_char *run, uint32_t k)
 {
     return (run[k].cp == FJ_CP_LI_INSIDE || run[k].cp == FJ_CP_LI_INSIDE_HK) && k > 0 &&
-           (is_count_word(run[k - 1].cp) || is_number_digit(run[k - 1].cp));
-}
-
-/* Is cp in the nul-terminated UTF-8 list? */
-static int cp_in(uint32_t cp, const char *list)
-{
-    const unsigned char *p = (const unsigned char *)list, *end = p + strlen(list);
-    while (p < end) {
-        uint32_t v;
-        int len = fj_utf8_decode(p, end, &v);
-        if (len <= 0)
-            return 0;
-        if (v == cp)
-            return 1;
-        p += len;
-    }
-    return 0;
+           has_role(c, run[k - 1].cp, FJ_RULE_COUNT | FJ_RULE_DIGIT);
 }
 
 /* Repair: is run[k] 周 meaning a week, which Taiwan and Hong Kong write 週?
- * Before 末 (周末), in 十周年, and after 每 上 下 本 這 兩 幾 隔 unless a
- * word of 周 follows (這周圍, 上周到). Not after 一: 繞場一周 is a lap. */
-static int week_zhou(const ctx_char *run, uint32_t k, uint32_t n)
+ * Before a week-before character (周末), before a week-year one after a
+ * number (十周年), and after a week-after one unless a not-week-before one
+ * follows (這周圍, 上周到). Not after 一: 繞場一周 is a lap. The roles are
+ * in data/context/repair-rules.txt. */
+static int week_zhou(const fj_converter *c, const ctx_char *run, uint32_t k, uint32_t n)
 {
     if (!fj__repair_positional(run[k].cp))
         return 0;
     uint32_t next = k + 1 < n ? run[k + 1].cp : 0;
-    if (next == 0x672B) /* 末 */
+    if (has_role(c, next, FJ_RULE_WEEK_BEFORE))
         return 1;
-    if (next == 0x5E74 && k > 0 && /* 年 after a number: 十周年 */
-        (is_count_word(run[k - 1].cp) || is_number_digit(run[k - 1].cp) ||
+    if (has_role(c, next, FJ_RULE_WEEK_YEAR) && k > 0 &&
+        (has_role(c, run[k - 1].cp, FJ_RULE_COUNT | FJ_RULE_DIGIT) ||
          (run[k - 1].cp >= '0' && run[k - 1].cp <= '9')))
         return 1;
-    return k > 0 && cp_in(run[k - 1].cp, "每上下本這兩幾隔") &&
-           !cp_in(next, "圍邊到遭身全密折旋期長歲轉知詳正延而公朝王代家氏先總");
+    return k > 0 && has_role(c, run[k - 1].cp, FJ_RULE_WEEK_AFTER) &&
+           !has_role(c, next, FJ_RULE_NOT_WEEK_BEFORE);
 }
 
 /* Repair: the form a position alone decides for run[k] of run[0..n) (週 or
  * 里, as UTF-8), or NULL. */
-static const unsigned char *positional_form(const ctx_char *run, uint32_t k, uint32_t n)
+static const unsigned char *positional_form(const fj_converter *c, const ctx_char *run, uint32_t k,
+                                           uint32_t n)
 {
     static const unsigned char week[3] = {0xE9, 0x80, 0xB1}, li_unit[3] = {0xE9, 0x87, 0x8C};
-    return week_zhou(run, k, n) ? week : li_after_number(run, k) ? li_unit : NULL;
+    return week_zhou(c, run, k, n) ? week : li_after_number(c, run, k) ? li_unit : NULL;
 }
 
 /* Repair: writes the word run[i..j) of run[0..n_run) chose. Only suspects
@@ -281,7 +306,7 @@ static void repair_word(const fj_converter *c, const unsigned char *text, const 
         int susp_always = cp < 0x10000 && (c->ctx_always[cp >> 3] >> (cp & 7) & 1);
         int susp_words = cp < 0x10000 && (c->ctx_in_words[cp >> 3] >> (cp & 7) & 1);
         int change = t ? (susp_always || (susp_words && j - i >= 2)) : susp_always;
-        const unsigned char *forced = positional_form(run, k, n_run);
+        const unsigned char *forced = positional_form(c, run, k, n_run);
         if (forced)
             emit_char(c, em, forced, 3);
         else if (!change)
@@ -325,22 +350,6 @@ static int written_pair_is_word(const fj_converter *c, const ctx_char *run, uint
     return 1;
 }
 
-/* Is cp 這 or 那 (那只小鳥: the measure word 隻)? */
-static int is_demonstrative(uint32_t cp)
-{
-    return cp == 0x9019 || cp == 0x90A3;
-}
-
-/* Does cp follow the adverb 只 (only) as a verb, a modal or a preposition
- * often does (這只是, 這只會, 這只適用, 那只有)? After 這 or 那, 只
- * before any other character is the measure word 隻. */
-static int follows_only(uint32_t cp)
-{
-    return cp < 0x3400 || /* punctuation, Latin, digits: no noun follows */
-           cp_in(cp, "是有要能會好見剩得在想說看知覺聽用適需不管怕顧求為因當差可限對給"
-                     "把讓被從跟和與以到做吃喝拿找等應該准許作屬針由靠配夠算");
-}
-
 /* Repair: the extra cost of changing run[k]. 裡, 里 and 只 are each common
  * and right on their own (inside; a unit of distance; only). After a
  * numeral (一只手, 兩只老虎) 只 is the careless form of the measure word 隻,
@@ -350,11 +359,14 @@ static int32_t repair_change_cost(const fj_converter *c, const ctx_char *run, ui
                                   uint32_t k)
 {
     uint32_t cp = run[k].cp;
-    if (cp == FJ_CP_ONLY && k > 0 && is_count_word(run[k - 1].cp) &&
+    if (cp == FJ_CP_ONLY && k > 0 && has_role(c, run[k - 1].cp, FJ_RULE_COUNT) &&
         !(k + 1 < n && written_pair_is_word(c, run, k)))
         return FJ_CTX_REPAIR_PENALTY;
-    if (cp == FJ_CP_ONLY && k > 0 && is_demonstrative(run[k - 1].cp) && k + 1 < n &&
-        !follows_only(run[k + 1].cp) && !written_pair_is_word(c, run, k))
+    /* After 這 or 那, 只 is the measure word unless what follows often
+     * follows the adverb (這只是); punctuation, Latin and digits too. */
+    if (cp == FJ_CP_ONLY && k > 0 && has_role(c, run[k - 1].cp, FJ_RULE_DEMONSTRATIVE) &&
+        k + 1 < n && !(run[k + 1].cp < 0x3400 || has_role(c, run[k + 1].cp, FJ_RULE_AFTER_ONLY)) &&
+        !written_pair_is_word(c, run, k))
         return FJ_CTX_REPAIR_PENALTY;
 
     if (cp == FJ_CP_LI_INSIDE || cp == FJ_CP_LI_UNIT || cp == FJ_CP_ONLY)

@@ -231,6 +231,12 @@ static fj_status build_context_tables(fj_converter *c, const fj_image *img,
     c->ctx_repair = (cx->flags & FJ_CONTEXT_REPAIR) != 0;
     c->ctx_post_first = cx->core_stage + (c->ctx_repair ? 0 : 1);
     if (c->ctx_repair) {
+        c->ctx_rules = fj__alloc(a, 0x10000);
+        if (!c->ctx_rules)
+            return FJ_ERR_NOMEM;
+        fj_status st = fj__repair_rules_load(c->ctx_rules, NULL);
+        if (st != FJ_OK)
+            return st;
         c->ctx_always = img->source_only + (size_t)cx->suspects * FJ_BARRIER_BYTES;
         c->ctx_in_words = c->ctx_always + FJ_BARRIER_BYTES;
         matcher_init(&c->ctx_defaults, img, cx->defaults);
@@ -443,6 +449,7 @@ void fj_converter_close(fj_converter *c)
     for (uint32_t k = 0; k < FJ_MAX_STAGES; k++)
         fj__free(a.alloc ? &a : NULL, c->recs[k], FJ_REC_COUNT * sizeof(uint64_t));
     fj__free(a.alloc ? &a : NULL, c->ctx_table, FJ_REC_COUNT * sizeof(uint32_t));
+    fj__free(a.alloc ? &a : NULL, c->ctx_rules, 0x10000);
     fj__free(a.alloc ? &a : NULL, c->ctx_post, FJ_REC_COUNT * sizeof(uint32_t));
     fj__free(a.alloc ? &a : NULL, c->ctx_unsafe, FJ_BARRIER_BYTES);
     fj__free(a.alloc ? &a : NULL, c, sizeof *c);

@@ -145,6 +145,7 @@ struct fj_converter {
     fj_matcher ctx_attested; /* repair: words kept as written; empty when none */
     int ctx_has_attested;
     fj_matcher ctx_fold, ctx_words;
+    unsigned char *ctx_rules; /* repair: 0x10000 role bytes (FJ_RULE_*), owned */
     const uint32_t *ctx_lm; /* the language model's slots, or NULL (image_format.h) */
     uint32_t ctx_lm_bits;
     const unsigned char *ctx_ambiguous; /* bit set: the BMP character's form depends on context */
@@ -255,6 +256,21 @@ extern const fj_engine fj__context_engine;
  * (後 for 后)? Then only a word that gives the reading another form can
  * change it, and the pair filter finds those. */
 int fj__ctx_suspect_is_default(const fj_converter *c, uint32_t cp);
+/* Repair's positional rules (data/context/repair-rules.txt, compiled in):
+ * one bit per role in a byte per BMP character. */
+enum {
+    FJ_RULE_COUNT = 1 << 0,
+    FJ_RULE_DIGIT = 1 << 1,
+    FJ_RULE_WEEK_AFTER = 1 << 2,
+    FJ_RULE_NOT_WEEK_BEFORE = 1 << 3,
+    FJ_RULE_WEEK_BEFORE = 1 << 4,
+    FJ_RULE_WEEK_YEAR = 1 << 5,
+    FJ_RULE_DEMONSTRATIVE = 1 << 6,
+    FJ_RULE_AFTER_ONLY = 1 << 7
+};
+/* Fills classes[0x10000] from the compiled-in rules: FJ_OK, or
+ * FJ_ERR_DICT_FORMAT with the line at fault in e. */
+fj_status fj__repair_rules_load(unsigned char *classes, fj_error *e);
 /* Repair: a character that is right as written except in some positions
  * (周 for the week, 下周 -> 下週), which the lattice must see. */
 static inline int fj__repair_positional(uint32_t cp)
