@@ -24,7 +24,7 @@ LIB_SRC  = src/alloc.c src/error.c src/image.c src/converter.c src/output.c src/
 # The default clean rules (data/clean-rules.txt), compiled into the library.
 CLEAN_RULES_OBJ = $(BUILD)/gen/clean_rules.o
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(CLEAN_RULES_OBJ)
-TOOL_OBJ = $(BUILD)/tools/ocdata.o $(BUILD)/tools/model.o
+TOOL_OBJ = $(BUILD)/tools/ocdata.o $(BUILD)/tools/model.o $(BUILD)/tools/chewing.o
 # The command-line tool's file formats (cli/files.h) and what they link.
 CLI_SRC  = cli/files.c cli/encoding.c cli/html.c cli/xml.c cli/subtitle.c cli/markdown.c \
            cli/convert.c cli/outfile.c cli/batch.c cli/dynlib.c cli/epub.c cli/serve.c \
@@ -81,8 +81,16 @@ ESSAY    = $(BUILD)/essay.txt
 $(ESSAY): scripts/fetch-essay.sh
 	./scripts/fetch-essay.sh $@
 
-$(DICT): $(BUILD)/fjdict $(DATA)/.fetched $(ESSAY) $(wildcard data/context/*.tsv)
-	$(BUILD)/fjdict --compile $(DATA) -o $@ --essay $(ESSAY) --curated data/context
+# Regional word data: Taiwan's (libchewing) and Hong Kong's (essay-cantonese)
+# counts choose the forms of the s2tw/s2twp and s2hk/s2hkp models.
+REGION   = $(BUILD)/region
+$(REGION)/.fetched: scripts/fetch-region.sh
+	./scripts/fetch-region.sh $(REGION)
+	@touch $@
+
+$(DICT): $(BUILD)/fjdict $(DATA)/.fetched $(ESSAY) $(REGION)/.fetched $(wildcard data/context/*.tsv)
+	$(BUILD)/fjdict --compile $(DATA) -o $@ --essay $(ESSAY) --curated data/context \
+	    --taiwan $(REGION)/chewing --hongkong $(REGION)/essay-cantonese.txt
 
 sample: all
 	@printf '%s\n' '这是只有一个人的世界，头发干了，我们去打印机那里取文件。' > $(BUILD)/sample.txt

@@ -116,6 +116,32 @@ static inline int word_value(const fj_matcher *m, const fj_node_rec *n, int32_t 
     return 1;
 }
 
+/* The region's form of the word run[i..j) (fj_context_rec.overrides):
+ * replaces the target when the region writes the word otherwise. The cost
+ * stays the general word's. */
+static void region_target(const fj_converter *c, const ctx_char *run, uint32_t i, uint32_t j,
+                          const unsigned char **target, uint32_t *target_len)
+{
+    const fj_matcher *m = &c->ctx_overrides;
+    uint32_t e = fj__lookup(m, run[i].reading);
+    if (e == 0 || e == FJ_ENTRY_IDS)
+        return;
+    if (e & FJ_ENTRY_DIRECT) {
+        /* A one-character word with only a cost: its own answer. */
+        if (j == i + 1) {
+            *target = (const unsigned char *)"";
+            *target_len = 0;
+        }
+        return;
+    }
+    const fj_node_rec *n = &m->nodes[e & FJ_ENTRY_NODE_MASK];
+    for (uint32_t k = i + 1; k < j && n; k++)
+        n = fj__child(m, n, run[k].reading);
+    int32_t cost;
+    if (n)
+        word_value(m, n, &cost, target, target_len);
+}
+
 /* Does the target t[0..tl) name one form per character of run[i..j)? */
 static inline int has_forms_for(const unsigned char *t, uint32_t tl, uint32_t i, uint32_t j)
 {
@@ -455,11 +481,15 @@ static void lattice(const fj_converter *c, const unsigned char *text, const ctx_
             if (b0 == 0xEE && (b1 & 0xC0) == 0x80 && (b2 & 0xC0) == 0x80) {
                 cost = (int32_t)((b1 & 0x3Fu) << 6 | (b2 & 0x3Fu));
                 single = 1;
+                t = (const unsigned char *)"";
+                tl = 0;
+                if (c->ctx_has_overrides)
+                    region_target(c, run, i, i + 1, &t, &tl);
                 if (base + cost < best[i + 1]) {
                     best[i + 1] = base + cost;
                     from[i + 1] = (uint16_t)i;
-                    target[i + 1] = (const unsigned char *)"";
-                    target_len[i + 1] = 0;
+                    target[i + 1] = t;
+                    target_len[i + 1] = tl;
                 }
             }
         } else if (e != 0 && e != FJ_ENTRY_IDS) {
@@ -468,6 +498,8 @@ static void lattice(const fj_converter *c, const unsigned char *text, const ctx_
             for (;;) {
                 if (word_value(m, node, &cost, &t, &tl)) {
                     single |= j == i + 1;
+                    if (c->ctx_has_overrides)
+                        region_target(c, run, i, j, &t, &tl);
                     if (c->ctx_repair) {
                         uint64_t changed;
                         int32_t extra = repair_extra_cost(c, run, n, i, j, t, tl, &changed);

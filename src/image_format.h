@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #define FJ_IMAGE_MAGIC "FJDICT\x1a\n"
-#define FJ_IMAGE_VERSION 4u
+#define FJ_IMAGE_VERSION 5u
 #define FJ_IMAGE_HEADER_SIZE 64u
 
 /* Section tags: four ASCII bytes read as a little-endian u32. */
@@ -152,6 +152,12 @@ typedef struct fj_context_rec {
     /* With FJ_CONTEXT_REPAIR: a matcher whose keys are words as written that
      * repair keeps (a form the model would not choose), or FJ_NONE. */
     uint32_t attested;
+    /* Without FJ_CONTEXT_REPAIR: a matcher of the words of `words` whose
+     * form this profile's region writes otherwise (Taiwan's 計畫 for 计划),
+     * with their values there (same cost, the region's target), or
+     * FJ_NONE. Its keys are keys of `words`: a word found there takes the
+     * value found here, and a one-character word its form. */
+    uint32_t overrides;
 } fj_context_rec;
 
 /* A character whose reading differs from itself is already in the target

@@ -143,6 +143,9 @@ struct fj_converter {
     fj_matcher ctx_attested; /* repair: words kept as written; empty when none */
     int ctx_has_attested;
     fj_matcher ctx_fold, ctx_words;
+    /* The region's forms (fj_context_rec.overrides), when ctx_has_overrides. */
+    fj_matcher ctx_overrides;
+    int ctx_has_overrides;
     const unsigned char *ctx_ambiguous; /* bit set: the BMP character's form depends on context */
     const unsigned char *ctx_pairs;     /* see fj_context_rec */
     /* Per three-byte code point in [FJ_REC_FIRST, 0x10000): the character's

@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "../src/image_format.h"
+#include "../tools/chewing.h"
 #include "../tools/ocdata.h"
 
 extern char **environ;
@@ -3138,6 +3139,103 @@ static void test_default_buffer_sizes(void **state)
 
 /* ---- main ------------------------------------------------------------------------- */
 
+
+/* libchewing's phrase table (tools/chewing.c, fetched by make into
+ * BUILD/region/chewing): the Taiwan frequencies issue 18 quotes. */
+static double chewing_count(const model_words *w, const char *word)
+{
+    for (size_t i = 0; i < w->count; i++)
+        if (strcmp(w->words[i], word) == 0)
+            return w->counts[i];
+    return -1;
+}
+
+static void test_chewing_reader_figures(void **state)
+{
+    (void)state;
+    char dir[4096], err[512] = "";
+    snprintf(dir, sizeof dir, "%s/region/chewing", t_build_dir());
+    model_words *w = chewing_words_load(dir, err, sizeof err);
+    if (!w)
+        fail_msg("%s (make fetches it: scripts/fetch-region.sh)", err);
+    static const struct {
+        const char *word;
+        double count;
+    } known[] = {{"計畫", 30341}, {"計劃", 9208}, {"了解", 9268},
+                 {"瞭解", 0},     {"櫃台", 8687}, {"櫃檯", 495}};
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (chewing_count(w, known[i].word) != known[i].count)
+            fail_msg("%s: %.0f, expected %.0f", known[i].word, chewing_count(w, known[i].word),
+                     known[i].count);
+    /* Each phrase once (its readings share one text), and many of them. */
+    assert_true(w->count > 100000);
+    assert_true(chewing_count(w, "了") == 0);
+    model_words_free(w);
+}
+
+/* Writes n bytes to dir/name. */
+static void put_bytes(const char *dir, const char *name, const void *p, size_t n)
+{
+    char path[4300];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(p, 1, n, f), n);
+    assert_int_equal(fclose(f), 0);
+}
+
+static void test_chewing_reader_rejects_bad_files(void **state)
+{
+    (void)state;
+    char dir[4096], err[512];
+    snprintf(dir, sizeof dir, "%s/fanjian-chewing-XXXXXX", t_env("TMPDIR", "/tmp"));
+    assert_non_null(mkdtemp(dir));
+    /* A root with one child, a phrase "計畫" (at byte 0) seen 7 times. */
+    static const unsigned char tree[] = {1, 0, 1, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 7, 0, 0};
+    static const char text[] = "計畫";
+    put_bytes(dir, "dictionary.dat", text, sizeof text);
+    put_bytes(dir, "index_tree.dat", tree, sizeof tree);
+    model_words *w = chewing_words_load(dir, err, sizeof err);
+    assert_non_null(w);
+    assert_int_equal(w->count, 1);
+    assert_string_equal(w->words[0], "計畫");
+    assert_true(w->counts[0] == 7);
+    model_words_free(w);
+    const struct {
+        const unsigned char *tree;
+        size_t tree_len;
+        const char *message;
+    } bad[] = {
+        {tree, 15, "8-byte records"},
+        /* the phrase starts past the end of dictionary.dat */
+        {(const unsigned char[]){1, 0, 1, 0, 0, 2, 0, 0, 0, 0, 99, 0, 0, 7, 0, 0}, 16,
+         "outside dictionary.dat"},
+        /* the root's children run past the last record */
+        {(const unsigned char[]){1, 0, 1, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 7, 0, 0}, 16,
+         "children lie outside"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        put_bytes(dir, "index_tree.dat", bad[i].tree, bad[i].tree_len);
+        err[0] = 0;
+        w = chewing_words_load(dir, err, sizeof err);
+        if (w || !strstr(err, bad[i].message))
+            fail_msg("case %zu: %s, message '%s'", i, w ? "accepted" : "refused", err);
+    }
+    /* Text that is not UTF-8. */
+    put_bytes(dir, "index_tree.dat", tree, sizeof tree);
+    put_bytes(dir, "dictionary.dat", "\xff\xfe", 3);
+    w = chewing_words_load(dir, err, sizeof err);
+    assert_null(w);
+    assert_non_null(strstr(err, "not UTF-8"));
+    char path[4300];
+    snprintf(path, sizeof path, "%s/dictionary.dat", dir);
+    unlink(path);
+    w = chewing_words_load(dir, err, sizeof err);
+    assert_null(w);
+    assert_non_null(strstr(err, "dictionary.dat"));
+    remove_tree(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -3174,6 +3272,8 @@ int main(void)
         cmocka_unit_test(test_default_stream_equals_oneshot),
         cmocka_unit_test(test_default_folded_steps),
         cmocka_unit_test(test_punct),
+        cmocka_unit_test(test_chewing_reader_figures),
+        cmocka_unit_test(test_chewing_reader_rejects_bad_files),
         cmocka_unit_test(test_default_invalid_bytes_in_place),
         cmocka_unit_test(test_default_nul_bom_crlf_astral),
         cmocka_unit_test(test_default_non_han_unchanged),

@@ -21,7 +21,10 @@
 #define CURATED_COUNT 20000.0
 #define MAX_WORD_CHARS 6
 #define CURATED_PHRASE 1
-#define CURATED_OURS 2
+/* A region's own form (model_build_s2t_region): wins over OpenCC's phrases
+ * and the counts, not over our own tables. */
+#define CURATED_REGION 2
+#define CURATED_OURS 3
 
 static void fail_oom(void)
 {
@@ -214,7 +217,8 @@ typedef struct cand {
     char *key, *target;
     double count;
     /* Whose form wins whatever the counts: our own table's (CURATED_OURS),
-     * else an OpenCC phrase's (CURATED_PHRASE), else the most frequent. */
+     * else the region's (CURATED_REGION), else an OpenCC phrase's
+     * (CURATED_PHRASE), else the most frequent. */
     int curated;
 } cand;
 
@@ -311,6 +315,10 @@ static oc_dict *cands_finish(cands *cs, const char *name, double total, const oc
                 if (cs->c[k].curated == CURATED_OURS && forced_level < CURATED_OURS) {
                     forced = cs->c[k].target;
                     forced_level = CURATED_OURS;
+                }
+                if (cs->c[k].curated == CURATED_REGION && forced_level < CURATED_REGION) {
+                    forced = cs->c[k].target;
+                    forced_level = CURATED_REGION;
                 }
                 if (cs->c[k].curated < level)
                     level = cs->c[k].curated;
@@ -742,9 +750,233 @@ static int load_surnames(const char *path, cands *cs, s2t_ctx *x, char *err, siz
     return 0;
 }
 
+
+/* ---- regional forms ----------------------------------------------------------- */
+
+/* One form a region writes for a reading, with the region's count. */
+typedef struct region_form {
+    char *key, *form;
+    double count;
+} region_form;
+
+typedef struct region_index {
+    region_form *f;
+    size_t n;
+} region_index;
+
+static int region_form_cmp(const void *a, const void *b)
+{
+    const region_form *x = a, *y = b;
+    int r = strcmp(x->key, y->key);
+    if (r)
+        return r;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1; /* the most frequent first */
+    return strcmp(x->form, y->form);
+}
+
+/* Adds form under key, in the preferred forms that apply to the region
+ * (it writes 帳目 and 賬目 alike: the line 賬 -> 帳 decides). */
+static void region_add(region_index *ri, size_t *cap, const s2t_ctx *x, const char *key,
+                       const char *form, double count)
+{
+    u32s k, t;
+    if (!decode_all(key, strlen(key), &k))
+        return;
+    if (!decode_all(form, strlen(form), &t)) {
+        free(k.cp);
+        return;
+    }
+    char *f = xrealloc_(NULL, t.n * 4 + 1);
+    if (k.n == t.n)
+        apply_prefs(x, &k, &t);
+    encode_all(t.cp, t.n, f);
+    if (ri->n == *cap) {
+        *cap = *cap ? *cap * 2 : 4096;
+        ri->f = xrealloc_(ri->f, *cap * sizeof *ri->f);
+    }
+    ri->f[ri->n++] = (region_form){xstrdup_(key, strlen(key)), f, count};
+    free(k.cp);
+    free(t.cp);
+}
+
+/* The region's words of two or more characters that it counts, under each
+ * reading OpenCC's tables give them: their characters' own readings when
+ * every character is a form of its reading, and the reading TSPhrases gives
+ * the word (計畫 reads 计划 there, though 畫 is no form of 划). A form the
+ * tables cannot produce for a reading is left out. */
+static void region_index_build(region_index *ri, const model_words *w, const s2t_ctx *x,
+                               const oc_dict *tsp)
+{
+    size_t cap = 0;
+    memset(ri, 0, sizeof *ri);
+    for (size_t i = 0; i < w->count; i++) {
+        u32s u;
+        const char *word = w->words[i];
+        if (w->counts[i] <= 0 || !decode_all(word, strlen(word), &u))
+            continue;
+        int ok = u.n >= 2 && u.n <= MAX_WORD_CHARS;
+        for (size_t k = 0; ok && k < u.n; k++) {
+            uint32_t r = fold_cp(x->stc, x->tsc, u.cp[k]);
+            ok = is_form_of(x->stc, r, u.cp[k]);
+            u.cp[k] = r;
+        }
+        char key[4 * MAX_WORD_CHARS + 1] = "";
+        if (ok) {
+            encode_all(u.cp, u.n, key);
+            region_add(ri, &cap, x, key, word, w->counts[i]);
+        }
+        const oc_entry *e = u.n >= 2 && u.n <= MAX_WORD_CHARS ? oc_dict_find(tsp, word, strlen(word)) : NULL;
+        if (e && chars_in(e->values[0]) == u.n && strcmp(e->values[0], key) != 0)
+            region_add(ri, &cap, x, e->values[0], word, w->counts[i]);
+        free(u.cp);
+    }
+    if (ri->n)
+        qsort(ri->f, ri->n, sizeof *ri->f, region_form_cmp);
+    /* One entry per (key, form): a form can come from two spellings (帳目,
+     * 賬目), and its counts add up. */
+    size_t out = 0;
+    for (size_t i = 0; i < ri->n; i++) {
+        if (out && strcmp(ri->f[out - 1].key, ri->f[i].key) == 0 &&
+            strcmp(ri->f[out - 1].form, ri->f[i].form) == 0) {
+            ri->f[out - 1].count += ri->f[i].count;
+            free(ri->f[i].key);
+            free(ri->f[i].form);
+            continue;
+        }
+        ri->f[out++] = ri->f[i];
+    }
+    ri->n = out;
+    if (ri->n)
+        qsort(ri->f, ri->n, sizeof *ri->f, region_form_cmp);
+}
+
+static void region_index_free(region_index *ri)
+{
+    for (size_t i = 0; i < ri->n; i++) {
+        free(ri->f[i].key);
+        free(ri->f[i].form);
+    }
+    free(ri->f);
+    memset(ri, 0, sizeof *ri);
+}
+
+/* The region's most frequent form of key, or NULL when it writes none or
+ * two forms equally often. */
+static const char *region_best(const region_index *ri, const char *key)
+{
+    size_t lo = 0, hi = ri->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(ri->f[mid].key, key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == ri->n || strcmp(ri->f[lo].key, key) != 0)
+        return NULL;
+    if (lo + 1 < ri->n && strcmp(ri->f[lo + 1].key, key) == 0 &&
+        ri->f[lo + 1].count == ri->f[lo].count)
+        return NULL;
+    return ri->f[lo].form;
+}
+
+/* Each candidate key of two or more characters that the region writes gets
+ * the region's form as a candidate that wins over the counts and OpenCC's
+ * phrases (not over our own tables). It adds no count: the word's cost stays
+ * the general word list's, so segmentation is as in s2t. Returns how many
+ * keys got a form. One-character keys keep the general choice: the regions'
+ * lists count single characters as characters, not as words (libchewing's
+ * are all 0). */
+static size_t add_region_forms(cands *cs, const region_index *ri)
+{
+    qsort(cs->c, cs->n, sizeof(cand), cand_cmp);
+    size_t n0 = cs->n, added = 0;
+    for (size_t i = 0; i < n0;) {
+        size_t j = i;
+        while (j < n0 && strcmp(cs->c[j].key, cs->c[i].key) == 0)
+            j++;
+        const char *form = chars_in(cs->c[i].key) >= 2 ? region_best(ri, cs->c[i].key) : NULL;
+        if (form) {
+            char *key = xstrdup_(cs->c[i].key, strlen(cs->c[i].key));
+            cand_add(cs, key, form, 0);
+            cs->c[cs->n - 1].curated = CURATED_REGION;
+            free(key);
+            added++;
+        }
+        i = j;
+    }
+    return added;
+}
+
+/* How often the region writes s: the counts of its words that hold it. */
+static double region_weight(const model_words *w, const uint32_t *s, size_t n)
+{
+    char text[4 * MAX_WORD_CHARS + 1];
+    if (n > MAX_WORD_CHARS)
+        return 0;
+    encode_all(s, n, text);
+    double sum = 0;
+    for (size_t i = 0; i < w->count; i++)
+        if (w->counts[i] > 0 && strstr(w->words[i], text))
+            sum += w->counts[i];
+    return sum;
+}
+
+/* A preferred form applies to a region unless the region's data says
+ * otherwise: it writes FROM more often than TO (Taiwan's 溼 for 濕). Those
+ * lines are dropped, and named on log. */
+static void drop_contradicted_prefs(s2t_ctx *x, const model_region *region)
+{
+    size_t kept = 0;
+    for (size_t p = 0; p < x->nprefs; p++) {
+        form_pref *f = &x->prefs[p];
+        double from = region_weight(region->words, f->from.cp, f->from.n);
+        double to = region_weight(region->words, f->to.cp, f->to.n);
+        if (from > to) {
+            if (region->log) {
+                char a[4 * MAX_WORD_CHARS + 1] = "", b[4 * MAX_WORD_CHARS + 1] = "";
+                if (f->from.n <= MAX_WORD_CHARS) {
+                    encode_all(f->from.cp, f->from.n, a);
+                    encode_all(f->to.cp, f->to.n, b);
+                }
+                fprintf(region->log, "fjdict: %s model: forms line %s -> %s dropped (%s %.0f, %s %.0f)\n",
+                        region->name, a, b, a, from, b, to);
+            }
+            free(f->from.cp);
+            free(f->to.cp);
+            continue;
+        }
+        x->prefs[kept++] = *f;
+    }
+    x->nprefs = kept;
+}
+
+static int build_s2t(const oc_data *data, const model_words *essay, const model_region *region,
+                     const char *curated_path, const char *forms_path, const char *surnames_path,
+                     int skip_misfits, model_tables *out, char *err, size_t errlen);
+
 int model_build_s2t(const oc_data *data, const model_words *essay, const char *curated_path,
                     const char *forms_path, const char *surnames_path, int skip_misfits,
                     model_tables *out, char *err, size_t errlen)
+{
+    return build_s2t(data, essay, NULL, curated_path, forms_path, surnames_path, skip_misfits,
+                     out, err, errlen);
+}
+
+int model_build_s2t_region(const oc_data *data, const model_words *essay,
+                           const model_region *region, const char *curated_path,
+                           const char *forms_path, const char *surnames_path, int skip_misfits,
+                           model_tables *out, char *err, size_t errlen)
+{
+    return build_s2t(data, essay, region, curated_path, forms_path, surnames_path, skip_misfits,
+                     out, err, errlen);
+}
+
+/* model_build_s2t, and with a region its forms (model_build_s2t_region). */
+static int build_s2t(const oc_data *data, const model_words *essay, const model_region *region,
+                     const char *curated_path, const char *forms_path, const char *surnames_path,
+                     int skip_misfits, model_tables *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     const oc_dict *stc = need_dict(data, "STCharacters", err, errlen);
@@ -756,6 +988,16 @@ int model_build_s2t(const oc_data *data, const model_words *essay, const char *c
     cands cs = {0};
     if (forms_path && load_prefs(forms_path, &x, err, errlen) != 0)
         return -1;
+    region_index ri = {0};
+    if (region) {
+        const oc_dict *tsp = need_dict(data, "TSPhrases", err, errlen);
+        if (!tsp) {
+            free_prefs(&x);
+            return -1;
+        }
+        drop_contradicted_prefs(&x, region);
+        region_index_build(&ri, region->words, &x, tsp);
+    }
 
     /* Multi-character words from the essay; single characters are summed per
      * reading below, since a lone character's form is OpenCC's default. */
@@ -791,6 +1033,7 @@ int model_build_s2t(const oc_data *data, const model_words *essay, const char *c
     if (load_curated(curated_path, &cs, s2t_curated, &x, err, errlen) != 0 ||
         (surnames_path && load_surnames(surnames_path, &cs, &x, err, errlen) != 0)) {
         free_prefs(&x);
+        region_index_free(&ri);
         return -1;
     }
 
@@ -821,6 +1064,9 @@ int model_build_s2t(const oc_data *data, const model_words *essay, const char *c
         free(c->target);
     }
     free(singles.c);
+    if (region)
+        out->region_keys = add_region_forms(&cs, &ri);
+    region_index_free(&ri);
 
     uint32_t *single_forms = NULL;
     out->words = cands_finish(&cs, "context-s2t", essay->total, stc, &single_forms, err, errlen);
