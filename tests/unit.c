@@ -3173,6 +3173,24 @@ static void test_chewing_reader_figures(void **state)
     model_words_free(w);
 }
 
+/* Hong Kong's list (rime-data-jyut6ping3's essay-cantonese.txt, fetched by
+ * make into BUILD/region): WORD<TAB>COUNT lines, read as the essay is. */
+static void test_region_hongkong_list(void **state)
+{
+    (void)state;
+    char path[4096], err[512] = "";
+    snprintf(path, sizeof path, "%s/region/essay-cantonese.txt", t_build_dir());
+    model_words *w = model_words_load(path, err, sizeof err);
+    if (!w)
+        fail_msg("%s (make fetches it: scripts/fetch-region.sh)", err);
+    assert_true(w->count > 200000);
+    assert_true(chewing_count(w, "瞭解") == 2313);
+    assert_true(chewing_count(w, "了解") == -1); /* not listed */
+    assert_true(chewing_count(w, "計劃") == 20733);
+    assert_true(chewing_count(w, "計畫") == 444);
+    model_words_free(w);
+}
+
 /* Writes n bytes to dir/name. */
 static void put_bytes(const char *dir, const char *name, const void *p, size_t n)
 {
@@ -3274,6 +3292,7 @@ int main(void)
         cmocka_unit_test(test_punct),
         cmocka_unit_test(test_chewing_reader_figures),
         cmocka_unit_test(test_chewing_reader_rejects_bad_files),
+        cmocka_unit_test(test_region_hongkong_list),
         cmocka_unit_test(test_default_invalid_bytes_in_place),
         cmocka_unit_test(test_default_nul_bom_crlf_astral),
         cmocka_unit_test(test_default_non_han_unchanged),

@@ -21,10 +21,7 @@
 #define CURATED_COUNT 20000.0
 #define MAX_WORD_CHARS 6
 #define CURATED_PHRASE 1
-/* A region's own form (model_build_s2t_region): wins over OpenCC's phrases
- * and the counts, not over our own tables. */
-#define CURATED_REGION 2
-#define CURATED_OURS 3
+#define CURATED_OURS 2
 
 static void fail_oom(void)
 {
@@ -217,8 +214,7 @@ typedef struct cand {
     char *key, *target;
     double count;
     /* Whose form wins whatever the counts: our own table's (CURATED_OURS),
-     * else the region's (CURATED_REGION), else an OpenCC phrase's
-     * (CURATED_PHRASE), else the most frequent. */
+     * else an OpenCC phrase's (CURATED_PHRASE), else the most frequent. */
     int curated;
 } cand;
 
@@ -294,8 +290,13 @@ static int is_default_target(const char *key, const char *target, const oc_dict 
     return same;
 }
 
+/* A region's forms (model_build_s2t_region), defined below. */
+typedef struct region_index region_index;
+static const char *region_choice(region_index *ri, const char *key, const char *general);
+
 static oc_dict *cands_finish(cands *cs, const char *name, double total, const oc_dict *chars,
-                             uint32_t **single_out, char *err, size_t errlen)
+                             region_index *region, uint32_t **single_out, char *err,
+                             size_t errlen)
 {
     qsort(cs->c, cs->n, sizeof(cand), cand_cmp);
     /* Each key's target: the most frequent, unless ours says otherwise. */
@@ -315,10 +316,6 @@ static oc_dict *cands_finish(cands *cs, const char *name, double total, const oc
                 if (cs->c[k].curated == CURATED_OURS && forced_level < CURATED_OURS) {
                     forced = cs->c[k].target;
                     forced_level = CURATED_OURS;
-                }
-                if (cs->c[k].curated == CURATED_REGION && forced_level < CURATED_REGION) {
-                    forced = cs->c[k].target;
-                    forced_level = CURATED_REGION;
                 }
                 if (cs->c[k].curated < level)
                     level = cs->c[k].curated;
@@ -343,6 +340,13 @@ static oc_dict *cands_finish(cands *cs, const char *name, double total, const oc
         /* A curated form wins; the word keeps the cost of its most
          * frequent form, so segmentation is unchanged. */
         chosen[i] = forced ? forced : best;
+        /* A region's model: the region's form, where its counts clearly
+         * prefer it to this one (not over our own curated words). */
+        if (region && forced_level < CURATED_OURS) {
+            const char *r = region_choice(region, cs->c[i].key, chosen[i]);
+            if (r)
+                chosen[i] = r;
+        }
         chosen_count[i] = best_count;
         i = j;
     }
@@ -759,10 +763,24 @@ typedef struct region_form {
     double count;
 } region_form;
 
-typedef struct region_index {
-    region_form *f;
+struct region_index {
+    region_form *f; /* sorted by key, the most frequent form first */
     size_t n;
-} region_index;
+    /* The region's words with a count, sorted: does it write a form at all? */
+    char **written;
+    size_t nwritten;
+    size_t chosen; /* keys given the region's form */
+};
+
+/* The region's form replaces another only where it counts it this many
+ * times as often (計畫 30,341 to 計劃 9,208 in Taiwan's list; not 提昇
+ * 4,643 to 提升 4,499, nor 公佈 8,083 to 公布 3,925), and at least
+ * REGION_MIN_COUNT times (not 冬冬 35 to 鼕鼕 1, a name). A preferred form
+ * gives way under the same margin. */
+#define REGION_MARGIN 3.0
+#define REGION_MIN_COUNT 50.0
+
+static int str_cmp(const void *a, const void *b);
 
 static int region_form_cmp(const void *a, const void *b)
 {
@@ -810,6 +828,12 @@ static void region_index_build(region_index *ri, const model_words *w, const s2t
 {
     size_t cap = 0;
     memset(ri, 0, sizeof *ri);
+    ri->written = xrealloc_(NULL, w->count * sizeof(char *));
+    for (size_t i = 0; i < w->count; i++)
+        if (w->counts[i] > 0)
+            ri->written[ri->nwritten++] = w->words[i];
+    if (ri->nwritten)
+        qsort(ri->written, ri->nwritten, sizeof(char *), str_cmp);
     for (size_t i = 0; i < w->count; i++) {
         u32s u;
         const char *word = w->words[i];
@@ -858,12 +882,12 @@ static void region_index_free(region_index *ri)
         free(ri->f[i].form);
     }
     free(ri->f);
+    free(ri->written);
     memset(ri, 0, sizeof *ri);
 }
 
-/* The region's most frequent form of key, or NULL when it writes none or
- * two forms equally often. */
-static const char *region_best(const region_index *ri, const char *key)
+/* The first of key's entries, or ri->n. */
+static size_t region_first(const region_index *ri, const char *key)
 {
     size_t lo = 0, hi = ri->n;
     while (lo < hi) {
@@ -873,40 +897,47 @@ static const char *region_best(const region_index *ri, const char *key)
         else
             hi = mid;
     }
-    if (lo == ri->n || strcmp(ri->f[lo].key, key) != 0)
-        return NULL;
-    if (lo + 1 < ri->n && strcmp(ri->f[lo + 1].key, key) == 0 &&
-        ri->f[lo + 1].count == ri->f[lo].count)
-        return NULL;
-    return ri->f[lo].form;
+    return lo < ri->n && strcmp(ri->f[lo].key, key) == 0 ? lo : ri->n;
 }
 
-/* Each candidate key of two or more characters that the region writes gets
- * the region's form as a candidate that wins over the counts and OpenCC's
- * phrases (not over our own tables). It adds no count: the word's cost stays
- * the general word list's, so segmentation is as in s2t. Returns how many
- * keys got a form. One-character keys keep the general choice: the regions'
- * lists count single characters as characters, not as words (libchewing's
- * are all 0). */
-static size_t add_region_forms(cands *cs, const region_index *ri)
+static int region_writes(const region_index *ri, const char *form)
 {
-    qsort(cs->c, cs->n, sizeof(cand), cand_cmp);
-    size_t n0 = cs->n, added = 0;
-    for (size_t i = 0; i < n0;) {
-        size_t j = i;
-        while (j < n0 && strcmp(cs->c[j].key, cs->c[i].key) == 0)
-            j++;
-        const char *form = chars_in(cs->c[i].key) >= 2 ? region_best(ri, cs->c[i].key) : NULL;
-        if (form) {
-            char *key = xstrdup_(cs->c[i].key, strlen(cs->c[i].key));
-            cand_add(cs, key, form, 0);
-            cs->c[cs->n - 1].curated = CURATED_REGION;
-            free(key);
-            added++;
-        }
-        i = j;
+    size_t lo = 0, hi = ri->nwritten;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(ri->written[mid], form);
+        if (c == 0)
+            return 1;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    return added;
+    return 0;
+}
+
+/* The region's form of a key of two or more characters instead of the
+ * general choice, or NULL: the region counts it REGION_MARGIN times as often
+ * as the general form under this reading, and REGION_MIN_COUNT times. Where the region never writes
+ * the general form (Taiwan's list has 發布, not 發佈), it has no say: the
+ * spelling may be younger than the list. The one-character keys keep the
+ * general choice: the regions' lists count characters, not words, there
+ * (libchewing's are all 0). */
+static const char *region_choice(region_index *ri, const char *key, const char *general)
+{
+    size_t first = region_first(ri, key);
+    if (first == ri->n || chars_in(key) < 2 || strcmp(ri->f[first].form, general) == 0 ||
+        !region_writes(ri, general))
+        return NULL;
+    double general_count = 0;
+    for (size_t i = first; i < ri->n && strcmp(ri->f[i].key, key) == 0; i++)
+        if (strcmp(ri->f[i].form, general) == 0)
+            general_count = ri->f[i].count;
+    if (ri->f[first].count < REGION_MARGIN * general_count ||
+        ri->f[first].count < REGION_MIN_COUNT)
+        return NULL;
+    ri->chosen++;
+    return ri->f[first].form;
 }
 
 /* How often the region writes s: the counts of its words that hold it. */
@@ -924,8 +955,8 @@ static double region_weight(const model_words *w, const uint32_t *s, size_t n)
 }
 
 /* A preferred form applies to a region unless the region's data says
- * otherwise: it writes FROM more often than TO (Taiwan's 溼 for 濕). Those
- * lines are dropped, and named on log. */
+ * otherwise: it writes FROM REGION_MARGIN times as often as TO (Hong Kong's
+ * list: 瞭解 for 了解). Those lines are dropped, and named on log. */
 static void drop_contradicted_prefs(s2t_ctx *x, const model_region *region)
 {
     size_t kept = 0;
@@ -933,7 +964,7 @@ static void drop_contradicted_prefs(s2t_ctx *x, const model_region *region)
         form_pref *f = &x->prefs[p];
         double from = region_weight(region->words, f->from.cp, f->from.n);
         double to = region_weight(region->words, f->to.cp, f->to.n);
-        if (from > to) {
+        if (from > 0 && from >= REGION_MARGIN * to) {
             if (region->log) {
                 char a[4 * MAX_WORD_CHARS + 1] = "", b[4 * MAX_WORD_CHARS + 1] = "";
                 if (f->from.n <= MAX_WORD_CHARS) {
@@ -1064,12 +1095,12 @@ static int build_s2t(const oc_data *data, const model_words *essay, const model_
         free(c->target);
     }
     free(singles.c);
-    if (region)
-        out->region_keys = add_region_forms(&cs, &ri);
-    region_index_free(&ri);
 
     uint32_t *single_forms = NULL;
-    out->words = cands_finish(&cs, "context-s2t", essay->total, stc, &single_forms, err, errlen);
+    out->words = cands_finish(&cs, "context-s2t", essay->total, stc, region ? &ri : NULL,
+                              &single_forms, err, errlen);
+    out->region_keys = ri.chosen;
+    region_index_free(&ri);
     if (!out->words)
         return -1;
 
@@ -1347,7 +1378,7 @@ int model_build_t2s(const oc_data *data, const model_words *essay, const char *c
         return -1;
     add_output_keys(&cs, tsc);
     uint32_t *single = NULL;
-    out->words = cands_finish(&cs, "context-t2s", essay->total, tsc, &single, err, errlen);
+    out->words = cands_finish(&cs, "context-t2s", essay->total, tsc, NULL, &single, err, errlen);
     if (!out->words) {
         free(single);
         return -1;
