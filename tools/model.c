@@ -754,7 +754,6 @@ static int load_surnames(const char *path, cands *cs, s2t_ctx *x, char *err, siz
     return 0;
 }
 
-
 /* ---- regional forms ----------------------------------------------------------- */
 
 /* One form a region writes for a reading, with the region's count. */
@@ -781,6 +780,13 @@ struct region_index {
 #define REGION_MIN_COUNT 50.0
 
 static int str_cmp(const void *a, const void *b);
+
+static int region_key_form_cmp(const void *a, const void *b)
+{
+    const region_form *x = a, *y = b;
+    int r = strcmp(x->key, y->key);
+    return r ? r : strcmp(x->form, y->form);
+}
 
 static int region_form_cmp(const void *a, const void *b)
 {
@@ -850,13 +856,14 @@ static void region_index_build(region_index *ri, const model_words *w, const s2t
             encode_all(u.cp, u.n, key);
             region_add(ri, &cap, x, key, word, w->counts[i]);
         }
-        const oc_entry *e = u.n >= 2 && u.n <= MAX_WORD_CHARS ? oc_dict_find(tsp, word, strlen(word)) : NULL;
+        const oc_entry *e =
+            u.n >= 2 && u.n <= MAX_WORD_CHARS ? oc_dict_find(tsp, word, strlen(word)) : NULL;
         if (e && chars_in(e->values[0]) == u.n && strcmp(e->values[0], key) != 0)
             region_add(ri, &cap, x, e->values[0], word, w->counts[i]);
         free(u.cp);
     }
     if (ri->n)
-        qsort(ri->f, ri->n, sizeof *ri->f, region_form_cmp);
+        qsort(ri->f, ri->n, sizeof *ri->f, region_key_form_cmp);
     /* One entry per (key, form): a form can come from two spellings (帳目,
      * 賬目), and its counts add up. */
     size_t out = 0;
