@@ -2757,12 +2757,39 @@ static void test_default_idempotent(void **state)
  * followed by t2tw's variant step, s2hk by t2hk's. Checked on real text and
  * on text built around the characters that make the partial folding redo a
  * run (林杰樑, 喫, 皁 keep their form in those steps' phrases). */
+/* The image with the regional models of s2tw and s2hk (fj_context_rec
+ * overrides) switched off: they then use s2t's lattice as it is. Opened
+ * from memory; *buf is the caller's to free after closing. */
+static fj_dict *open_without_regions(unsigned char **buf)
+{
+    unsigned char *img = img_copy(g_img_size);
+    sect cx = find_sect(img, FJ_SEC_CONTEXT);
+    for (size_t i = 0; fj_dict_profile_name(g_dict, i); i++) {
+        const char *name = fj_dict_profile_name(g_dict, i);
+        if (strcmp(name, "s2tw") != 0 && strcmp(name, "s2hk") != 0)
+            continue;
+        unsigned char *rec = img + cx.off + i * sizeof(fj_context_rec);
+        wr32(rec + offsetof(fj_context_rec, overrides), FJ_NONE);
+        wr32(rec + offsetof(fj_context_rec, ambiguous), 0); /* s2t's sets */
+    }
+    img_fix_checksum(img, g_img_size);
+    fj_dict *d = NULL;
+    fj_error err;
+    if (fj_dict_open_memory(img, g_img_size, NULL, &d, &err) != FJ_OK)
+        fail_msg("image without regions: %s", err.message);
+    *buf = img;
+    return d;
+}
+
+/* s2tw and s2hk run s2t's lattice with the later steps folded in: the same
+ * as t2tw or t2hk (compatible mode) after s2t, once their regional models
+ * are switched off. With them, the region's forms are written (計畫). */
 static void test_default_folded_steps(void **state)
 {
     (void)state;
     static const char *const pairs[][2] = {{"s2tw", "t2tw"}, {"s2hk", "t2hk"}};
     static const char extra[] = "林杰樑和张栋梁去喫茶，牛骥同皂。林国梁说：只有头发干了才去。"
-                                "純喫茶小舖里，他吃了一碗面。";
+                                "純喫茶小舖里，他吃了一碗面。我们的计划。";
     size_t len = sizeof extra - 1;
     char *text = NULL;
     if (g_compat) {
@@ -2776,16 +2803,33 @@ static void test_default_folded_steps(void **state)
         assert_non_null(text);
         memcpy(text, extra, len);
     }
+    unsigned char *buf;
+    fj_dict *plain = open_without_regions(&buf);
     size_t mid_n, want_n, got_n;
     char *mid = t_conv(conv_def("s2t"), text, len, &mid_n);
     for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        fj_converter *c;
+        fj_error err;
+        assert_int_equal(fj_converter_open(plain, pairs[i][0], FJ_DEFAULT, &c, &err), FJ_OK);
         char *want = t_conv(conv(pairs[i][1]), mid, mid_n, &want_n);
-        char *got = t_conv(conv_def(pairs[i][0]), text, len, &got_n);
+        char *got = t_conv(c, text, len, &got_n);
         if (got_n != want_n || memcmp(got, want, got_n) != 0)
             fail_msg("%s differs from t2%s after s2t's lattice", pairs[i][0], pairs[i][0] + 2);
         fj_free(conv(pairs[i][1]), want);
-        fj_free(conv_def(pairs[i][0]), got);
+        fj_free(c, got);
+        /* The regional model is what writes Taiwan's 計畫. */
+        static const char plan[] = "我们的计划";
+        size_t n;
+        char *a = t_conv(c, plan, sizeof plan - 1, &n);
+        char *b = t_conv(conv_def(pairs[i][0]), plan, sizeof plan - 1, &n);
+        assert_string_equal(a, "我們的計劃");
+        assert_string_equal(b, i == 0 ? "我們的計畫" : "我們的計劃");
+        fj_free(c, a);
+        fj_free(conv_def(pairs[i][0]), b);
+        fj_converter_close(c);
     }
+    fj_dict_close(plain);
+    free(buf);
     fj_free(conv_def("s2t"), mid);
     free(text);
 }
