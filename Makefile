@@ -25,7 +25,8 @@ LIB_SRC  = src/alloc.c src/error.c src/image.c src/converter.c src/output.c src/
 # rules (data/context/repair-rules.txt), compiled into the library.
 CLEAN_RULES_OBJ = $(BUILD)/gen/clean_rules.o $(BUILD)/gen/repair_rules.o
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(CLEAN_RULES_OBJ)
-TOOL_OBJ = $(BUILD)/tools/ocdata.o $(BUILD)/tools/model.o $(BUILD)/tools/kenlm.o $(BUILD)/tools/lm.o
+TOOL_OBJ = $(BUILD)/tools/ocdata.o $(BUILD)/tools/model.o $(BUILD)/tools/kenlm.o $(BUILD)/tools/lm.o \
+           $(BUILD)/tools/chewing.o
 # The command-line tool's file formats (cli/files.h) and what they link.
 CLI_SRC  = cli/files.c cli/encoding.c cli/html.c cli/xml.c cli/subtitle.c cli/markdown.c \
            cli/convert.c cli/outfile.c cli/batch.c cli/dynlib.c cli/epub.c cli/serve.c \
@@ -87,6 +88,13 @@ ESSAY    = $(BUILD)/essay.txt
 $(ESSAY): scripts/fetch-essay.sh
 	./scripts/fetch-essay.sh $@
 
+# Regional word data: Taiwan's (libchewing) and Hong Kong's (essay-cantonese)
+# counts choose the forms of the s2tw/s2twp and s2hk/s2hkp models.
+REGION   = $(BUILD)/region
+$(REGION)/.fetched: scripts/fetch-region.sh
+	./scripts/fetch-region.sh $(REGION)
+	@touch $@
+
 # The default mode's language model: libime's KenLM word trigram over
 # Simplified Chinese (LGPL-2.1+), read and pruned by fjdict.
 LM       = $(BUILD)/zh_CN.lm
@@ -102,9 +110,10 @@ $(LM): scripts/fetch-deb.sh
 # without it; `make LM_WEIGHT=0.5` builds it in.
 LM_WEIGHT ?= 0
 LM_ARGS   = $(if $(filter-out 0 0.0,$(LM_WEIGHT)),--lm $(LM) --lm-weight $(LM_WEIGHT))
-$(DICT): $(BUILD)/fjdict $(DATA)/.fetched $(ESSAY) $(if $(LM_ARGS),$(LM)) \
+$(DICT): $(BUILD)/fjdict $(DATA)/.fetched $(ESSAY) $(REGION)/.fetched $(if $(LM_ARGS),$(LM)) \
          $(wildcard data/context/*.tsv) $(BUILD)/.lm-weight-$(LM_WEIGHT)
-	$(BUILD)/fjdict --compile $(DATA) -o $@ --essay $(ESSAY) $(LM_ARGS) --curated data/context
+	$(BUILD)/fjdict --compile $(DATA) -o $@ --essay $(ESSAY) $(LM_ARGS) --curated data/context \
+	    --taiwan $(REGION)/chewing --hongkong $(REGION)/essay-cantonese.txt
 # A change of weight rebuilds the image.
 $(BUILD)/.lm-weight-$(LM_WEIGHT):
 	@mkdir -p $(BUILD) && rm -f $(BUILD)/.lm-weight-* && touch $@

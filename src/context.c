@@ -125,6 +125,33 @@ static inline int word_value(const fj_matcher *m, const fj_node_rec *n, int32_t 
     return 1;
 }
 
+/* The region's form of the word run[i..j) (fj_context_rec.overrides):
+ * replaces the target when the region writes the word otherwise. The cost
+ * stays the general word's. */
+static void region_target(const fj_converter *c, const ctx_char *run, uint32_t i, uint32_t j,
+                          const unsigned char **target, uint32_t *target_len)
+{
+    const fj_matcher *m = &c->ctx_overrides;
+    uint32_t e = fj__lookup(m, run[i].reading);
+    if (e == 0 || e == FJ_ENTRY_IDS)
+        return;
+    if (e & FJ_ENTRY_DIRECT) {
+        /* A one-character word with only a cost: its own answer. */
+        if (j == i + 1) {
+            *target = (const unsigned char *)"";
+            *target_len = 0;
+        }
+        return;
+    }
+    const fj_node_rec *n = &m->nodes[e & FJ_ENTRY_NODE_MASK];
+    for (uint32_t k = i + 1; k < j && n; k++)
+        n = fj__child(m, n, run[k].reading);
+    int32_t cost;
+    uint32_t split;
+    if (n)
+        word_value(m, n, &cost, target, target_len, &split);
+}
+
 /* Does the target t[0..tl) name one form per character of run[i..j)? */
 static inline int has_forms_for(const unsigned char *t, uint32_t tl, uint32_t i, uint32_t j)
 {
@@ -567,8 +594,11 @@ static void lattice(const fj_converter *c, const unsigned char *text, const ctx_
             if (b0 == 0xEE && (b1 & 0xC0) == 0x80 && (b2 & 0xC0) == 0x80) {
                 cost = (int32_t)((b1 & 0x3Fu) << 6 | (b2 & 0x3Fu));
                 single = 1;
-                add_arc(c, arcs, &narcs, ends_at, best_at, i, i + 1, cost, (const unsigned char *)"", 0,
-                        h, h, at_start);
+                t = (const unsigned char *)"";
+                tl = 0;
+                if (c->ctx_has_overrides)
+                    region_target(c, run, i, i + 1, &t, &tl);
+                add_arc(c, arcs, &narcs, ends_at, best_at, i, i + 1, cost, t, tl, h, h, at_start);
             }
         } else if (e != 0 && e != FJ_ENTRY_IDS) {
             const fj_node_rec *node = &m->nodes[e & FJ_ENTRY_NODE_MASK];
@@ -577,6 +607,8 @@ static void lattice(const fj_converter *c, const unsigned char *text, const ctx_
                 uint32_t split;
                 if (word_value(m, node, &cost, &t, &tl, &split) && (room || j == i + 1)) {
                     single |= j == i + 1;
+                    if (c->ctx_has_overrides)
+                        region_target(c, run, i, j, &t, &tl);
                     if (c->ctx_repair) {
                         uint64_t changed;
                         int32_t extra = repair_extra_cost(c, run, n, i, j, t, tl, &changed);

@@ -209,13 +209,20 @@ static uint32_t model_single(const fj_converter *c, uint32_t cp)
 {
     if (c->ctx_has_fold && fj__lookup(&c->ctx_fold, cp) != 0)
         return 0;
-    uint32_t e = fj__lookup(&c->ctx_words, cp);
+    /* The region's word, where it has one, instead of the general one. */
+    const fj_matcher *m = &c->ctx_words;
+    if (c->ctx_has_overrides) {
+        uint32_t o = fj__lookup(&c->ctx_overrides, cp);
+        if (o != 0 && o != FJ_ENTRY_IDS && ((o & FJ_ENTRY_DIRECT) || (o & FJ_ENTRY_HAS_VALUE)))
+            m = &c->ctx_overrides;
+    }
+    uint32_t e = fj__lookup(m, cp);
     if (e == 0 || e == FJ_ENTRY_IDS || (e & FJ_ENTRY_DIRECT) || !(e & FJ_ENTRY_HAS_VALUE))
         return 0;
-    const fj_node_rec *n = &c->ctx_words.nodes[e & FJ_ENTRY_NODE_MASK];
+    const fj_node_rec *n = &m->nodes[e & FJ_ENTRY_NODE_MASK];
     if (n->value_len != 6)
         return 0;
-    const unsigned char *v = (const unsigned char *)c->ctx_words.strings + n->value;
+    const unsigned char *v = (const unsigned char *)m->strings + n->value;
     uint32_t a = v[3] | (uint32_t)v[4] << 8 | (uint32_t)v[5] << 16;
     return answer_cp(a) ? a : 0;
 }
@@ -251,6 +258,10 @@ static fj_status build_context_tables(fj_converter *c, const fj_image *img,
     if (cx->lm_bits) {
         c->ctx_lm = img->lm_slots;
         c->ctx_lm_bits = cx->lm_bits;
+    }
+    if (!c->ctx_repair && cx->overrides != FJ_NONE) {
+        c->ctx_has_overrides = 1;
+        matcher_init(&c->ctx_overrides, img, cx->overrides);
     }
     if (cx->fold != FJ_NONE) {
         c->ctx_has_fold = 1;

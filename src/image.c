@@ -284,6 +284,7 @@ fj_status fj__image_load(fj_image *img, const unsigned char *data, size_t size, 
              cx->ambiguous >= img->ambiguous_count ||
              (cx->lm_bits != 0 && cx->lm_bits != img->lm_bits) ||
              (cx->source_only != FJ_NONE && cx->source_only >= img->source_only_count) ||
+             (cx->overrides != FJ_NONE && cx->overrides >= img->matcher_count) ||
              ((cx->flags & FJ_CONTEXT_REPAIR) &&
               (cx->suspects == FJ_NONE || cx->suspects + 1 >= img->source_only_count ||
                cx->defaults >= img->matcher_count ||

@@ -154,6 +154,12 @@ typedef struct fj_context_rec {
     /* With FJ_CONTEXT_REPAIR: a matcher whose keys are words as written that
      * repair keeps (a form the model would not choose), or FJ_NONE. */
     uint32_t attested;
+    /* Without FJ_CONTEXT_REPAIR: a matcher of the words of `words` whose
+     * form this profile's region writes otherwise (Taiwan's 計畫 for 计划),
+     * with their values there (same cost, the region's target), or
+     * FJ_NONE. Its keys are keys of `words`: a word found there takes the
+     * value found here, and a one-character word its form. */
+    uint32_t overrides;
     /* The language model: log2 of the LMTB slots it uses (all of them), or
      * 0 for none. Its words' own costs are in `words` already; LMTB holds
      * what depends on the word before. */

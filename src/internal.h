@@ -148,6 +148,9 @@ struct fj_converter {
     unsigned char *ctx_rules; /* repair: 0x10000 role bytes (FJ_RULE_*), owned */
     const uint32_t *ctx_lm; /* the language model's slots, or NULL (image_format.h) */
     uint32_t ctx_lm_bits;
+    /* The region's forms (fj_context_rec.overrides), when ctx_has_overrides. */
+    fj_matcher ctx_overrides;
+    int ctx_has_overrides;
     const unsigned char *ctx_ambiguous; /* bit set: the BMP character's form depends on context */
     const unsigned char *ctx_pairs;     /* see fj_context_rec */
     /* Per three-byte code point in [FJ_REC_FIRST, 0x10000): the character's

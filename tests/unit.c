@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "../src/image_format.h"
+#include "../tools/chewing.h"
 #include "../tools/ocdata.h"
 
 extern char **environ;
@@ -2756,12 +2757,39 @@ static void test_default_idempotent(void **state)
  * followed by t2tw's variant step, s2hk by t2hk's. Checked on real text and
  * on text built around the characters that make the partial folding redo a
  * run (林杰樑, 喫, 皁 keep their form in those steps' phrases). */
+/* The image with the regional models of s2tw and s2hk (fj_context_rec
+ * overrides) switched off: they then use s2t's lattice as it is. Opened
+ * from memory; *buf is the caller's to free after closing. */
+static fj_dict *open_without_regions(unsigned char **buf)
+{
+    unsigned char *img = img_copy(g_img_size);
+    sect cx = find_sect(img, FJ_SEC_CONTEXT);
+    for (size_t i = 0; fj_dict_profile_name(g_dict, i); i++) {
+        const char *name = fj_dict_profile_name(g_dict, i);
+        if (strcmp(name, "s2tw") != 0 && strcmp(name, "s2hk") != 0)
+            continue;
+        unsigned char *rec = img + cx.off + i * sizeof(fj_context_rec);
+        wr32(rec + offsetof(fj_context_rec, overrides), FJ_NONE);
+        wr32(rec + offsetof(fj_context_rec, ambiguous), 0); /* s2t's sets */
+    }
+    img_fix_checksum(img, g_img_size);
+    fj_dict *d = NULL;
+    fj_error err;
+    if (fj_dict_open_memory(img, g_img_size, NULL, &d, &err) != FJ_OK)
+        fail_msg("image without regions: %s", err.message);
+    *buf = img;
+    return d;
+}
+
+/* s2tw and s2hk run s2t's lattice with the later steps folded in: the same
+ * as t2tw or t2hk (compatible mode) after s2t, once their regional models
+ * are switched off. With them, the region's forms are written (計畫). */
 static void test_default_folded_steps(void **state)
 {
     (void)state;
     static const char *const pairs[][2] = {{"s2tw", "t2tw"}, {"s2hk", "t2hk"}};
     static const char extra[] = "林杰樑和张栋梁去喫茶，牛骥同皂。林国梁说：只有头发干了才去。"
-                                "純喫茶小舖里，他吃了一碗面。";
+                                "純喫茶小舖里，他吃了一碗面。我们的计划。";
     size_t len = sizeof extra - 1;
     char *text = NULL;
     if (g_compat) {
@@ -2775,16 +2803,33 @@ static void test_default_folded_steps(void **state)
         assert_non_null(text);
         memcpy(text, extra, len);
     }
+    unsigned char *buf;
+    fj_dict *plain = open_without_regions(&buf);
     size_t mid_n, want_n, got_n;
     char *mid = t_conv(conv_def("s2t"), text, len, &mid_n);
     for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        fj_converter *c;
+        fj_error err;
+        assert_int_equal(fj_converter_open(plain, pairs[i][0], FJ_DEFAULT, &c, &err), FJ_OK);
         char *want = t_conv(conv(pairs[i][1]), mid, mid_n, &want_n);
-        char *got = t_conv(conv_def(pairs[i][0]), text, len, &got_n);
+        char *got = t_conv(c, text, len, &got_n);
         if (got_n != want_n || memcmp(got, want, got_n) != 0)
             fail_msg("%s differs from t2%s after s2t's lattice", pairs[i][0], pairs[i][0] + 2);
         fj_free(conv(pairs[i][1]), want);
-        fj_free(conv_def(pairs[i][0]), got);
+        fj_free(c, got);
+        /* The regional model is what writes Taiwan's 計畫. */
+        static const char plan[] = "我们的计划";
+        size_t n;
+        char *a = t_conv(c, plan, sizeof plan - 1, &n);
+        char *b = t_conv(conv_def(pairs[i][0]), plan, sizeof plan - 1, &n);
+        assert_string_equal(a, "我們的計劃");
+        assert_string_equal(b, i == 0 ? "我們的計畫" : "我們的計劃");
+        fj_free(c, a);
+        fj_free(conv_def(pairs[i][0]), b);
+        fj_converter_close(c);
     }
+    fj_dict_close(plain);
+    free(buf);
     fj_free(conv_def("s2t"), mid);
     free(text);
 }
@@ -3138,6 +3183,121 @@ static void test_default_buffer_sizes(void **state)
 
 /* ---- main ------------------------------------------------------------------------- */
 
+
+/* libchewing's phrase table (tools/chewing.c, fetched by make into
+ * BUILD/region/chewing): the Taiwan frequencies issue 18 quotes. */
+static double chewing_count(const model_words *w, const char *word)
+{
+    for (size_t i = 0; i < w->count; i++)
+        if (strcmp(w->words[i], word) == 0)
+            return w->counts[i];
+    return -1;
+}
+
+static void test_chewing_reader_figures(void **state)
+{
+    (void)state;
+    char dir[4096], err[512] = "";
+    snprintf(dir, sizeof dir, "%s/region/chewing", t_build_dir());
+    model_words *w = chewing_words_load(dir, err, sizeof err);
+    if (!w)
+        fail_msg("%s (make fetches it: scripts/fetch-region.sh)", err);
+    static const struct {
+        const char *word;
+        double count;
+    } known[] = {{"計畫", 30341}, {"計劃", 9208}, {"了解", 9268},
+                 {"瞭解", 0},     {"櫃台", 8687}, {"櫃檯", 495}};
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (chewing_count(w, known[i].word) != known[i].count)
+            fail_msg("%s: %.0f, expected %.0f", known[i].word, chewing_count(w, known[i].word),
+                     known[i].count);
+    /* Each phrase once (its readings share one text), and many of them. */
+    assert_true(w->count > 100000);
+    assert_true(chewing_count(w, "了") == 0);
+    model_words_free(w);
+}
+
+/* Hong Kong's list (rime-data-jyut6ping3's essay-cantonese.txt, fetched by
+ * make into BUILD/region): WORD<TAB>COUNT lines, read as the essay is. */
+static void test_region_hongkong_list(void **state)
+{
+    (void)state;
+    char path[4096], err[512] = "";
+    snprintf(path, sizeof path, "%s/region/essay-cantonese.txt", t_build_dir());
+    model_words *w = model_words_load(path, err, sizeof err);
+    if (!w)
+        fail_msg("%s (make fetches it: scripts/fetch-region.sh)", err);
+    assert_true(w->count > 200000);
+    assert_true(chewing_count(w, "瞭解") == 2313);
+    assert_true(chewing_count(w, "了解") == -1); /* not listed */
+    assert_true(chewing_count(w, "計劃") == 20733);
+    assert_true(chewing_count(w, "計畫") == 444);
+    model_words_free(w);
+}
+
+/* Writes n bytes to dir/name. */
+static void put_bytes(const char *dir, const char *name, const void *p, size_t n)
+{
+    char path[4300];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(p, 1, n, f), n);
+    assert_int_equal(fclose(f), 0);
+}
+
+static void test_chewing_reader_rejects_bad_files(void **state)
+{
+    (void)state;
+    char dir[4096], err[512];
+    snprintf(dir, sizeof dir, "%s/fanjian-chewing-XXXXXX", t_env("TMPDIR", "/tmp"));
+    assert_non_null(mkdtemp(dir));
+    /* A root with one child, a phrase "計畫" (at byte 0) seen 7 times. */
+    static const unsigned char tree[] = {1, 0, 1, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 7, 0, 0};
+    static const char text[] = "計畫";
+    put_bytes(dir, "dictionary.dat", text, sizeof text);
+    put_bytes(dir, "index_tree.dat", tree, sizeof tree);
+    model_words *w = chewing_words_load(dir, err, sizeof err);
+    assert_non_null(w);
+    assert_int_equal(w->count, 1);
+    assert_string_equal(w->words[0], "計畫");
+    assert_true(w->counts[0] == 7);
+    model_words_free(w);
+    const struct {
+        const unsigned char *tree;
+        size_t tree_len;
+        const char *message;
+    } bad[] = {
+        {tree, 15, "8-byte records"},
+        /* the phrase starts past the end of dictionary.dat */
+        {(const unsigned char[]){1, 0, 1, 0, 0, 2, 0, 0, 0, 0, 99, 0, 0, 7, 0, 0}, 16,
+         "outside dictionary.dat"},
+        /* the root's children run past the last record */
+        {(const unsigned char[]){1, 0, 1, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 7, 0, 0}, 16,
+         "children lie outside"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        put_bytes(dir, "index_tree.dat", bad[i].tree, bad[i].tree_len);
+        err[0] = 0;
+        w = chewing_words_load(dir, err, sizeof err);
+        if (w || !strstr(err, bad[i].message))
+            fail_msg("case %zu: %s, message '%s'", i, w ? "accepted" : "refused", err);
+    }
+    /* Text that is not UTF-8. */
+    put_bytes(dir, "index_tree.dat", tree, sizeof tree);
+    put_bytes(dir, "dictionary.dat", "\xff\xfe", 3);
+    w = chewing_words_load(dir, err, sizeof err);
+    assert_null(w);
+    assert_non_null(strstr(err, "not UTF-8"));
+    char path[4300];
+    snprintf(path, sizeof path, "%s/dictionary.dat", dir);
+    unlink(path);
+    w = chewing_words_load(dir, err, sizeof err);
+    assert_null(w);
+    assert_non_null(strstr(err, "dictionary.dat"));
+    remove_tree(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -3174,6 +3334,9 @@ int main(void)
         cmocka_unit_test(test_default_stream_equals_oneshot),
         cmocka_unit_test(test_default_folded_steps),
         cmocka_unit_test(test_punct),
+        cmocka_unit_test(test_chewing_reader_figures),
+        cmocka_unit_test(test_chewing_reader_rejects_bad_files),
+        cmocka_unit_test(test_region_hongkong_list),
         cmocka_unit_test(test_default_invalid_bytes_in_place),
         cmocka_unit_test(test_default_nul_bom_crlf_astral),
         cmocka_unit_test(test_default_non_han_unchanged),

@@ -16,6 +16,7 @@
 #include "kenlm.h"
 #include "lm.h"
 #include "lint.h"
+#include "chewing.h"
 #include "model.h"
 #include "ocdata.h"
 
@@ -562,9 +563,92 @@ static int expr_uses(const oc_expr *e, const char *name)
     return 0;
 }
 
+/* The regional models of s2t: Taiwan's for s2tw and s2twp, Hong Kong's for
+ * s2hk and s2hkp (model_build_s2t_region). */
+enum { REGION_TW, REGION_HK, REGION_COUNT };
+
+static int region_of_profile(const char *name)
+{
+    if (strcmp(name, "s2tw") == 0 || strcmp(name, "s2twp") == 0)
+        return REGION_TW;
+    if (strcmp(name, "s2hk") == 0 || strcmp(name, "s2hkp") == 0)
+        return REGION_HK;
+    return -1;
+}
+
+/* The words of a regional model whose value differs from the general
+ * model's (the same keys): the region's overrides (fj_context_rec). */
+static oc_dict *region_overrides(const oc_dict *general, const oc_dict *region, const char *name,
+                                 char *err, size_t errlen)
+{
+    size_t cap = 1 << 16, len = 0;
+    char *text = malloc(cap);
+    if (!text)
+        return NULL;
+    for (size_t i = 0; i < region->count; i++) {
+        const oc_entry *e = &region->entries[i];
+        const oc_entry *g = oc_dict_find(general, e->key, strlen(e->key));
+        if (g && strcmp(g->values[0], e->values[0]) == 0)
+            continue;
+        size_t need = strlen(e->key) + strlen(e->values[0]) + 3;
+        if (len + need >= cap) {
+            char *bigger = realloc(text, cap = 2 * (len + need));
+            if (!bigger) {
+                free(text);
+                return NULL;
+            }
+            text = bigger;
+        }
+        len += (size_t)snprintf(text + len, cap - len, "%s\t%s\n", e->key, e->values[0]);
+    }
+    oc_dict *d = oc_dict_parse_buffer(name, text, len, err, errlen);
+    free(text);
+    return d;
+}
+
+/* Builds the regional models whose data is given, each as its overrides of
+ * the general model `general`; 0, or -1 and err. */
+static int build_regions(const oc_data *data, const model_words *essay, const char *curated_dir,
+                         const char *const region_paths[REGION_COUNT], int skip_misfits,
+                         const oc_dict *general, model_tables regions[REGION_COUNT], char *err,
+                         size_t errlen)
+{
+    static const char *const names[REGION_COUNT] = {"Taiwan", "Hong Kong"};
+    static const char *const dict_names[REGION_COUNT] = {"context-s2t-taiwan",
+                                                         "context-s2t-hongkong"};
+    char cur[4096], forms[4096], surnames[4096];
+    snprintf(cur, sizeof cur, "%s/s2t.tsv", curated_dir ? curated_dir : ".");
+    snprintf(forms, sizeof forms, "%s/s2t-forms.tsv", curated_dir ? curated_dir : ".");
+    snprintf(surnames, sizeof surnames, "%s/s2t-surnames.tsv", curated_dir ? curated_dir : ".");
+    for (int r = 0; r < REGION_COUNT; r++) {
+        if (!region_paths[r])
+            continue;
+        model_words *w = r == REGION_TW ? chewing_words_load(region_paths[r], err, errlen)
+                                        : model_words_load(region_paths[r], err, errlen);
+        model_region region = {names[r], w, stdout};
+        int rc = w ? model_build_s2t_region(data, essay, &region, curated_dir ? cur : NULL,
+                                            curated_dir ? forms : NULL,
+                                            curated_dir ? surnames : NULL, skip_misfits,
+                                            &regions[r], err, errlen)
+                   : -1;
+        model_words_free(w);
+        if (rc != 0)
+            return -1;
+        oc_dict *over = region_overrides(general, regions[r].words, dict_names[r], err, errlen);
+        if (!over)
+            return -1;
+        printf("fjdict: %s model: %zu keys in the region's form, %zu of them written "
+               "otherwise than in s2t\n",
+               names[r], regions[r].region_keys, over->count);
+        oc_dict_free(regions[r].words);
+        regions[r].words = over;
+    }
+    return 0;
+}
+
 static int compile(const char *dir, const char *out, const char *essay_path, const char *lm_path,
-                   double lm_weight, const char *curated_dir,
-                   int skip_misfits)
+                   double lm_weight, const char *curated_dir, int skip_misfits,
+                   const char *const region_paths[REGION_COUNT])
 {
     char err[1024] = "";
     oc_data *data = oc_data_load(dir, err, sizeof err);
@@ -573,7 +657,8 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
         return 1;
     }
     /* The context model's tables, when a word list is given. */
-    model_tables s2t_model = {0}, t2s_model = {0};
+    model_tables s2t_model = {0}, t2s_model = {0}, regions[REGION_COUNT];
+    memset(regions, 0, sizeof regions);
     repair_tables repair = {0};
     lm_table lm_tab = {0};
     int have_model = 0;
@@ -602,6 +687,12 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
                  curated_dir ? curated_dir : ".");
         if (curated_dir && model_build_repair(data, repair_path, either_path, essay,
                                               s2t_model.words, &repair, err, sizeof err) != 0) {
+            fprintf(stderr, "fjdict: %s\n", err);
+            model_words_free(essay);
+            return 1;
+        }
+        if (build_regions(data, essay, curated_dir, region_paths, skip_misfits,
+                          s2t_model.words, regions, err, sizeof err) != 0) {
             fprintf(stderr, "fjdict: %s\n", err);
             model_words_free(essay);
             return 1;
@@ -644,6 +735,7 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
     fj_profile_rec profiles[16];
     fj_context_rec contexts[16];
     uint32_t s2t_ids[2] = {FJ_NONE, FJ_NONE}, t2s_ids[2] = {FJ_NONE, FJ_NONE};
+    uint32_t region_ids[REGION_COUNT] = {FJ_NONE, FJ_NONE}; /* the regions' word matchers */
     uint32_t s2t_core = FJ_NONE, repair_fold_id = FJ_NONE; /* s2t's script step; the repair fold */
     uint32_t repair_attested_id = FJ_NONE;
     unsigned char *barriers = malloc(16 * (size_t)FJ_BARRIER_BYTES);
@@ -661,7 +753,7 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
         cx->flags = 0;
         cx->ambiguous = 0;
         cx->source_only = FJ_NONE;
-        cx->suspects = cx->defaults = cx->attested = FJ_NONE;
+        cx->suspects = cx->defaults = cx->attested = cx->overrides = FJ_NONE;
         cx->lm_bits = 0;
         if (p->normalization_count > 1) {
             fprintf(stderr, "fjdict: %s: more than one normalization step\n", p->name);
@@ -698,6 +790,19 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
                     cx->ambiguous = 0;
                     cx->source_only = 0;
                     cx->lm_bits = lm_tab.bits;
+                    /* A region's own model: its overrides of s2t's words,
+                     * with its own AMBG and AMBP sets after s2t's and t2s's. */
+                    int reg = region_of_profile(p->name);
+                    if (reg >= 0 && (regions[reg].words || region_ids[reg] != FJ_NONE)) {
+                        if (region_ids[reg] == FJ_NONE) {
+                            b.plain = 1;
+                            region_ids[reg] = matcher_for(&b, regions[reg].words);
+                            b.plain = 0;
+                            regions[reg].words = NULL;
+                        }
+                        cx->overrides = region_ids[reg];
+                        cx->ambiguous = 2 + (uint32_t)reg;
+                    }
                 } else if (expr_uses(p->chain[c], "TSCharacters")) {
                     if (t2s_ids[1] == FJ_NONE) {
                         b.plain = 1;
@@ -806,7 +911,9 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
         }
     }
 
-    unsigned char *ambig = calloc(2, FJ_BARRIER_BYTES);
+    /* AMBG and AMBP: s2t's, t2s's, then Taiwan's and Hong Kong's (empty
+     * when the region's model is not built: no profile names them then). */
+    unsigned char *ambig = calloc(2 + REGION_COUNT, FJ_BARRIER_BYTES);
     /* SONL: s2t's Simplified-only characters, then repair's two sets. */
     unsigned char *srconly = calloc(3, FJ_BARRIER_BYTES);
     if (have_model) {
@@ -816,12 +923,20 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
             memcpy(srconly + 2 * FJ_BARRIER_BYTES, repair.in_words, FJ_BARRIER_BYTES);
         }
     }
-    unsigned char *ambpairs = calloc(2, FJ_BIGRAM_BITS / 8);
+    unsigned char *ambpairs = calloc(2 + REGION_COUNT, FJ_BIGRAM_BITS / 8);
     if (have_model) {
         memcpy(ambpairs, s2t_model.pairs, FJ_BIGRAM_BITS / 8);
         memcpy(ambpairs + FJ_BIGRAM_BITS / 8, t2s_model.pairs, FJ_BIGRAM_BITS / 8);
         memcpy(ambig, s2t_model.ambiguous, FJ_BARRIER_BYTES);
         memcpy(ambig + FJ_BARRIER_BYTES, t2s_model.ambiguous, FJ_BARRIER_BYTES);
+        for (int reg = 0; reg < REGION_COUNT; reg++) {
+            if (!regions[reg].ambiguous)
+                continue;
+            memcpy(ambig + (2 + (size_t)reg) * FJ_BARRIER_BYTES, regions[reg].ambiguous,
+                   FJ_BARRIER_BYTES);
+            memcpy(ambpairs + (2 + (size_t)reg) * (FJ_BIGRAM_BITS / 8), regions[reg].pairs,
+                   FJ_BIGRAM_BITS / 8);
+        }
         size_t na[2] = {0, 0};
         for (size_t k = 0; k < 2 * (size_t)FJ_BARRIER_BYTES; k++)
             na[k / FJ_BARRIER_BYTES] += (size_t)__builtin_popcount(ambig[k]);
@@ -847,8 +962,9 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
         {FJ_SEC_INNER, b.inner, FJ_BIGRAM_BITS / 8},
         {FJ_SEC_CHKEYS, b.chkeys, FJ_BIGRAM_BITS / 8},
         {FJ_SEC_CONTEXT, contexts, data->profile_count * sizeof(fj_context_rec)},
-        {FJ_SEC_AMBIG, ambig, have_model ? 2 * (size_t)FJ_BARRIER_BYTES : 0},
-        {FJ_SEC_AMBPAIRS, ambpairs, have_model ? 2 * (size_t)FJ_BIGRAM_BITS / 8 : 0},
+        {FJ_SEC_AMBIG, ambig, have_model ? (2 + REGION_COUNT) * (size_t)FJ_BARRIER_BYTES : 0},
+        {FJ_SEC_AMBPAIRS, ambpairs,
+         have_model ? (2 + REGION_COUNT) * (size_t)FJ_BIGRAM_BITS / 8 : 0},
         {FJ_SEC_SRCONLY, srconly, have_model ? 3 * (size_t)FJ_BARRIER_BYTES : 0},
         {FJ_SEC_LANGMOD, lm_tab.slots, lm_tab.bits ? (size_t)4 << lm_tab.bits : 0},
     };
@@ -886,6 +1002,8 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
     free(ambpairs);
     model_tables_free(&s2t_model);
     model_tables_free(&t2s_model);
+    for (int reg = 0; reg < REGION_COUNT; reg++)
+        model_tables_free(&regions[reg]);
     oc_data_free(data);
     return rc;
 }
@@ -1002,15 +1120,33 @@ static int lint_build_image(const char *data_dir, const char *image_path, const 
                             const char *curated_dir)
 {
     /* The same model as the default image: no language model (LM_WEIGHT 0). */
-    return compile(data_dir, image_path, essay_path, NULL, 0, curated_dir, 0);
+    static const char *const no_regions[REGION_COUNT] = {NULL, NULL};
+    return compile(data_dir, image_path, essay_path, NULL, 0, curated_dir, 0, no_regions);
+}
+
+/* libchewing's phrases with their frequencies, one a line. */
+static int list_chewing(const char *dir)
+{
+    char err[1024] = "";
+    model_words *w = chewing_words_load(dir, err, sizeof err);
+    if (!w) {
+        fprintf(stderr, "fjdict: %s\n", err);
+        return 1;
+    }
+    for (size_t i = 0; i < w->count; i++)
+        printf("%s\t%.0f\n", w->words[i], w->counts[i]);
+    model_words_free(w);
+    return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
 }
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: fjdict --compile OPENCC_DATA_DIR -o IMAGE [--essay FILE [--lm MODEL.lm]\n"
-               "                                   [--curated DIR [--skip-misfits]]]\n"
+               "                                   [--curated DIR [--skip-misfits]]\n"
+               "                                   [--taiwan CHEWING_DIR] [--hongkong FILE]]\n"
                "       fjdict --decompile IMAGE OUTDIR\n"
                "       fjdict --lm-dump MODEL.lm unigrams|bigrams|trigrams [WORD...]\n"
+               "       fjdict --chewing CHEWING_DIR\n"
                "       fjdict --lint DIR [--data OPENCC_DATA_DIR --essay FILE]\n"
                "OPENCC_DATA_DIR holds OpenCC's dictionary/ and config/ directories.\n"
                "--essay: a word list with counts (rime-essay's essay.txt) for the context\n"
@@ -1020,7 +1156,11 @@ static void usage(FILE *f)
                "only. --lm: a KenLM word model of Simplified Chinese (libime's zh_CN.lm)\n"
                "scored beside the word list, with --lm-weight W (default %.2f) against it.\n"
                "--skip-misfits: leave out curated entries that OpenCC's tables (cut\n"
-               "down, for tests) do not allow, instead of failing.\n"
+               "down, for tests) do not allow, instead of failing. --taiwan: libchewing\n"
+               "0.5's dictionary.dat and index_tree.dat, whose counts choose the forms of\n"
+               "s2tw's and s2twp's model; --hongkong: a word list with counts\n"
+               "(essay-cantonese.txt) choosing those of s2hk and s2hkp. --chewing: lists\n"
+               "libchewing's phrases as PHRASE<TAB>FREQUENCY.\n"
                "--lint: refuses conflicting entries in the curated tables of DIR (exit\n"
                "status 1) and counts them; with --data and --essay, also warns of\n"
                "s2t.tsv and t2s.tsv entries that change nothing.\n",
@@ -1031,6 +1171,7 @@ int main(int argc, char **argv)
 {
     if (argc >= 5 && strcmp(argv[1], "--compile") == 0 && strcmp(argv[3], "-o") == 0) {
         const char *essay = NULL, *curated = NULL, *lm = NULL;
+        const char *region_paths[REGION_COUNT] = {NULL, NULL};
         double lm_weight = FJ_LM_WEIGHT;
         int i = 5, skip_misfits = 0;
         for (; i < argc; i++) {
@@ -1042,14 +1183,22 @@ int main(int argc, char **argv)
                 lm = argv[++i];
             else if (strcmp(argv[i], "--lm-weight") == 0 && i + 1 < argc)
                 lm_weight = strtod(argv[++i], NULL);
+            else if (strcmp(argv[i], "--taiwan") == 0 && i + 1 < argc)
+                region_paths[REGION_TW] = argv[++i];
+            else if (strcmp(argv[i], "--hongkong") == 0 && i + 1 < argc)
+                region_paths[REGION_HK] = argv[++i];
             else if (strcmp(argv[i], "--skip-misfits") == 0)
                 skip_misfits = 1;
             else
                 break;
         }
-        if (i == argc && (!curated || essay) && (!lm || essay))
-            return compile(argv[2], argv[4], essay, lm, lm_weight, curated, skip_misfits);
+        if (i == argc && (!curated || essay) && (!lm || essay) &&
+            (essay || (!region_paths[REGION_TW] && !region_paths[REGION_HK])))
+            return compile(argv[2], argv[4], essay, lm, lm_weight, curated, skip_misfits,
+                           region_paths);
     }
+    if (argc == 3 && strcmp(argv[1], "--chewing") == 0)
+        return list_chewing(argv[2]);
     if (argc >= 4 && strcmp(argv[1], "--lm-dump") == 0)
         return lm_dump(argv[2], argv[3], argv + 4, argc - 4);
     if (argc >= 3 && strcmp(argv[1], "--lint") == 0)

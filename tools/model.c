@@ -290,8 +290,13 @@ static int is_default_target(const char *key, const char *target, const oc_dict 
     return same;
 }
 
+/* A region's forms (model_build_s2t_region), defined below. */
+typedef struct region_index region_index;
+static const char *region_choice(region_index *ri, const char *key, const char *general);
+
 static oc_dict *cands_finish(cands *cs, const char *name, double total, const oc_dict *chars,
-                             uint32_t **single_out, char *err, size_t errlen)
+                             region_index *region, uint32_t **single_out, char *err,
+                             size_t errlen)
 {
     qsort(cs->c, cs->n, sizeof(cand), cand_cmp);
     /* Each key's target: the most frequent, unless ours says otherwise. */
@@ -335,6 +340,13 @@ static oc_dict *cands_finish(cands *cs, const char *name, double total, const oc
         /* A curated form wins; the word keeps the cost of its most
          * frequent form, so segmentation is unchanged. */
         chosen[i] = forced ? forced : best;
+        /* A region's model: the region's form, where its counts clearly
+         * prefer it to this one (not over our own curated words). */
+        if (region && forced_level < CURATED_OURS) {
+            const char *r = region_choice(region, cs->c[i].key, chosen[i]);
+            if (r)
+                chosen[i] = r;
+        }
         chosen_count[i] = best_count;
         i = j;
     }
@@ -771,9 +783,267 @@ static int load_surnames(const char *path, cands *cs, s2t_ctx *x, char *err, siz
     return 0;
 }
 
+/* ---- regional forms ----------------------------------------------------------- */
+
+/* One form a region writes for a reading, with the region's count. */
+typedef struct region_form {
+    char *key, *form;
+    double count;
+} region_form;
+
+struct region_index {
+    region_form *f; /* sorted by key, the most frequent form first */
+    size_t n;
+    /* The region's words with a count, sorted: does it write a form at all? */
+    char **written;
+    size_t nwritten;
+    size_t chosen; /* keys given the region's form */
+};
+
+/* The region's form replaces another only where it counts it this many
+ * times as often (計畫 30,341 to 計劃 9,208 in Taiwan's list; not 提昇
+ * 4,643 to 提升 4,499, nor 公佈 8,083 to 公布 3,925), and at least
+ * REGION_MIN_COUNT times (not 冬冬 35 to 鼕鼕 1, a name). A preferred form
+ * gives way under the same margin. */
+#define REGION_MARGIN 3.0
+#define REGION_MIN_COUNT 50.0
+
+static int str_cmp(const void *a, const void *b);
+
+static int region_key_form_cmp(const void *a, const void *b)
+{
+    const region_form *x = a, *y = b;
+    int r = strcmp(x->key, y->key);
+    return r ? r : strcmp(x->form, y->form);
+}
+
+static int region_form_cmp(const void *a, const void *b)
+{
+    const region_form *x = a, *y = b;
+    int r = strcmp(x->key, y->key);
+    if (r)
+        return r;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1; /* the most frequent first */
+    return strcmp(x->form, y->form);
+}
+
+/* Adds form under key, in the preferred forms that apply to the region
+ * (it writes 帳目 and 賬目 alike: the line 賬 -> 帳 decides). */
+static void region_add(region_index *ri, size_t *cap, const s2t_ctx *x, const char *key,
+                       const char *form, double count)
+{
+    u32s k, t;
+    if (!decode_all(key, strlen(key), &k))
+        return;
+    if (!decode_all(form, strlen(form), &t)) {
+        free(k.cp);
+        return;
+    }
+    char *f = xrealloc_(NULL, t.n * 4 + 1);
+    if (k.n == t.n)
+        apply_prefs(x, &k, &t);
+    encode_all(t.cp, t.n, f);
+    if (ri->n == *cap) {
+        *cap = *cap ? *cap * 2 : 4096;
+        ri->f = xrealloc_(ri->f, *cap * sizeof *ri->f);
+    }
+    ri->f[ri->n++] = (region_form){xstrdup_(key, strlen(key)), f, count};
+    free(k.cp);
+    free(t.cp);
+}
+
+/* The region's words of two or more characters that it counts, under each
+ * reading OpenCC's tables give them: their characters' own readings when
+ * every character is a form of its reading, and the reading TSPhrases gives
+ * the word (計畫 reads 计划 there, though 畫 is no form of 划). A form the
+ * tables cannot produce for a reading is left out. */
+static void region_index_build(region_index *ri, const model_words *w, const s2t_ctx *x,
+                               const oc_dict *tsp)
+{
+    size_t cap = 0;
+    memset(ri, 0, sizeof *ri);
+    ri->written = xrealloc_(NULL, w->count * sizeof(char *));
+    for (size_t i = 0; i < w->count; i++)
+        if (w->counts[i] > 0)
+            ri->written[ri->nwritten++] = w->words[i];
+    if (ri->nwritten)
+        qsort(ri->written, ri->nwritten, sizeof(char *), str_cmp);
+    for (size_t i = 0; i < w->count; i++) {
+        u32s u;
+        const char *word = w->words[i];
+        if (w->counts[i] <= 0 || !decode_all(word, strlen(word), &u))
+            continue;
+        int ok = u.n >= 2 && u.n <= MAX_WORD_CHARS;
+        for (size_t k = 0; ok && k < u.n; k++) {
+            uint32_t r = fold_cp(x->stc, x->tsc, u.cp[k]);
+            ok = is_form_of(x->stc, r, u.cp[k]);
+            u.cp[k] = r;
+        }
+        char key[4 * MAX_WORD_CHARS + 1] = "";
+        if (ok) {
+            encode_all(u.cp, u.n, key);
+            region_add(ri, &cap, x, key, word, w->counts[i]);
+        }
+        const oc_entry *e =
+            u.n >= 2 && u.n <= MAX_WORD_CHARS ? oc_dict_find(tsp, word, strlen(word)) : NULL;
+        if (e && chars_in(e->values[0]) == u.n && strcmp(e->values[0], key) != 0)
+            region_add(ri, &cap, x, e->values[0], word, w->counts[i]);
+        free(u.cp);
+    }
+    if (ri->n)
+        qsort(ri->f, ri->n, sizeof *ri->f, region_key_form_cmp);
+    /* One entry per (key, form): a form can come from two spellings (帳目,
+     * 賬目), and its counts add up. */
+    size_t out = 0;
+    for (size_t i = 0; i < ri->n; i++) {
+        if (out && strcmp(ri->f[out - 1].key, ri->f[i].key) == 0 &&
+            strcmp(ri->f[out - 1].form, ri->f[i].form) == 0) {
+            ri->f[out - 1].count += ri->f[i].count;
+            free(ri->f[i].key);
+            free(ri->f[i].form);
+            continue;
+        }
+        ri->f[out++] = ri->f[i];
+    }
+    ri->n = out;
+    if (ri->n)
+        qsort(ri->f, ri->n, sizeof *ri->f, region_form_cmp);
+}
+
+static void region_index_free(region_index *ri)
+{
+    for (size_t i = 0; i < ri->n; i++) {
+        free(ri->f[i].key);
+        free(ri->f[i].form);
+    }
+    free(ri->f);
+    free(ri->written);
+    memset(ri, 0, sizeof *ri);
+}
+
+/* The first of key's entries, or ri->n. */
+static size_t region_first(const region_index *ri, const char *key)
+{
+    size_t lo = 0, hi = ri->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(ri->f[mid].key, key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < ri->n && strcmp(ri->f[lo].key, key) == 0 ? lo : ri->n;
+}
+
+static int region_writes(const region_index *ri, const char *form)
+{
+    size_t lo = 0, hi = ri->nwritten;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(ri->written[mid], form);
+        if (c == 0)
+            return 1;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return 0;
+}
+
+/* The region's form of a key of two or more characters instead of the
+ * general choice, or NULL: the region counts it REGION_MARGIN times as often
+ * as the general form under this reading, and REGION_MIN_COUNT times. Where the region never writes
+ * the general form (Taiwan's list has 發布, not 發佈), it has no say: the
+ * spelling may be younger than the list. The one-character keys keep the
+ * general choice: the regions' lists count characters, not words, there
+ * (libchewing's are all 0). */
+static const char *region_choice(region_index *ri, const char *key, const char *general)
+{
+    size_t first = region_first(ri, key);
+    if (first == ri->n || chars_in(key) < 2 || strcmp(ri->f[first].form, general) == 0 ||
+        !region_writes(ri, general))
+        return NULL;
+    double general_count = 0;
+    for (size_t i = first; i < ri->n && strcmp(ri->f[i].key, key) == 0; i++)
+        if (strcmp(ri->f[i].form, general) == 0)
+            general_count = ri->f[i].count;
+    if (ri->f[first].count < REGION_MARGIN * general_count ||
+        ri->f[first].count < REGION_MIN_COUNT)
+        return NULL;
+    ri->chosen++;
+    return ri->f[first].form;
+}
+
+/* How often the region writes s: the counts of its words that hold it. */
+static double region_weight(const model_words *w, const uint32_t *s, size_t n)
+{
+    char text[4 * MAX_WORD_CHARS + 1];
+    if (n > MAX_WORD_CHARS)
+        return 0;
+    encode_all(s, n, text);
+    double sum = 0;
+    for (size_t i = 0; i < w->count; i++)
+        if (w->counts[i] > 0 && strstr(w->words[i], text))
+            sum += w->counts[i];
+    return sum;
+}
+
+/* A preferred form applies to a region unless the region's data says
+ * otherwise: it writes FROM REGION_MARGIN times as often as TO (Hong Kong's
+ * list: 瞭解 for 了解). Those lines are dropped, and named on log. */
+static void drop_contradicted_prefs(s2t_ctx *x, const model_region *region)
+{
+    size_t kept = 0;
+    for (size_t p = 0; p < x->nprefs; p++) {
+        form_pref *f = &x->prefs[p];
+        double from = region_weight(region->words, f->from.cp, f->from.n);
+        double to = region_weight(region->words, f->to.cp, f->to.n);
+        if (from > 0 && from >= REGION_MARGIN * to) {
+            if (region->log) {
+                char a[4 * MAX_WORD_CHARS + 1] = "", b[4 * MAX_WORD_CHARS + 1] = "";
+                if (f->from.n <= MAX_WORD_CHARS) {
+                    encode_all(f->from.cp, f->from.n, a);
+                    encode_all(f->to.cp, f->to.n, b);
+                }
+                fprintf(region->log, "fjdict: %s model: forms line %s -> %s dropped (%s %.0f, %s %.0f)\n",
+                        region->name, a, b, a, from, b, to);
+            }
+            free(f->from.cp);
+            free(f->to.cp);
+            continue;
+        }
+        x->prefs[kept++] = *f;
+    }
+    x->nprefs = kept;
+}
+
+static int build_s2t(const oc_data *data, const model_words *essay, const model_region *region,
+                     const char *curated_path, const char *forms_path, const char *surnames_path,
+                     int skip_misfits, model_tables *out, char *err, size_t errlen);
+
 int model_build_s2t(const oc_data *data, const model_words *essay, const char *curated_path,
                     const char *forms_path, const char *surnames_path, int skip_misfits,
                     model_tables *out, char *err, size_t errlen)
+{
+    return build_s2t(data, essay, NULL, curated_path, forms_path, surnames_path, skip_misfits,
+                     out, err, errlen);
+}
+
+int model_build_s2t_region(const oc_data *data, const model_words *essay,
+                           const model_region *region, const char *curated_path,
+                           const char *forms_path, const char *surnames_path, int skip_misfits,
+                           model_tables *out, char *err, size_t errlen)
+{
+    return build_s2t(data, essay, region, curated_path, forms_path, surnames_path, skip_misfits,
+                     out, err, errlen);
+}
+
+/* model_build_s2t, and with a region its forms (model_build_s2t_region). */
+static int build_s2t(const oc_data *data, const model_words *essay, const model_region *region,
+                     const char *curated_path, const char *forms_path, const char *surnames_path,
+                     int skip_misfits, model_tables *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     const oc_dict *stc = need_dict(data, "STCharacters", err, errlen);
@@ -786,6 +1056,16 @@ int model_build_s2t(const oc_data *data, const model_words *essay, const char *c
     if (forms_path && load_prefs(forms_path, &x, err, errlen) != 0)
         return -1;
     mark_kept_by_phrase(&x, stp);
+    region_index ri = {0};
+    if (region) {
+        const oc_dict *tsp = need_dict(data, "TSPhrases", err, errlen);
+        if (!tsp) {
+            free_prefs(&x);
+            return -1;
+        }
+        drop_contradicted_prefs(&x, region);
+        region_index_build(&ri, region->words, &x, tsp);
+    }
 
     /* Multi-character words from the essay; single characters are summed per
      * reading below, since a lone character's form is OpenCC's default. */
@@ -821,6 +1101,7 @@ int model_build_s2t(const oc_data *data, const model_words *essay, const char *c
     if (load_curated(curated_path, &cs, s2t_curated, &x, err, errlen) != 0 ||
         (surnames_path && load_surnames(surnames_path, &cs, &x, err, errlen) != 0)) {
         free_prefs(&x);
+        region_index_free(&ri);
         return -1;
     }
 
@@ -853,7 +1134,10 @@ int model_build_s2t(const oc_data *data, const model_words *essay, const char *c
     free(singles.c);
 
     uint32_t *single_forms = NULL;
-    out->words = cands_finish(&cs, "context-s2t", essay->total, stc, &single_forms, err, errlen);
+    out->words = cands_finish(&cs, "context-s2t", essay->total, stc, region ? &ri : NULL,
+                              &single_forms, err, errlen);
+    out->region_keys = ri.chosen;
+    region_index_free(&ri);
     if (!out->words)
         return -1;
 
@@ -1131,7 +1415,7 @@ int model_build_t2s(const oc_data *data, const model_words *essay, const char *c
         return -1;
     add_output_keys(&cs, tsc);
     uint32_t *single = NULL;
-    out->words = cands_finish(&cs, "context-t2s", essay->total, tsc, &single, err, errlen);
+    out->words = cands_finish(&cs, "context-t2s", essay->total, tsc, NULL, &single, err, errlen);
     if (!out->words) {
         free(single);
         return -1;

@@ -4,6 +4,8 @@
 #ifndef FJ_MODEL_H
 #define FJ_MODEL_H
 
+#include <stdio.h>
+
 #include "ocdata.h"
 
 /* Word costs are stored as the first character of a model value:
@@ -31,6 +33,7 @@ typedef struct model_tables {
     unsigned char *pairs;     /* FJ_BIGRAM_BITS / 8 bytes: see fj_context_rec */
     unsigned char *source_only; /* 0x10000 / 8 bytes, or NULL: see fj_context_rec */
     size_t essay_used, essay_dropped;
+    size_t region_keys; /* model_build_s2t_region: keys given the region's form */
 } model_tables;
 
 /* Simplified -> Traditional: keys are readings (each character folded to the
@@ -40,6 +43,25 @@ typedef struct model_tables {
 int model_build_s2t(const oc_data *data, const model_words *essay, const char *curated_path,
                     const char *forms_path, const char *surnames_path, int skip_misfits,
                     model_tables *out, char *err, size_t errlen);
+
+/* A region's word data for its own model of s2t (Taiwan: libchewing's
+ * phrases; Hong Kong: rime's essay-cantonese). */
+typedef struct model_region {
+    const char *name;         /* for messages: "Taiwan" */
+    const model_words *words; /* the region's words with its counts */
+    FILE *log;                /* where the forms lines dropped are named, or NULL */
+} model_region;
+
+/* model_build_s2t for one region: the same candidates, but where the region
+ * writes a form of a key of two or more characters that OpenCC's tables
+ * allow for that reading (per character, or by TSPhrases), its most
+ * frequent form is the key's target (our curated words still win); the
+ * costs stay the essay's. Lines of forms_path that the region contradicts
+ * (it writes FROM more often than TO) are left out. */
+int model_build_s2t_region(const oc_data *data, const model_words *essay,
+                           const model_region *region, const char *curated_path,
+                           const char *forms_path, const char *surnames_path, int skip_misfits,
+                           model_tables *out, char *err, size_t errlen);
 
 /* Traditional -> Simplified: keys are Traditional words as written (also in
  * Taiwan's variant forms), targets what OpenCC's t2s gives for the word. */
