@@ -1359,9 +1359,7 @@ static int add_repair_readings(cands *cs, const char *path, char *err, size_t er
     int rc = read_repair_list(path, reading, sets, sets + 0x10000 / 8, sets + 2 * 0x10000 / 8,
                               err, errlen);
     for (uint32_t ch = 0; rc == 0 && ch < 0x10000; ch++) {
-        /* Only the characters never right in modern text (衹 -> 只) read as
-         * their reading alone; a "words" one (甯) is right by itself. */
-        if (!reading[ch] || !(sets[ch >> 3] >> (ch & 7) & 1))
+        if (!reading[ch])
             continue;
         char k[8], v[8];
         encode_all(&ch, 1, k);
