@@ -256,6 +256,13 @@ static fj_status build_context_tables(fj_converter *c, const fj_image *img,
     for (uint32_t k = c->ctx_post_first; k < c->stage_count; k++)
         longer += c->stages[k].max_key_chars > 1;
     c->ctx_fused = longer == 0 ? 1 : (later == 1 ? 2 : 0);
+    if (!c->ctx_repair) {
+        c->ctx_phrase_stages = cx->flags >> FJ_CONTEXT_PHRASE_SHIFT & ((1u << FJ_MAX_STAGES) - 1);
+        c->ctx_guard_post = c->ctx_post_first < c->stage_count &&
+                            (c->ctx_phrase_stages >> c->ctx_post_first & 1);
+        if (c->ctx_guard_post)
+            c->ctx_fused = 0; /* the table holds the replaced step's answers alone */
+    }
     for (uint32_t i = 0; i < FJ_REC_COUNT && c->ctx_fused; i++) {
         uint32_t cp = FJ_REC_FIRST + i;
         c->ctx_post[i] = (cp >= 0xD800 && cp <= 0xDFFF) ? own_bytes(0xFFFD) : post_answer(c, cp);

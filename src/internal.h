@@ -156,6 +156,12 @@ struct fj_converter {
      * that produces such a character is redone through that step. */
     int ctx_fused;
     unsigned char *ctx_unsafe; /* FJ_BARRIER_BYTES, owned; with ctx_fused 2 */
+    /* Bit k: step k's phrases match only at word boundaries
+     * (FJ_CONTEXT_PHRASE_SHIFT). ctx_guard_post: the first step after the
+     * replaced one is such a step; the runs' results then go through it in
+     * batches, unfused. */
+    uint32_t ctx_phrase_stages;
+    int ctx_guard_post;
 };
 
 /* Output: a buffer with a slow path for when it fills up. */
@@ -229,6 +235,18 @@ int fj__normalize(const fj_converter *c, const unsigned char *text, size_t len, 
 /* One maximum-matching step over text[0..len) into o; returns the bytes
  * consumed (all of them when `final`). */
 size_t fj__step(const fj_matcher *m, const unsigned char *text, size_t len, int final, fj_out *o);
+
+/* Default mode: whether a key of two or more characters may match the
+ * step's input [a, b) (a regional phrase only at word boundaries). */
+typedef struct fj_key_guard {
+    int (*allow)(void *ctx, const unsigned char *a, const unsigned char *b);
+    void *ctx;
+} fj_key_guard;
+
+/* fj__step over complete text with a guard: where it refuses the longest
+ * key, the longest shorter key it allows matches (one character always). */
+size_t fj__step_guarded(const fj_matcher *m, const unsigned char *text, size_t len, fj_out *o,
+                        const fj_key_guard *g);
 
 /* The same for the single unit at p; 0 when it is undecided. */
 size_t fj__step_unit(const fj_matcher *m, const unsigned char *p, const unsigned char *end,
