@@ -707,15 +707,6 @@ static int window_fits(const fj_converter *c, const unsigned char *text, ctx_cha
     scratch->len = 0;
     lattice(c, text, run + ws, we - ws, &em, ends);
     scratch->len = 0;
-#ifdef FJ_DEBUG_GUARD
-    {
-        fprintf(stderr, "window:");
-        for (uint32_t k = ws; k < we; k++) fprintf(stderr, "%s%.*s%s", k == ka ? "[" : "", (int)run[k].len, text + run[k].off, k + 1 == kb ? "]" : "");
-        fprintf(stderr, "  seg:");
-        for (uint32_t k = ws; k < we; k++) fprintf(stderr, "%.*s%s", (int)run[k].len, text + run[k].off, ends[k - ws] ? "|" : "");
-        fprintf(stderr, " -> %d\n", phrase_fits(ends, ws, we, ka, kb));
-    }
-#endif
     return phrase_fits(ends, ws, we, ka, kb);
 }
 
