@@ -666,6 +666,17 @@ static int phrase_fits(const unsigned char *ends, uint32_t ws, uint32_t we, uint
     return 1;
 }
 
+/* Is the pair of readings that meets at position x of run side by side in
+ * some word? When not, no word runs across x. */
+static int pair_in_words(const fj_converter *c, ctx_char *run, uint32_t x)
+{
+    for (uint32_t k = x - 1; k <= x; k++)
+        if (run[k].reading == UINT32_MAX)
+            run[k].reading = reading_of(c, run[k].cp);
+    uint32_t h = fj__word_pair_hash(run[x - 1].reading, run[x].reading);
+    return c->ctx_word_pairs[h >> 3] >> (h & 7) & 1;
+}
+
 /* Could a word of the lattice run across position x of run[ws..we) (start
  * before x, end after it)? When none can, x is a boundary of every
  * segmentation. */
@@ -674,6 +685,8 @@ static int word_may_cross(const fj_converter *c, ctx_char *run, uint32_t ws, uin
 {
     const fj_matcher *m = &c->ctx_words;
     for (uint32_t i = x; i-- > ws;) {
+        if (i + 1 < x && !pair_in_words(c, run, i + 1))
+            break; /* a word from i or before would hold that pair */
         for (uint32_t k = i; k <= x && k < we; k++)
             if (run[k].reading == UINT32_MAX)
                 run[k].reading = reading_of(c, run[k].cp);
@@ -696,8 +709,9 @@ static int word_may_cross(const fj_converter *c, ctx_char *run, uint32_t ws, uin
 static int window_fits(const fj_converter *c, const unsigned char *text, ctx_char *run,
                        uint32_t ws, uint32_t we, uint32_t ka, uint32_t kb, fj_out *scratch)
 {
-    if (ka <= ws || kb >= we || !word_may_cross(c, run, ws, we, ka) ||
-        !word_may_cross(c, run, ws, we, kb))
+    /* Both ends must be inside words: cheap tests first. */
+    if (ka <= ws || kb >= we || !pair_in_words(c, run, ka) || !pair_in_words(c, run, kb) ||
+        !word_may_cross(c, run, ws, we, ka) || !word_may_cross(c, run, ws, we, kb))
         return 1;
     unsigned char ends[FJ_CTX_RUN_MAX];
     for (uint32_t k = ws; k < we; k++)
@@ -792,6 +806,8 @@ static int pre_allow(void *ctx, const unsigned char *a, const unsigned char *b)
 typedef struct batch_run {
     uint32_t out_start, out_end; /* in the batch */
     uint32_t src_start, src_end; /* in the source text */
+    uint32_t n;                  /* characters read */
+    int one_to_one;              /* as many written; -1 until asked */
 } batch_run;
 
 #define FJ_CTX_BATCH_RUNS 256u
@@ -801,7 +817,7 @@ typedef struct post_guard {
     const fj_converter *c;
     const unsigned char *text;  /* the source */
     const unsigned char *batch; /* the step's input */
-    const batch_run *runs;
+    batch_run *runs;
     uint32_t run_count;
     fj_out *scratch;
 } post_guard;
@@ -820,19 +836,31 @@ static int post_allow(void *ctx, const unsigned char *a, const unsigned char *b)
     }
     if (lo == g->run_count || g->runs[lo].out_start > ao)
         return 1; /* not in a run (no key is) */
-    const batch_run *r = &g->runs[lo];
+    batch_run *r = &g->runs[lo];
     if (bo > r->out_end)
         return 0; /* across a cut between runs */
-    ctx_char run[FJ_CTX_RUN_MAX];
-    uint32_t n = decode_chars(g->text, g->text + r->src_start, g->text + r->src_end, run,
-                              FJ_CTX_RUN_MAX);
     const unsigned char *out = g->batch + r->out_start;
-    if (count_chars(out, g->batch + r->out_end) != n)
-        return 1; /* not one to one */
+    if (r->one_to_one < 0)
+        r->one_to_one = count_chars(out, g->batch + r->out_end) == r->n;
+    if (!r->one_to_one)
+        return 1;
     uint32_t ka = count_chars(out, a), kb = ka + count_chars(a, b);
+    if (ka == 0 || kb >= r->n)
+        return 1; /* an end at the run's edge: a word boundary */
     uint32_t ws = ka > FJ_CTX_REACH ? ka - FJ_CTX_REACH : 0;
-    uint32_t we = kb + FJ_CTX_REACH < n ? kb + FJ_CTX_REACH : n;
-    return window_fits(g->c, g->text, run, ws, we, ka, kb, g->scratch);
+    uint32_t we = kb + FJ_CTX_REACH < r->n ? kb + FJ_CTX_REACH : r->n;
+    /* The window's characters in the source: skip ws characters. */
+    const unsigned char *from = g->text + r->src_start, *src_end = g->text + r->src_end;
+    for (uint32_t k = 0; k < ws; k++) {
+        from++;
+        while (from < src_end && (*from & 0xC0) == 0x80)
+            from++;
+    }
+    ctx_char run[2 * FJ_CTX_REACH + FJ_CTX_RUN_MAX];
+    uint32_t got = decode_chars(g->text, from, src_end, run, we - ws);
+    if (got != we - ws)
+        return 1;
+    return window_fits(g->c, g->text, run, 0, we - ws, ka - ws, kb - ws, g->scratch);
 }
 
 /* Runs the steps after the replaced one over a batch (w->ctx[0]), the first
@@ -975,6 +1003,8 @@ static void context_step(const fj_converter *c, const unsigned char *text, size_
             r->out_start = (uint32_t)ro->len;
             r->src_start = run[0].off;
             r->src_end = run[n - 1].off + run[n - 1].len;
+            r->n = n;
+            r->one_to_one = -1;
             em.fuse = 0;
             if (as_written) {
                 for (uint32_t i = 0; i < n; i++)

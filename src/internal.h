@@ -162,7 +162,17 @@ struct fj_converter {
      * batches, unfused. */
     uint32_t ctx_phrase_stages;
     int ctx_guard_post;
+    /* With ctx_phrase_stages: FJ_BIGRAM_BITS bits (fj__word_pair_hash) of
+     * the reading pairs side by side inside some word of ctx_words. Owned. */
+    unsigned char *ctx_word_pairs;
 };
+
+/* The bit of the pair cp1 cp2 in ctx_word_pairs: spread over the whole set
+ * (a common first character has hundreds of second ones). */
+static inline uint32_t fj__word_pair_hash(uint32_t cp1, uint32_t cp2)
+{
+    return (cp1 * 0x9E3779B1u ^ cp2 * 0x85EBCA77u) >> (32 - 21);
+}
 
 /* Output: a buffer with a slow path for when it fills up. */
 typedef struct fj_out fj_out;
