@@ -820,41 +820,67 @@ typedef struct post_guard {
     batch_run *runs;
     uint32_t run_count;
     fj_out *scratch;
+    /* Where the last question was: run `at_run`, its character at_char,
+     * at byte at_out of the batch and at_src of the source. The step asks
+     * in order, mostly. */
+    uint32_t at_run, at_char, at_out, at_src;
 } post_guard;
+
+/* Moves g's place in run r forward by one character in the batch and the
+ * source. */
+static inline void post_advance(post_guard *g, const batch_run *r)
+{
+    const unsigned char *b = g->batch, *t = g->text;
+    do
+        g->at_out++;
+    while (g->at_out < r->out_end && (b[g->at_out] & 0xC0) == 0x80);
+    do
+        g->at_src++;
+    while (g->at_src < r->src_end && (t[g->at_src] & 0xC0) == 0x80);
+    g->at_char++;
+}
 
 static int post_allow(void *ctx, const unsigned char *a, const unsigned char *b)
 {
-    const post_guard *g = ctx;
+    post_guard *g = ctx;
     uint32_t ao = (uint32_t)(a - g->batch), bo = (uint32_t)(b - g->batch);
-    uint32_t lo = 0, hi = g->run_count;
-    while (lo < hi) { /* the first run ending after ao */
-        uint32_t mid = (lo + hi) / 2;
-        if (g->runs[mid].out_end <= ao)
-            lo = mid + 1;
-        else
-            hi = mid;
+    batch_run *r = g->at_run < g->run_count ? &g->runs[g->at_run] : NULL;
+    if (!r || ao < g->at_out || ao >= r->out_end) {
+        uint32_t lo = 0, hi = g->run_count;
+        while (lo < hi) { /* the first run ending after ao */
+            uint32_t mid = (lo + hi) / 2;
+            if (g->runs[mid].out_end <= ao)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == g->run_count || g->runs[lo].out_start > ao)
+            return 1; /* not in a run (no key is) */
+        r = &g->runs[lo];
+        g->at_run = lo;
+        g->at_char = 0;
+        g->at_out = r->out_start;
+        g->at_src = r->src_start;
     }
-    if (lo == g->run_count || g->runs[lo].out_start > ao)
-        return 1; /* not in a run (no key is) */
-    batch_run *r = &g->runs[lo];
     if (bo > r->out_end)
         return 0; /* across a cut between runs */
-    const unsigned char *out = g->batch + r->out_start;
     if (r->one_to_one < 0)
-        r->one_to_one = count_chars(out, g->batch + r->out_end) == r->n;
+        r->one_to_one = count_chars(g->batch + r->out_start, g->batch + r->out_end) == r->n;
     if (!r->one_to_one)
         return 1;
-    uint32_t ka = count_chars(out, a), kb = ka + count_chars(a, b);
+    while (g->at_out < ao)
+        post_advance(g, r);
+    uint32_t ka = g->at_char, kb = ka + count_chars(a, b);
     if (ka == 0 || kb >= r->n)
         return 1; /* an end at the run's edge: a word boundary */
     uint32_t ws = ka > FJ_CTX_REACH ? ka - FJ_CTX_REACH : 0;
     uint32_t we = kb + FJ_CTX_REACH < r->n ? kb + FJ_CTX_REACH : r->n;
-    /* The window's characters in the source: skip ws characters. */
-    const unsigned char *from = g->text + r->src_start, *src_end = g->text + r->src_end;
-    for (uint32_t k = 0; k < ws; k++) {
-        from++;
-        while (from < src_end && (*from & 0xC0) == 0x80)
-            from++;
+    /* The window's first character in the source: ka - ws back. */
+    const unsigned char *from = g->text + g->at_src, *src_end = g->text + r->src_end;
+    for (uint32_t k = ws; k < ka; k++) {
+        from--;
+        while ((*from & 0xC0) == 0x80)
+            from--;
     }
     ctx_char run[2 * FJ_CTX_REACH + FJ_CTX_RUN_MAX];
     uint32_t got = decode_chars(g->text, from, src_end, run, we - ws);
@@ -890,6 +916,7 @@ static void flush_batch(const fj_converter *c, fj_work *w, post_guard *g, fj_out
     }
     batch->len = 0;
     g->run_count = 0;
+    g->at_run = UINT32_MAX;
 }
 
 /* The script-conversion step, and the steps after it, over complete text.
@@ -911,7 +938,7 @@ static void context_step(const fj_converter *c, const unsigned char *text, size_
      * between them) are gathered in batches that go through it together. */
     int batched = c->ctx_guard_post;
     batch_run runs[FJ_CTX_BATCH_RUNS];
-    post_guard batch = {c, text, NULL, runs, 0, NULL};
+    post_guard batch = {c, text, NULL, runs, 0, NULL, UINT32_MAX, 0, 0, 0};
     if (batched)
         ro->len = 0;
     ctx_emit between = {batched ? ro : o, c->ctx_fused != 0, 0};
