@@ -873,10 +873,27 @@ static int post_allow(void *ctx, const unsigned char *a, const unsigned char *b)
     uint32_t ka = g->at_char, kb = ka + count_chars(a, b);
     if (ka == 0 || kb >= r->n)
         return 1; /* an end at the run's edge: a word boundary */
+    /* Cheap test first: both ends must be inside words, so the pairs of
+     * source characters that meet there must be side by side in some word. */
+    const unsigned char *at = g->text + g->at_src, *src_end = g->text + r->src_end;
+    ctx_char pair[2];
+    const unsigned char *before = at - 1;
+    while ((*before & 0xC0) == 0x80)
+        before--;
+    if (decode_chars(g->text, before, src_end, pair, 2) != 2 || !pair_in_words(g->c, pair, 1))
+        return 1;
+    const unsigned char *last = at;
+    for (uint32_t k = ka; k + 1 < kb; k++) {
+        last++;
+        while ((*last & 0xC0) == 0x80)
+            last++;
+    }
+    if (decode_chars(g->text, last, src_end, pair, 2) != 2 || !pair_in_words(g->c, pair, 1))
+        return 1;
     uint32_t ws = ka > FJ_CTX_REACH ? ka - FJ_CTX_REACH : 0;
     uint32_t we = kb + FJ_CTX_REACH < r->n ? kb + FJ_CTX_REACH : r->n;
     /* The window's first character in the source: ka - ws back. */
-    const unsigned char *from = g->text + g->at_src, *src_end = g->text + r->src_end;
+    const unsigned char *from = at;
     for (uint32_t k = ws; k < ka; k++) {
         from--;
         while ((*from & 0xC0) == 0x80)
@@ -1034,8 +1051,8 @@ static void context_step(const fj_converter *c, const unsigned char *text, size_
             r->one_to_one = -1;
             em.fuse = 0;
             if (as_written) {
-                for (uint32_t i = 0; i < n; i++)
-                    emit_char(c, &em, text + run[i].off, run[i].len);
+                /* Every character as written: the run's bytes at once. */
+                fj__out_put_run(ro, (const char *)text + r->src_start, r->src_end - r->src_start);
             } else {
                 write_run(c, text, run, answer, need, n, suspects, &em, 1);
             }
