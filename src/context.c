@@ -808,6 +808,7 @@ typedef struct batch_run {
     uint32_t src_start, src_end; /* in the source text */
     uint32_t n;                  /* characters read */
     int one_to_one;              /* as many written; -1 until asked */
+    int by_three;                /* every character read and written is 3 bytes */
 } batch_run;
 
 #define FJ_CTX_BATCH_RUNS 256u
@@ -864,18 +865,28 @@ static int post_allow(void *ctx, const unsigned char *a, const unsigned char *b)
     }
     if (bo > r->out_end)
         return 0; /* across a cut between runs */
-    if (r->one_to_one < 0)
-        r->one_to_one = count_chars(g->batch + r->out_start, g->batch + r->out_end) == r->n;
-    if (!r->one_to_one)
-        return 1;
-    while (g->at_out < ao)
-        post_advance(g, r);
-    uint32_t ka = g->at_char, kb = ka + count_chars(a, b);
+    uint32_t ka, kb;
+    const unsigned char *at; /* the source of character ka */
+    if (r->by_three) {
+        ka = (ao - r->out_start) / 3;
+        kb = ka + (bo - ao) / 3;
+        at = g->text + r->src_start + 3 * (size_t)ka;
+    } else {
+        if (r->one_to_one < 0)
+            r->one_to_one = count_chars(g->batch + r->out_start, g->batch + r->out_end) == r->n;
+        if (!r->one_to_one)
+            return 1;
+        while (g->at_out < ao)
+            post_advance(g, r);
+        ka = g->at_char;
+        kb = ka + count_chars(a, b);
+        at = g->text + g->at_src;
+    }
     if (ka == 0 || kb >= r->n)
         return 1; /* an end at the run's edge: a word boundary */
     /* Cheap test first: both ends must be inside words, so the pairs of
      * source characters that meet there must be side by side in some word. */
-    const unsigned char *at = g->text + g->at_src, *src_end = g->text + r->src_end;
+    const unsigned char *src_end = g->text + r->src_end;
     ctx_char pair[2];
     const unsigned char *before = at - 1;
     while ((*before & 0xC0) == 0x80)
@@ -1049,6 +1060,9 @@ static void context_step(const fj_converter *c, const unsigned char *text, size_
             r->src_end = run[n - 1].off + run[n - 1].len;
             r->n = n;
             r->one_to_one = -1;
+            /* Without the lattice every character is a 3-byte one with a
+             * 3-byte answer (the others are marked for the lattice). */
+            r->by_three = !suspects && !as_written;
             em.fuse = 0;
             if (as_written) {
                 /* Every character as written: the run's bytes at once. */
