@@ -372,9 +372,9 @@ static inline const unsigned char *run_stop(const unsigned char *p, const unsign
  * the character that stopped it. With CHKY in between, the trie is entered
  * at under one Han character in a hundred, not at every one that starts
  * some key. */
-static const unsigned char *fast_loop(const fj_matcher *matcher, const unsigned char *p,
-                                      const unsigned char *limit, const unsigned char *end,
-                                      int final, fj_out *o, int *stuck, const fj_key_guard *g)
+static inline __attribute__((always_inline)) const unsigned char *
+fast_loop(const fj_matcher *matcher, const unsigned char *p, const unsigned char *limit,
+          const unsigned char *end, int final, fj_out *o, int *stuck, const fj_key_guard *g)
 {
     /* Local copies: output stores may alias anything, so fields would be reloaded. */
     const fj_matcher m = *matcher;
@@ -498,8 +498,10 @@ static const unsigned char *fast_loop(const fj_matcher *matcher, const unsigned 
     return s;
 }
 
-static size_t step(const fj_matcher *m, const unsigned char *text, size_t len, int final,
-                   fj_out *o, const fj_key_guard *g)
+/* Inline in both callers: without a guard, its tests fold away. */
+static inline __attribute__((always_inline)) size_t
+step(const fj_matcher *m, const unsigned char *text, size_t len, int final, fj_out *o,
+     const fj_key_guard *g)
 {
     const unsigned char *p = text, *end = text + len;
     /* No key lookup from below `limit` can reach the end of the text. */
