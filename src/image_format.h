@@ -162,8 +162,8 @@ typedef struct fj_context_rec {
 #define FJ_CONTEXT_REPAIR 2u
 /* Bit FJ_CONTEXT_PHRASE_SHIFT + k: step k holds regional phrases (TWPhrases,
  * HKPhrases and their reverses). In the default mode its keys of two or more
- * characters match only where they do not straddle a word boundary of the
- * lattice's segmentation (src/context.c, phrase_fits). */
+ * characters do not match where the lattice's segmentation puts both of their
+ * ends inside words (src/context.c, phrase_fits). */
 #define FJ_CONTEXT_PHRASE_SHIFT 8u
 #define FJ_CONTEXT_COST_BASE 0xE000u
 #define FJ_CONTEXT_COST_MAX 4095u

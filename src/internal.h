@@ -156,10 +156,10 @@ struct fj_converter {
      * that produces such a character is redone through that step. */
     int ctx_fused;
     unsigned char *ctx_unsafe; /* FJ_BARRIER_BYTES, owned; with ctx_fused 2 */
-    /* Bit k: step k's phrases match only at word boundaries
-     * (FJ_CONTEXT_PHRASE_SHIFT). ctx_guard_post: the first step after the
-     * replaced one is such a step; the runs' results then go through it in
-     * batches, unfused. */
+    /* Bit k: step k's phrases do not take the end of one word and the start
+     * of the next (FJ_CONTEXT_PHRASE_SHIFT). ctx_guard_post: the first step
+     * after the replaced one is such a step; the runs' results then go
+     * through it in batches, unfused. */
     uint32_t ctx_phrase_stages;
     int ctx_guard_post;
     /* With ctx_phrase_stages: FJ_BIGRAM_BITS bits (fj__word_pair_hash) of
