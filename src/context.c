@@ -803,6 +803,312 @@ static inline int in_run(const fj_converter *c, uint32_t cp, int k, uint32_t *e)
     return !(*e >> FJ_CTX_BARRIER_BIT & 1) && !fj_ids_arity(cp);
 }
 
+/* ---- Regional phrases only at word boundaries (FJ_CONTEXT_PHRASE_SHIFT) ----
+ * OpenCC's TWPhrases match across words: 改變量子 -> 改變數子 (變量 takes the
+ * end of 改變 and the start of 量子). In the default mode such a step's key
+ * of two or more characters is refused where the lattice's segmentation of
+ * the source around it (FJ_CTX_REACH characters on each side) puts both of
+ * its ends inside words and a word boundary inside it; the longest shorter
+ * key then applies. A key with one end at a word boundary still applies:
+ * the lattice's words are the mainland's, and a Taiwan term it lacks
+ * (游標, 點選) is often cut at one end (看到|游|標的, 點|選中|鍵). */
+
+/* Does the key over characters [ka, kb) fit the segmentation of the window
+ * [ws, we)? ends[k - ws] says whether a word ends after character k. */
+static int phrase_fits(const unsigned char *ends, uint32_t ws, uint32_t we, uint32_t ka,
+                       uint32_t kb)
+{
+#define FJ_CTX_BOUNDARY(x) ((x) <= ws || (x) >= we || ends[(x) - 1 - ws])
+    if (FJ_CTX_BOUNDARY(ka) || FJ_CTX_BOUNDARY(kb))
+        return 1;
+    for (uint32_t x = ka + 1; x < kb; x++)
+        if (FJ_CTX_BOUNDARY(x))
+            return 0; /* takes the end of one word and the start of another */
+#undef FJ_CTX_BOUNDARY
+    return 1;
+}
+
+/* Is the pair of readings that meets at position x of run side by side in
+ * some word? When not, no word runs across x. */
+static int pair_in_words(const fj_converter *c, ctx_char *run, uint32_t x)
+{
+    for (uint32_t k = x - 1; k <= x; k++)
+        if (run[k].reading == UINT32_MAX)
+            run[k].reading = reading_of(c, run[k].cp);
+    uint32_t h = fj__word_pair_hash(run[x - 1].reading, run[x].reading);
+    return c->ctx_word_pairs[h >> 3] >> (h & 7) & 1;
+}
+
+/* Could a word of the lattice run across position x of run[ws..we) (start
+ * before x, end after it)? When none can, x is a boundary of every
+ * segmentation. */
+static int word_may_cross(const fj_converter *c, ctx_char *run, uint32_t ws, uint32_t we,
+                          uint32_t x)
+{
+    const fj_matcher *m = &c->ctx_words;
+    for (uint32_t i = x; i-- > ws;) {
+        if (i + 1 < x && !pair_in_words(c, run, i + 1))
+            break; /* a word from i or before would hold that pair */
+        for (uint32_t k = i; k <= x && k < we; k++)
+            if (run[k].reading == UINT32_MAX)
+                run[k].reading = reading_of(c, run[k].cp);
+        uint32_t e = fj__lookup(m, run[i].reading);
+        if (e == 0 || e == FJ_ENTRY_IDS || (e & FJ_ENTRY_DIRECT) || !(e & FJ_ENTRY_HAS_CHILDREN))
+            continue;
+        const fj_node_rec *node = &m->nodes[e & FJ_ENTRY_NODE_MASK];
+        uint32_t k = i + 1;
+        for (; k <= x && node; k++)
+            node = fj__child(m, node, run[k].reading);
+        if (!node)
+            continue; /* none from i; one from further back still may */
+        return 1;     /* a key goes on past x (a word, or a longer one's prefix) */
+    }
+    return 0;
+}
+
+/* Segments run[ws..we) with the lattice (its forms go to scratch and are
+ * dropped) and says whether the key over [ka, kb) fits. */
+static int window_fits(const fj_converter *c, const unsigned char *text, ctx_char *run,
+                       uint32_t ws, uint32_t we, uint32_t ka, uint32_t kb, fj_out *scratch)
+{
+    /* Both ends must be inside words: cheap tests first. */
+    if (ka <= ws || kb >= we || !pair_in_words(c, run, ka) || !pair_in_words(c, run, kb) ||
+        !word_may_cross(c, run, ws, we, ka) || !word_may_cross(c, run, ws, we, kb))
+        return 1;
+    unsigned char ends[FJ_CTX_RUN_MAX];
+    for (uint32_t k = ws; k < we; k++)
+        if (run[k].reading == UINT32_MAX)
+            run[k].reading = reading_of(c, run[k].cp);
+    ctx_emit em = {scratch, 0, 0};
+    scratch->len = 0;
+    lattice(c, text, run + ws, we - ws, &em, ws == 0, 0, ends);
+    scratch->len = 0;
+    return phrase_fits(ends, ws, we, ka, kb);
+}
+
+/* Decodes the run characters of text[from, to) into run (at most max);
+ * their offsets are from text. Returns how many. */
+static uint32_t decode_chars(const unsigned char *text, const unsigned char *from,
+                             const unsigned char *to, ctx_char *run, uint32_t max)
+{
+    uint32_t n = 0;
+    for (const unsigned char *p = from; p < to && n < max;) {
+        uint32_t cp = 0;
+        int k = fj_utf8_decode_fast(p, to, &cp);
+        if (k <= 0)
+            break;
+        run[n].cp = cp;
+        run[n].reading = UINT32_MAX;
+        run[n].off = (uint32_t)(p - text);
+        run[n].len = (uint32_t)k;
+        n++;
+        p += k;
+    }
+    return n;
+}
+
+/* Characters in [p, q). */
+static uint32_t count_chars(const unsigned char *p, const unsigned char *q)
+{
+    uint32_t n = 0;
+    for (; p < q; p++)
+        n += (*p & 0xC0) != 0x80;
+    return n;
+}
+
+/* A step before the replaced one (tw2sp's TWPhrasesRev): its input is the
+ * source itself, segmented around the key. */
+typedef struct pre_guard {
+    const fj_converter *c;
+    const unsigned char *text, *end; /* the step's input */
+    fj_out *scratch;
+} pre_guard;
+
+/* The start of the run character before p in [text, p), or NULL. */
+static const unsigned char *run_char_before(const fj_converter *c, const unsigned char *text,
+                                            const unsigned char *p)
+{
+    const unsigned char *q = p;
+    while (q > text && p - q < 4) {
+        q--;
+        if ((*q & 0xC0) != 0x80)
+            break;
+    }
+    uint32_t cp = 0, e;
+    int k = q < p ? fj_utf8_decode_fast(q, p, &cp) : 0;
+    return k > 0 && q + k == p && in_run(c, cp, k, &e) ? q : NULL;
+}
+
+static int pre_allow(void *ctx, const unsigned char *a, const unsigned char *b)
+{
+    const pre_guard *g = ctx;
+    const unsigned char *from = a, *to = b, *q;
+    for (int i = 0; i < FJ_CTX_REACH && (q = run_char_before(g->c, g->text, from)) != NULL; i++)
+        from = q;
+    for (int i = 0; i < FJ_CTX_REACH && to < g->end; i++) {
+        uint32_t cp = 0, e;
+        int k = fj_utf8_decode_fast(to, g->end, &cp);
+        if (!in_run(g->c, cp, k, &e))
+            break;
+        to += k;
+    }
+    ctx_char run[FJ_CTX_RUN_MAX];
+    uint32_t n = decode_chars(g->text, from, to, run, FJ_CTX_RUN_MAX);
+    uint32_t ka = count_chars(from, a), kb = ka + count_chars(a, b);
+    if (kb > n || to - from > (ptrdiff_t)(4 * FJ_CTX_RUN_MAX))
+        return 1; /* longer than a lattice run: as in the compatible mode */
+    return window_fits(g->c, g->text, run, 0, n, ka, kb, g->scratch);
+}
+
+/* A step after it (s2twp's TWPhrases): its input is the lattice's output
+ * for a batch of runs. A run's characters map to its output's one to one
+ * when it wrote as many characters as it read; where a word of another
+ * length made that untrue, the run's phrases apply as in the compatible
+ * mode. A key never spans two runs, as when the step ran per run. */
+typedef struct batch_run {
+    uint32_t out_start, out_end; /* in the batch */
+    uint32_t src_start, src_end; /* in the source text */
+    uint32_t n;                  /* characters read */
+    int one_to_one;              /* as many written; -1 until asked */
+    int by_three;                /* every character read and written is 3 bytes */
+} batch_run;
+
+#define FJ_CTX_BATCH_RUNS 256u
+#define FJ_CTX_BATCH_BYTES 65536u
+
+typedef struct post_guard {
+    const fj_converter *c;
+    const unsigned char *text;  /* the source */
+    const unsigned char *batch; /* the step's input */
+    batch_run *runs;
+    uint32_t run_count;
+    fj_out *scratch;
+    /* Where the last question was: run `at_run`, its character at_char,
+     * at byte at_out of the batch and at_src of the source. The step asks
+     * in order, mostly. */
+    uint32_t at_run, at_char, at_out, at_src;
+} post_guard;
+
+/* Moves g's place in run r forward by one character in the batch and the
+ * source. */
+static inline void post_advance(post_guard *g, const batch_run *r)
+{
+    const unsigned char *b = g->batch, *t = g->text;
+    do
+        g->at_out++;
+    while (g->at_out < r->out_end && (b[g->at_out] & 0xC0) == 0x80);
+    do
+        g->at_src++;
+    while (g->at_src < r->src_end && (t[g->at_src] & 0xC0) == 0x80);
+    g->at_char++;
+}
+
+static int post_allow(void *ctx, const unsigned char *a, const unsigned char *b)
+{
+    post_guard *g = ctx;
+    uint32_t ao = (uint32_t)(a - g->batch), bo = (uint32_t)(b - g->batch);
+    batch_run *r = g->at_run < g->run_count ? &g->runs[g->at_run] : NULL;
+    if (!r || ao < g->at_out || ao >= r->out_end) {
+        uint32_t lo = 0, hi = g->run_count;
+        while (lo < hi) { /* the first run ending after ao */
+            uint32_t mid = (lo + hi) / 2;
+            if (g->runs[mid].out_end <= ao)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == g->run_count || g->runs[lo].out_start > ao)
+            return 1; /* not in a run (no key is) */
+        r = &g->runs[lo];
+        g->at_run = lo;
+        g->at_char = 0;
+        g->at_out = r->out_start;
+        g->at_src = r->src_start;
+    }
+    if (bo > r->out_end)
+        return 0; /* across a cut between runs */
+    uint32_t ka, kb;
+    const unsigned char *at; /* the source of character ka */
+    if (r->by_three) {
+        ka = (ao - r->out_start) / 3;
+        kb = ka + (bo - ao) / 3;
+        at = g->text + r->src_start + 3 * (size_t)ka;
+    } else {
+        if (r->one_to_one < 0)
+            r->one_to_one = count_chars(g->batch + r->out_start, g->batch + r->out_end) == r->n;
+        if (!r->one_to_one)
+            return 1;
+        while (g->at_out < ao)
+            post_advance(g, r);
+        ka = g->at_char;
+        kb = ka + count_chars(a, b);
+        at = g->text + g->at_src;
+    }
+    if (ka == 0 || kb >= r->n)
+        return 1; /* an end at the run's edge: a word boundary */
+    /* Cheap test first: both ends must be inside words, so the pairs of
+     * source characters that meet there must be side by side in some word. */
+    const unsigned char *src_end = g->text + r->src_end;
+    ctx_char pair[2];
+    const unsigned char *before = at - 1;
+    while ((*before & 0xC0) == 0x80)
+        before--;
+    if (decode_chars(g->text, before, src_end, pair, 2) != 2 || !pair_in_words(g->c, pair, 1))
+        return 1;
+    const unsigned char *last = at;
+    for (uint32_t k = ka; k + 1 < kb; k++) {
+        last++;
+        while ((*last & 0xC0) == 0x80)
+            last++;
+    }
+    if (decode_chars(g->text, last, src_end, pair, 2) != 2 || !pair_in_words(g->c, pair, 1))
+        return 1;
+    uint32_t ws = ka > FJ_CTX_REACH ? ka - FJ_CTX_REACH : 0;
+    uint32_t we = kb + FJ_CTX_REACH < r->n ? kb + FJ_CTX_REACH : r->n;
+    /* The window's first character in the source: ka - ws back. */
+    const unsigned char *from = at;
+    for (uint32_t k = ws; k < ka; k++) {
+        from--;
+        while ((*from & 0xC0) == 0x80)
+            from--;
+    }
+    ctx_char run[2 * FJ_CTX_REACH + FJ_CTX_RUN_MAX];
+    uint32_t got = decode_chars(g->text, from, src_end, run, we - ws);
+    if (got != we - ws)
+        return 1;
+    return window_fits(g->c, g->text, run, 0, we - ws, ka - ws, kb - ws, g->scratch);
+}
+
+/* Runs the steps after the replaced one over a batch (w->ctx[0]), the first
+ * one guarded, into o; empties the batch. */
+static void flush_batch(const fj_converter *c, fj_work *w, post_guard *g, fj_out *o)
+{
+    fj_out *batch = &w->ctx[0];
+    const unsigned char *cur = (const unsigned char *)batch->buf;
+    size_t cur_len = batch->len;
+    if (cur_len) {
+        g->batch = cur;
+        g->scratch = &w->ctx[2];
+        fj_key_guard guard = {post_allow, g};
+        for (uint32_t k = c->ctx_post_first; k < c->stage_count; k++) {
+            fj_out *dst = k + 1 == c->stage_count ? o
+                          : cur == (const unsigned char *)w->ctx[1].buf ? &w->ctx[2]
+                                                                        : &w->ctx[1];
+            if (dst != o)
+                dst->len = 0;
+            if (k == c->ctx_post_first)
+                fj__step_guarded(&c->stages[k], cur, cur_len, dst, &guard);
+            else
+                fj__step(&c->stages[k], cur, cur_len, 1, dst);
+            cur = (const unsigned char *)dst->buf;
+            cur_len = dst->len;
+        }
+    }
+    batch->len = 0;
+    g->run_count = 0;
+    g->at_run = UINT32_MAX;
+}
+
 /* The script-conversion step, and the steps after it, over complete text.
  * The text is cut into runs at barriers and every FJ_CTX_RUN_MAX characters
  * (points that depend on the text alone). In a run, a character goes through
@@ -818,7 +1124,14 @@ static void context_step(const fj_converter *c, const unsigned char *text, size_
     const unsigned char *p = text, *end = text + len;
     int direct = c->ctx_fused == 1 || c->ctx_post_first == c->stage_count;
     fj_out *ro = direct ? o : &w->ctx[0]; /* where a run's result goes */
-    ctx_emit between = {o, c->ctx_fused != 0, 0};
+    /* With a guarded step after this one, the runs' results (and what lies
+     * between them) are gathered in batches that go through it together. */
+    int batched = c->ctx_guard_post;
+    batch_run runs[FJ_CTX_BATCH_RUNS];
+    post_guard batch = {c, text, NULL, runs, 0, NULL, UINT32_MAX, 0, 0, 0};
+    if (batched)
+        ro->len = 0;
+    ctx_emit between = {batched ? ro : o, c->ctx_fused != 0, 0};
     while (p < end) {
         uint32_t n = 0, suspects = 0, seen = 0;
         while (p < end && n < FJ_CTX_RUN_MAX) {
@@ -853,16 +1166,18 @@ static void context_step(const fj_converter *c, const unsigned char *text, size_
                 size_t ids;
                 if (fj_ids_parse(p, end, &ids) == FJ_IDS_COMPLETE)
                     unit = ids;
+                if (batched)
+                    flush_batch(c, w, &batch, o);
                 fj__out_put(o, (const char *)p, unit);
             } else if (k > 0) {
                 emit_char(c, &between, p, unit);
             } else {
-                fj__out_put(o, (const char *)p, unit);
+                fj__out_put(between.o, (const char *)p, unit);
             }
             p += unit;
             continue;
         }
-        if (!direct)
+        if (!direct && !batched)
             ro->len = 0;
         if (suspects) {
             /* need: 2 the lattice must decide; 1 ambiguous, check its pairs. */
@@ -899,6 +1214,29 @@ static void context_step(const fj_converter *c, const unsigned char *text, size_
         int as_written = (c->ctx_keep_folded && (seen >> FJ_CTX_FOLDED_BIT & 1) &&
                           !(seen >> FJ_CTX_SOURCE_BIT & 1)) ||
                          (c->ctx_repair && (seen >> FJ_CTX_SOURCE_BIT & 1));
+        if (batched) {
+            /* The table holds this step's answers alone (not fused). */
+            batch_run *r = &runs[batch.run_count++];
+            r->out_start = (uint32_t)ro->len;
+            r->src_start = run[0].off;
+            r->src_end = run[n - 1].off + run[n - 1].len;
+            r->n = n;
+            r->one_to_one = -1;
+            /* Without the lattice every character is a 3-byte one with a
+             * 3-byte answer (the others are marked for the lattice). */
+            r->by_three = !suspects && !as_written;
+            em.fuse = 0;
+            if (as_written) {
+                /* Every character as written: the run's bytes at once. */
+                fj__out_put_run(ro, (const char *)text + r->src_start, r->src_end - r->src_start);
+            } else {
+                write_run(c, text, run, answer, need, n, suspects, &em, 1);
+            }
+            r->out_end = (uint32_t)ro->len;
+            if (batch.run_count == FJ_CTX_BATCH_RUNS || ro->len >= FJ_CTX_BATCH_BYTES)
+                flush_batch(c, w, &batch, o);
+            continue;
+        }
         for (int pass = 0; pass < 2; pass++) {
             if (pass == 1) {
                 if (!em.unsafe && em.fuse)
@@ -924,6 +1262,8 @@ static void context_step(const fj_converter *c, const unsigned char *text, size_
                 post_steps(c, w, o);
         }
     }
+    if (batched)
+        flush_batch(c, w, &batch, o);
 }
 
 /* The end of the last complete run or unit in text[0..len): where converting
@@ -993,6 +1333,14 @@ static void context_chunk(const fj_converter *c, const unsigned char *text, size
     for (uint32_t k = 0; k < c->ctx_core_stage; k++) {
         fj_out *dst = &w->stage[k & 1];
         dst->len = 0;
+        if (c->ctx_phrase_stages >> k & 1) {
+            pre_guard g = {c, cur, cur + cur_len, &w->ctx[2]};
+            fj_key_guard guard = {pre_allow, &g};
+            fj__step_guarded(&c->stages[k], cur, cur_len, dst, &guard);
+            cur = (const unsigned char *)dst->buf;
+            cur_len = dst->len;
+            continue;
+        }
         fj__step(&c->stages[k], cur, cur_len, 1, dst);
         cur = (const unsigned char *)dst->buf;
         cur_len = dst->len;

@@ -227,6 +227,18 @@ static uint32_t model_single(const fj_converter *c, uint32_t cp)
     return answer_cp(a) ? a : 0;
 }
 
+/* Marks in c->ctx_word_pairs each pair of characters side by side below
+ * node n of ctx_words (reached by the character cp). */
+static void mark_word_pairs(fj_converter *c, const fj_node_rec *n, uint32_t cp, uint32_t depth)
+{
+    const fj_matcher *m = &c->ctx_words;
+    for (uint32_t k = 0; k < n->child_count && depth < 64; k++) {
+        uint32_t next = m->edges[n->first_child + k], h = fj__word_pair_hash(cp, next);
+        c->ctx_word_pairs[h >> 3] |= (unsigned char)(1u << (h & 7));
+        mark_word_pairs(c, &m->nodes[n->first_child + k], next, depth + 1);
+    }
+}
+
 /* The default mode's per-character tables (see fj_converter.ctx_table). */
 static fj_status build_context_tables(fj_converter *c, const fj_image *img,
                                       const fj_context_rec *cx)
@@ -277,6 +289,31 @@ static fj_status build_context_tables(fj_converter *c, const fj_image *img,
     for (uint32_t k = c->ctx_post_first; k < c->stage_count; k++)
         longer += c->stages[k].max_key_chars > 1;
     c->ctx_fused = longer == 0 ? 1 : (later == 1 ? 2 : 0);
+    if (!c->ctx_repair) {
+        c->ctx_phrase_stages = cx->flags >> FJ_CONTEXT_PHRASE_SHIFT & ((1u << FJ_MAX_STAGES) - 1);
+        c->ctx_guard_post = c->ctx_post_first < c->stage_count &&
+                            (c->ctx_phrase_stages >> c->ctx_post_first & 1);
+        if (c->ctx_guard_post)
+            c->ctx_fused = 0; /* the table holds the replaced step's answers alone */
+    }
+    if (c->ctx_phrase_stages) {
+        c->ctx_word_pairs = fj__alloc(a, FJ_BIGRAM_BITS / 8);
+        if (!c->ctx_word_pairs)
+            return FJ_ERR_NOMEM;
+        memset(c->ctx_word_pairs, 0, FJ_BIGRAM_BITS / 8);
+        const fj_matcher *m = &c->ctx_words;
+        for (uint32_t hi = 0; hi < FJ_L1_SIZE; hi++) {
+            if (!m->level1[hi])
+                continue;
+            const uint32_t *blk = m->blocks + (size_t)m->level1[hi] * FJ_BLOCK_SIZE;
+            for (uint32_t lo = 0; lo < FJ_BLOCK_SIZE; lo++) {
+                uint32_t e = blk[lo];
+                if (e != 0 && e != FJ_ENTRY_IDS && !(e & FJ_ENTRY_DIRECT) &&
+                    (e & FJ_ENTRY_HAS_CHILDREN))
+                    mark_word_pairs(c, &m->nodes[e & FJ_ENTRY_NODE_MASK], hi << 8 | lo, 0);
+            }
+        }
+    }
     for (uint32_t i = 0; i < FJ_REC_COUNT && c->ctx_fused; i++) {
         uint32_t cp = FJ_REC_FIRST + i;
         c->ctx_post[i] = (cp >= 0xD800 && cp <= 0xDFFF) ? own_bytes(0xFFFD) : post_answer(c, cp);
@@ -463,6 +500,7 @@ void fj_converter_close(fj_converter *c)
     fj__free(a.alloc ? &a : NULL, c->ctx_rules, 0x10000);
     fj__free(a.alloc ? &a : NULL, c->ctx_post, FJ_REC_COUNT * sizeof(uint32_t));
     fj__free(a.alloc ? &a : NULL, c->ctx_unsafe, FJ_BARRIER_BYTES);
+    fj__free(a.alloc ? &a : NULL, c->ctx_word_pairs, FJ_BIGRAM_BITS / 8);
     fj__free(a.alloc ? &a : NULL, c, sizeof *c);
 }
 

@@ -172,6 +172,11 @@ typedef struct fj_context_rec {
 /* Repair (Traditional input): the lattice runs before step core_stage
  * instead of replacing it, and only the suspects may change. */
 #define FJ_CONTEXT_REPAIR 2u
+/* Bit FJ_CONTEXT_PHRASE_SHIFT + k: step k holds regional phrases (TWPhrases,
+ * HKPhrases and their reverses). In the default mode its keys of two or more
+ * characters do not match where the lattice's segmentation puts both of their
+ * ends inside words (src/context.c, phrase_fits). */
+#define FJ_CONTEXT_PHRASE_SHIFT 8u
 #define FJ_CONTEXT_COST_BASE 0xE000u
 #define FJ_CONTEXT_COST_MAX 4095u
 

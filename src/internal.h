@@ -164,7 +164,23 @@ struct fj_converter {
      * that produces such a character is redone through that step. */
     int ctx_fused;
     unsigned char *ctx_unsafe; /* FJ_BARRIER_BYTES, owned; with ctx_fused 2 */
+    /* Bit k: step k's phrases do not take the end of one word and the start
+     * of the next (FJ_CONTEXT_PHRASE_SHIFT). ctx_guard_post: the first step
+     * after the replaced one is such a step; the runs' results then go
+     * through it in batches, unfused. */
+    uint32_t ctx_phrase_stages;
+    int ctx_guard_post;
+    /* With ctx_phrase_stages: FJ_BIGRAM_BITS bits (fj__word_pair_hash) of
+     * the reading pairs side by side inside some word of ctx_words. Owned. */
+    unsigned char *ctx_word_pairs;
 };
+
+/* The bit of the pair cp1 cp2 in ctx_word_pairs: spread over the whole set
+ * (a common first character has hundreds of second ones). */
+static inline uint32_t fj__word_pair_hash(uint32_t cp1, uint32_t cp2)
+{
+    return (cp1 * 0x9E3779B1u ^ cp2 * 0x85EBCA77u) >> (32 - 21);
+}
 
 /* Output: a buffer with a slow path for when it fills up. */
 typedef struct fj_out fj_out;
@@ -237,6 +253,18 @@ int fj__normalize(const fj_converter *c, const unsigned char *text, size_t len, 
 /* One maximum-matching step over text[0..len) into o; returns the bytes
  * consumed (all of them when `final`). */
 size_t fj__step(const fj_matcher *m, const unsigned char *text, size_t len, int final, fj_out *o);
+
+/* Default mode: whether a key of two or more characters may match the
+ * step's input [a, b) (a regional phrase only at word boundaries). */
+typedef struct fj_key_guard {
+    int (*allow)(void *ctx, const unsigned char *a, const unsigned char *b);
+    void *ctx;
+} fj_key_guard;
+
+/* fj__step over complete text with a guard: where it refuses the longest
+ * key, the longest shorter key it allows matches (one character always). */
+size_t fj__step_guarded(const fj_matcher *m, const unsigned char *text, size_t len, fj_out *o,
+                        const fj_key_guard *g);
 
 /* The same for the single unit at p; 0 when it is undecided. */
 size_t fj__step_unit(const fj_matcher *m, const unsigned char *p, const unsigned char *end,

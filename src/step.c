@@ -15,10 +15,49 @@
  * for the 4-byte stores below. */
 #define FAST_ROOM 128u
 
+/* Longest key is refused by the guard: the longest key at p (first
+ * character first_len bytes, table entry `entry`) that it allows. A key of
+ * one character needs no leave. FJ_MATCH_NONE when no key is left. */
+static __attribute__((noinline)) int guarded_match(const fj_matcher *m, uint32_t entry,
+                                                   const unsigned char *p, size_t first_len,
+                                                   const unsigned char *end,
+                                                   const fj_key_guard *g, fj_match *out)
+{
+    enum { MAX_HITS = 64 };
+    const fj_node_rec *hit_node[MAX_HITS];
+    size_t hit_len[MAX_HITS];
+    int hits = 0;
+    const fj_node_rec *n = &m->nodes[entry & FJ_ENTRY_NODE_MASK];
+    if (entry & FJ_ENTRY_HAS_VALUE) {
+        hit_node[hits] = n;
+        hit_len[hits++] = first_len;
+    }
+    const unsigned char *q = p + first_len;
+    while ((entry & FJ_ENTRY_HAS_CHILDREN) && n->child_count && q < end && hits < MAX_HITS) {
+        uint32_t cp;
+        int k = fj_utf8_decode_fast(q, end, &cp);
+        if (k <= 0 || !(n = fj__child(m, n, cp)))
+            break;
+        q += k;
+        if (n->value_len != FJ_NO_VALUE) {
+            hit_node[hits] = n;
+            hit_len[hits++] = (size_t)(q - p);
+        }
+    }
+    while (hits-- > 0)
+        if (hit_len[hits] == first_len || g->allow(g->ctx, p, p + hit_len[hits])) {
+            fj__take_value(m, hit_node[hits], hit_len[hits], out);
+            return FJ_MATCH_FOUND;
+        }
+    return FJ_MATCH_NONE;
+}
+
 /* Handles the unit at p. Returns the bytes consumed, or 0 when the result
- * depends on input that has not arrived (only without `final`). */
-size_t fj__step_unit(const fj_matcher *m, const unsigned char *p, const unsigned char *end,
-                     int final, fj_out *o)
+ * depends on input that has not arrived (only without `final`). With a
+ * guard (only for final text), a key of two or more characters it refuses
+ * gives way to the longest shorter one. */
+static size_t step_unit(const fj_matcher *m, const unsigned char *p, const unsigned char *end,
+                        int final, fj_out *o, const fj_key_guard *g)
 {
     uint32_t cp;
     int n = fj_utf8_decode_fast(p, end, &cp);
@@ -52,6 +91,8 @@ size_t fj__step_unit(const fj_matcher *m, const unsigned char *p, const unsigned
         int r = fj__match(m, entry, p, (size_t)n, cp, end, final, &hit);
         if (r == FJ_MATCH_UNDECIDED)
             return 0;
+        if (g && r == FJ_MATCH_FOUND && hit.len > (size_t)n && !g->allow(g->ctx, p, p + hit.len))
+            r = guarded_match(m, entry, p, (size_t)n, end, g, &hit);
         if (r == FJ_MATCH_FOUND) {
             fj__out_put(o, hit.value, hit.value_len);
             return hit.len;
@@ -69,6 +110,12 @@ size_t fj__step_unit(const fj_matcher *m, const unsigned char *p, const unsigned
     size_t len = st == FJ_IDS_COMPLETE ? ids : (size_t)n;
     fj__out_put(o, (const char *)p, len);
     return len;
+}
+
+size_t fj__step_unit(const fj_matcher *m, const unsigned char *p, const unsigned char *end,
+                     int final, fj_out *o)
+{
+    return step_unit(m, p, end, final, o, NULL);
 }
 
 static inline __attribute__((always_inline)) uint32_t load32(const unsigned char *p)
@@ -151,7 +198,8 @@ static inline const unsigned char *last_cut(const fj_matcher *m, const unsigned 
  * must take it (an IDS, text that is not UTF-8, a long value). The output
  * has FAST_ROOM bytes free. */
 static inline __attribute__((always_inline)) size_t
-exact_unit(const fj_matcher *m, const unsigned char *q, const unsigned char *end, char **wp)
+exact_unit(const fj_matcher *m, const unsigned char *q, const unsigned char *end, char **wp,
+           const fj_key_guard *g)
 {
     char *w = *wp;
     uint32_t bytes = load32(q);
@@ -212,6 +260,8 @@ exact_unit(const fj_matcher *m, const unsigned char *q, const unsigned char *end
             fj_match hit;
             if (walk &&
                 fj__match_below(m, entry & FJ_ENTRY_NODE_MASK, q, q + 3, cp2, k, end, 1, &hit)) {
+                if (g && !g->allow(g->ctx, q, q + hit.len))
+                    return 0; /* the careful path finds the key allowed */
                 if (hit.value_len > FAST_ROOM - 4)
                     return 0;
                 memcpy(w, hit.value, hit.value_len);
@@ -247,7 +297,7 @@ enum { EXACT_DONE, EXACT_NO_ROOM, EXACT_STUCK };
  * Kept out of line, so the loop that calls it keeps its registers. */
 static __attribute__((noinline)) const unsigned char *
 exact_run(const fj_matcher *m, const unsigned char *p, const unsigned char *cut,
-          const unsigned char *end, int final, fj_out *o, int *status)
+          const unsigned char *end, int final, fj_out *o, int *status, const fj_key_guard *g)
 {
     const unsigned char *s = last_cut(m, p, cut, end);
     o->len -= (size_t)(p - s);
@@ -263,10 +313,10 @@ exact_run(const fj_matcher *m, const unsigned char *p, const unsigned char *cut,
             w = o->buf + o->len;
             wend = o->buf + o->cap;
         }
-        size_t used = exact_unit(m, s, end, &w);
+        size_t used = exact_unit(m, s, end, &w, g);
         if (!used) {
             o->len = (size_t)(w - o->buf);
-            used = fj__step_unit(m, s, end, final, o);
+            used = step_unit(m, s, end, final, o, g);
             w = o->buf + o->len; /* the careful path may have moved the buffer */
             wend = o->buf + o->cap;
             if (!used) {
@@ -322,9 +372,9 @@ static inline const unsigned char *run_stop(const unsigned char *p, const unsign
  * the character that stopped it. With CHKY in between, the trie is entered
  * at under one Han character in a hundred, not at every one that starts
  * some key. */
-static const unsigned char *fast_loop(const fj_matcher *matcher, const unsigned char *p,
-                                      const unsigned char *limit, const unsigned char *end,
-                                      int final, fj_out *o, int *stuck)
+static inline __attribute__((always_inline)) const unsigned char *
+fast_loop(const fj_matcher *matcher, const unsigned char *p, const unsigned char *limit,
+          const unsigned char *end, int final, fj_out *o, int *stuck, const fj_key_guard *g)
 {
     /* Local copies: output stores may alias anything, so fields would be reloaded. */
     const fj_matcher m = *matcher;
@@ -429,7 +479,7 @@ static const unsigned char *fast_loop(const fj_matcher *matcher, const unsigned 
     exact: {
         o->len = (size_t)(w - o->buf);
         int status;
-        const unsigned char *s = exact_run(&m, p, cut, end, final, o, &status);
+        const unsigned char *s = exact_run(&m, p, cut, end, final, o, &status, g);
         w = o->buf + o->len; /* the careful path may have moved the buffer */
         wend = o->buf + o->cap;
         if (status != EXACT_DONE) {
@@ -448,7 +498,10 @@ static const unsigned char *fast_loop(const fj_matcher *matcher, const unsigned 
     return s;
 }
 
-size_t fj__step(const fj_matcher *m, const unsigned char *text, size_t len, int final, fj_out *o)
+/* Inline in both callers: without a guard, its tests fold away. */
+static inline __attribute__((always_inline)) size_t
+step(const fj_matcher *m, const unsigned char *text, size_t len, int final, fj_out *o,
+     const fj_key_guard *g)
 {
     const unsigned char *p = text, *end = text + len;
     /* No key lookup from below `limit` can reach the end of the text. */
@@ -460,14 +513,25 @@ size_t fj__step(const fj_matcher *m, const unsigned char *text, size_t len, int 
             /* Once: it returns at the limit, or where it could not get room. */
             fast_done = 1;
             if (fj__out_make_room(o, FAST_ROOM)) {
-                p = fast_loop(m, p, limit, end, final, o, &stuck);
+                p = fast_loop(m, p, limit, end, final, o, &stuck, g);
                 continue;
             }
         }
-        size_t used = fj__step_unit(m, p, end, final, o);
+        size_t used = step_unit(m, p, end, final, o, g);
         if (!used)
             break;
         p += used;
     }
     return (size_t)(p - text);
+}
+
+size_t fj__step(const fj_matcher *m, const unsigned char *text, size_t len, int final, fj_out *o)
+{
+    return step(m, text, len, final, o, NULL);
+}
+
+size_t fj__step_guarded(const fj_matcher *m, const unsigned char *text, size_t len, fj_out *o,
+                        const fj_key_guard *g)
+{
+    return step(m, text, len, 1, o, g);
 }

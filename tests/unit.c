@@ -2914,8 +2914,9 @@ static void test_punct(void **state)
 static void test_default_stream_equals_oneshot(void **state)
 {
     (void)state;
-    static const char *const profiles[] = {"s2t",  "s2tw", "s2twp", "t2s", "tw2s",
-                                           "hk2s", "s2hk", "t2tw",  "t2hk", "tw2t"};
+    static const char *const profiles[] = {"s2t",  "s2tw", "s2twp", "t2s",   "tw2s",  "hk2s",
+                                           "s2hk", "t2tw", "t2hk",  "tw2t",  "tw2sp", "s2hkp",
+                                           "hk2sp"};
     const int quick = t_quick();
     uint64_t rng = t_seed() ^ 0x64656673747265ull;
     size_t nd;

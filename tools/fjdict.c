@@ -763,6 +763,7 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
                                ? matcher_for(&b, oc_expr_flatten(p->normalization[0], 0))
                                : FJ_NONE;
         oc_dict *seg = p->segmentation ? oc_expr_flatten(p->segmentation, 1) : NULL;
+        uint32_t phrase_stages = 0; /* FJ_CONTEXT_PHRASE_SHIFT */
         /* OpenCC's library loads the tables marked may_output_tofu by default
          * (ConfigLoadOptions), and OpenCC 1.4.2's reference output uses them. */
         for (size_t c = 0; c < p->chain_count; c++) {
@@ -815,8 +816,13 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
                     cx->ambiguous = 1;
                 }
             }
+            if (expr_uses(p->chain[c], "TWPhrases") || expr_uses(p->chain[c], "HKPhrases") ||
+                expr_uses(p->chain[c], "TWPhrasesRev") || expr_uses(p->chain[c], "HKPhrasesRev"))
+                phrase_stages |= 1u << r->stage_count;
             r->stages[r->stage_count++] = m;
         }
+        if (cx->core_stage != FJ_NONE)
+            cx->flags |= phrase_stages << FJ_CONTEXT_PHRASE_SHIFT;
         /* Traditional input without a script step (t2tw, tw2t, t2hk, hk2t,
          * t2jp): the repair lattice runs before the first step. */
         int trad_input = strncmp(p->name, "t2", 2) == 0 || strncmp(p->name, "tw2", 3) == 0 ||
