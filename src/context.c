@@ -102,7 +102,8 @@ int fj__ctx_suspect_is_default(const fj_converter *c, uint32_t cp)
  * `split`: the language model's head and tail lengths (head << 3 | tail)
  * when the word carries them, else 0. */
 static inline int word_value(const fj_matcher *m, const fj_node_rec *n, int32_t *cost,
-                             const unsigned char **target, uint32_t *target_len, uint32_t *split)
+                             const unsigned char **target, uint32_t *target_len, uint32_t *split,
+                             int with_lm)
 {
     if (n->value_len == FJ_NO_VALUE || n->value_len < 3)
         return 0;
@@ -116,8 +117,8 @@ static inline int word_value(const fj_matcher *m, const fj_node_rec *n, int32_t 
     *target = v + 3;
     *target_len = (uint32_t)n->value_len - 3;
     *split = 0;
-    /* U+F000..U+F03F: EF 80 80..BF */
-    if (*target_len >= 3 && v[3] == 0xEF && v[4] == 0x80 && (v[5] & 0xC0) == 0x80) {
+    /* U+F000..U+F03F: EF 80 80..BF, only in an image with the model */
+    if (with_lm && *target_len >= 3 && v[3] == 0xEF && v[4] == 0x80 && (v[5] & 0xC0) == 0x80) {
         *split = v[5] & 0x3Fu;
         *target += 3;
         *target_len -= 3;
@@ -149,7 +150,7 @@ static void region_target(const fj_converter *c, const ctx_char *run, uint32_t i
     int32_t cost;
     uint32_t split;
     if (n)
-        word_value(m, n, &cost, target, target_len, &split);
+        word_value(m, n, &cost, target, target_len, &split, c->ctx_lm != NULL);
 }
 
 /* Does the target t[0..tl) name one form per character of run[i..j)? */
@@ -359,7 +360,7 @@ static int written_pair_is_word(const fj_converter *c, const ctx_char *run, uint
     int32_t cost;
     const unsigned char *t, *tend;
     uint32_t tl, split;
-    if (!n || !word_value(m, n, &cost, &t, &tl, &split))
+    if (!n || !word_value(m, n, &cost, &t, &tl, &split, c->ctx_lm != NULL))
         return 0;
     int explicit_forms = has_forms_for(t, tl, 0, 2);
     tend = t + tl;
@@ -518,46 +519,48 @@ static inline __attribute__((always_inline)) void add_arc(const fj_converter *c,
                            const unsigned char *t, uint32_t tl, uint32_t hash, uint32_t tail,
                            int at_start)
 {
+    if (!c->ctx_lm) {
+        /* Without a model the word before does not matter: arcs[j] is the
+         * cheapest word ending at j (the first of equals), as in a unigram
+         * Viterbi. */
+        int32_t b = i == 0 ? cost : best_at[i] == INT32_MAX ? INT32_MAX : best_at[i] + cost;
+        if (b < best_at[j]) {
+            best_at[j] = b;
+            ctx_arc *w = &arcs[j];
+            w->i = (uint16_t)i;
+            w->j = (uint16_t)j;
+            w->t = t;
+            w->tl = tl;
+        }
+        return;
+    }
     ctx_arc *a = &arcs[*narcs];
     a->i = (uint16_t)i;
     a->j = (uint16_t)j;
     a->cost = cost;
     a->t = t;
     a->tl = tl;
-    if (c->ctx_lm) {
-        a->hash = hash;
-        a->tail = tail;
-        a->backoff = lm_cost(c, tail, FJ_LM_BACKOFF, 0);
-    }
+    a->hash = hash;
+    a->tail = tail;
+    a->backoff = lm_cost(c, tail, FJ_LM_BACKOFF, 0);
     a->back = FJ_CTX_NO_ARC;
     if (i == 0) {
-        a->best = cost + (c->ctx_lm && at_start ? lm_cost(c, FJ_LM_SENTENCE_START, hash, 0) : 0);
-    } else if (!c->ctx_lm) {
-        /* Without a model the word before does not matter: the cheapest
-         * path to i, the first of equals (the head of ends_at[i]). */
-        a->best = best_at[i] == INT32_MAX ? INT32_MAX : best_at[i] + cost;
-        a->back = ends_at[i];
+        a->best = cost + (at_start ? lm_cost(c, FJ_LM_SENTENCE_START, hash, 0) : 0);
     } else {
         a->best = INT32_MAX;
         for (uint16_t b = ends_at[i]; b != FJ_CTX_NO_ARC; b = arcs[b].next_at_end) {
             const ctx_arc *p = &arcs[b];
             if (p->best == INT32_MAX)
                 continue;
-            int32_t v = p->best + cost +
-                        (c->ctx_lm ? lm_cost(c, p->tail, hash, p->backoff) : 0);
+            int32_t v = p->best + cost + lm_cost(c, p->tail, hash, p->backoff);
             if (v <= a->best) { /* on a tie, the earliest start, as the unigram lattice */
                 a->best = v;
                 a->back = b;
             }
         }
     }
-    if (c->ctx_lm || a->best < best_at[j]) {
-        /* Without a model only the cheapest arc ending at j is kept. */
-        a->next_at_end = ends_at[j];
-        ends_at[j] = (uint16_t)*narcs;
-        if (a->best < best_at[j])
-            best_at[j] = a->best;
-    }
+    a->next_at_end = ends_at[j];
+    ends_at[j] = (uint16_t)*narcs;
     (*narcs)++;
 }
 
@@ -574,10 +577,11 @@ static void lattice(const fj_converter *c, const unsigned char *text, const ctx_
     uint16_t ends_at[FJ_CTX_RUN_MAX + 1];
     int32_t best_at[FJ_CTX_RUN_MAX + 1];
     uint32_t narcs = 0;
-    for (uint32_t i = 0; i <= n; i++) {
-        ends_at[i] = FJ_CTX_NO_ARC;
+    const int with_lm = c->ctx_lm != NULL;
+    for (uint32_t i = 0; i <= n; i++)
         best_at[i] = INT32_MAX;
-    }
+    for (uint32_t i = 0; with_lm && i <= n; i++)
+        ends_at[i] = FJ_CTX_NO_ARC;
     for (uint32_t i = 0; i < n; i++) {
         int32_t cost;
         const unsigned char *t;
@@ -585,7 +589,7 @@ static void lattice(const fj_converter *c, const unsigned char *text, const ctx_
         int single = 0;
         /* Room for a one-character candidate at every later position. */
         int room = narcs + (n - i) + 8 < FJ_CTX_ARCS_MAX;
-        uint32_t h = fj_lm_word_step(FJ_LM_WORD_SEED, run[i].reading);
+        uint32_t h = with_lm ? fj_lm_word_step(FJ_LM_WORD_SEED, run[i].reading) : 0;
         uint32_t e = fj__lookup(m, run[i].reading);
         if (e != FJ_ENTRY_IDS && (e & FJ_ENTRY_DIRECT)) {
             /* A one-character word with no longer ones after it and only a
@@ -605,7 +609,7 @@ static void lattice(const fj_converter *c, const unsigned char *text, const ctx_
             uint32_t j = i + 1;
             for (;;) {
                 uint32_t split;
-                if (word_value(m, node, &cost, &t, &tl, &split) && (room || j == i + 1)) {
+                if (word_value(m, node, &cost, &t, &tl, &split, with_lm) && (room || j == i + 1)) {
                     single |= j == i + 1;
                     if (c->ctx_has_overrides)
                         region_target(c, run, i, j, &t, &tl);
@@ -633,13 +637,13 @@ static void lattice(const fj_converter *c, const unsigned char *text, const ctx_
                 node = fj__child(m, node, run[j].reading);
                 if (!node)
                     break;
-                if (c->ctx_lm)
+                if (with_lm)
                     h = fj_lm_word_step(h, run[j].reading);
                 j++;
             }
         }
         if (!single) {
-            uint32_t own = fj_lm_word_step(FJ_LM_WORD_SEED, run[i].reading);
+            uint32_t own = with_lm ? fj_lm_word_step(FJ_LM_WORD_SEED, run[i].reading) : 0;
             add_arc(c, arcs, &narcs, ends_at, best_at, i, i + 1, FJ_CTX_UNKNOWN_COST, NULL, 0, own, own,
                     at_start);
         }
@@ -647,22 +651,23 @@ static void lattice(const fj_converter *c, const unsigned char *text, const ctx_
     /* The cheapest arc ending at n, with the end of the run after it. */
     uint16_t last = FJ_CTX_NO_ARC;
     int32_t last_best = INT32_MAX;
-    for (uint16_t b = ends_at[n]; b != FJ_CTX_NO_ARC; b = arcs[b].next_at_end) {
+    uint16_t chosen[FJ_CTX_RUN_MAX + 1];
+    uint32_t words = 0;
+    if (!c->ctx_lm)
+        for (uint32_t j = n; j > 0; j = arcs[j].i)
+            chosen[words++] = (uint16_t)j;
+    for (uint16_t b = ends_at[n]; c->ctx_lm && b != FJ_CTX_NO_ARC; b = arcs[b].next_at_end) {
         const ctx_arc *p = &arcs[b];
         if (p->best == INT32_MAX)
             continue;
-        int32_t v = p->best + (c->ctx_lm && at_end
-                                   ? lm_cost(c, p->tail, FJ_LM_SENTENCE_END, p->backoff)
-                                   : 0);
+        int32_t v = p->best + (at_end ? lm_cost(c, p->tail, FJ_LM_SENTENCE_END, p->backoff) : 0);
         if (v <= last_best) { /* the earliest-added on a tie: as the unigram lattice */
             last_best = v;
             last = b;
         }
     }
     /* Walk back, then write the words in order. */
-    uint16_t chosen[FJ_CTX_RUN_MAX + 1];
-    uint32_t words = 0;
-    for (uint16_t b = last; b != FJ_CTX_NO_ARC; b = arcs[b].back)
+    for (uint16_t b = last; c->ctx_lm && b != FJ_CTX_NO_ARC; b = arcs[b].back)
         chosen[words++] = b;
     if (ends)
         for (uint32_t k = 0; k < n; k++)
