@@ -104,9 +104,9 @@ $(LM): scripts/fetch-deb.sh
 	    usr/lib/x86_64-linux-gnu/libime/zh_CN.lm $@
 
 # Its weight beside the word list's costs; 0 leaves it out of the image. On
-# the tuning sets it changes nothing measurable for s2tw (540 errors without
-# it, 541-545 with weights 0.25-1), costs the fiction dev sentences 4-14
-# errors and saves repair 3-9 (README, Accuracy), so the default image goes
+# the tuning sets it changes nothing measurable for s2tw (520 errors without
+# it, 520-524 with weights 0.25-1), costs the fiction dev sentences 6-19
+# errors and saves repair 4-8 (README, Accuracy), so the default image goes
 # without it; `make LM_WEIGHT=0.5` builds it in.
 LM_WEIGHT ?= 0
 LM_ARGS   = $(if $(filter-out 0 0.0,$(LM_WEIGHT)),--lm $(LM) --lm-weight $(LM_WEIGHT))
