@@ -99,7 +99,7 @@ $(REGION)/.fetched: scripts/fetch-region.sh
 # Simplified Chinese (LGPL-2.1+), read and pruned by fjdict.
 LM       = $(BUILD)/zh_CN.lm
 $(LM): scripts/fetch-deb.sh
-	./scripts/fetch-deb.sh libime-data-language-model 1.0.16-1 \
+	./scripts/fetch-deb.sh libime-data-language-model:amd64 1.0.16-1 \
 	    a9363f915fbefc8ae1ddab3a8147b6c77fdeaa8adb8ab580bc130601d1539665 \
 	    usr/lib/x86_64-linux-gnu/libime/zh_CN.lm $@
 
