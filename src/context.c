@@ -504,13 +504,16 @@ static inline int32_t lm_cost(const fj_converter *c, uint32_t before, uint32_t w
 {
     uint64_t key = fj_lm_key(before, word);
     uint32_t fp = fj_lm_fingerprint(key), mask = (1u << c->ctx_lm_bits) - 1;
-    for (uint32_t s = (uint32_t)(key >> (64 - c->ctx_lm_bits));; s = (s + 1) & mask) {
+    uint32_t s = (uint32_t)(key >> (64 - c->ctx_lm_bits));
+    /* At most one round: a damaged image's table may have no empty slot. */
+    for (uint32_t probe = 0; probe <= mask; probe++, s = (s + 1) & mask) {
         uint32_t v = c->ctx_lm[s];
         if (v == 0)
             return fallback;
         if (v >> 12 == fp)
             return (int32_t)(v & 0xFFFu) - FJ_LM_BIAS;
     }
+    return fallback;
 }
 
 /* Adds the arc run[i..j) and links it to the best arc ending at i. */
