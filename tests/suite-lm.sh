@@ -83,6 +83,14 @@ else
             "$FJ" --dict "$L/lm.fjd" -c s2tw "$L/again.out" >"$L/again2.out" 2>/dev/null
             check "lm: s2tw with the model is idempotent on its own output" cmp -s "$L/again.out" "$L/again2.out"
         fi
+        # A damaged table with no empty slot: the unit test, run on this image.
+        FANJIAN_DICT="$L/lm.fjd" FANJIAN_TEST_FILTER=test_image_lm_table_full \
+            "$B/tests/unit" >"$L/unit.out" 2>&1
+        if [ $? -eq 0 ] && grep -q '^\[       OK \] test_image_lm_table_full' "$L/unit.out"; then
+            ok "lm: a model table with no empty slot does not hang a conversion"
+        else
+            bad "lm: a model table with no empty slot does not hang a conversion" "$(tail -n 2 "$L/unit.out")"
+        fi
         # --compat is the same engine with or without the model.
         printf '%s\n' '这是只有一个人的世界，头发干了。' >"$L/c.txt"
         a=$("$FJ" --dict "$L/lm.fjd" --compat -c s2twp "$L/c.txt")

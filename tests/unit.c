@@ -1240,6 +1240,41 @@ static void test_image_hostile(void **state)
     free(img);
 }
 
+
+/* A damaged image whose language-model table has no empty slot (every slot
+ * taken, no key matching): converting in the default mode still ends. Run
+ * by tests/suite-lm.sh with an image built with the model; skipped with the
+ * default image, which has none. */
+static void test_image_lm_table_full(void **state)
+{
+    (void)state;
+    sect lm = find_sect(g_img, FJ_SEC_LANGMOD);
+    if (lm.size == 0) {
+        skip();
+        return;
+    }
+    unsigned char *img = img_copy(g_img_size);
+    for (uint64_t k = 0; k < lm.size; k += 4)
+        wr32(img + lm.off + k, 0xFFFFEu << 12 | FJ_LM_BIAS); /* fingerprints are odd */
+    img_fix_checksum(img, g_img_size);
+    fj_dict *d = NULL;
+    fj_error err;
+    assert_int_equal(fj_dict_open_memory(img, g_img_size, NULL, &d, &err), FJ_OK);
+    fj_converter *c = NULL;
+    assert_int_equal(fj_converter_open(d, "s2tw", FJ_DEFAULT, &c, &err), FJ_OK);
+    static const char text[] = "这是只有一个人的世界，头发干了，他在公司里面工作。";
+    char *out = NULL;
+    size_t len = 0;
+    alarm(120); /* a conversion that never ends is killed, and fails the test */
+    assert_int_equal(fj_convert_alloc(c, text, sizeof text - 1, &out, &len), FJ_OK);
+    alarm(0);
+    assert_true(len > 0);
+    fj_free(c, out);
+    fj_converter_close(c);
+    fj_dict_close(d);
+    free(img);
+}
+
 /* Random damage with a valid checksum, concentrated on the structural
  * sections: every image is rejected as FJ_ERR_DICT_FORMAT or is safe to use. */
 static void test_image_fuzz_checksum_valid(void **state)
@@ -3316,6 +3351,7 @@ int main(void)
         cmocka_unit_test(test_image_damaged_file),
         cmocka_unit_test(test_image_refused_from_header),
         cmocka_unit_test(test_image_hostile),
+        cmocka_unit_test(test_image_lm_table_full),
         cmocka_unit_test(test_image_fuzz_checksum_valid),
         cmocka_unit_test(test_convert_buffer_sizes),
         cmocka_unit_test(test_convert_alloc_equals_convert),
