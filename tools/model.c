@@ -317,7 +317,8 @@ static oc_dict *cands_finish(cands *cs, const char *name, double total, const oc
                     forced = cs->c[k].target;
                     forced_level = CURATED_OURS;
                 }
-                if (cs->c[k].curated < level)
+                /* A word-list entry with no count attests no form. */
+                if (cs->c[k].curated < level && (cs->c[k].curated || cs->c[k].count > 0))
                     level = cs->c[k].curated;
                 sum += cs->c[k++].count;
             }
