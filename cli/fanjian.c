@@ -49,10 +49,13 @@ static void usage(FILE *f)
             "      --compat          OpenCC 1.4.2-identical output (maximum matching);\n"
             "                        by default forms are chosen from context\n"
             "      --repair=LEVEL    Traditional input (t2tw t2hk tw2t hk2t t2jp) is\n"
-            "                        repaired: careful (default) keeps every spelling\n"
-            "                        natives use; thorough, for text known to be\n"
-            "                        converted carelessly, also fixes spellings the\n"
-            "                        word list marks unpreferred (關系, 仿佛)\n"
+            "                        repaired: auto (default) estimates from the text\n"
+            "                        read so far whether it was converted character by\n"
+            "                        character, and then re-chooses every character\n"
+            "                        in its first form; careful keeps every spelling\n"
+            "                        natives use; thorough also fixes spellings the\n"
+            "                        word list marks unpreferred (關系, 仿佛); off\n"
+            "                        leaves Traditional input as the profile writes it\n"
             "      --fsync           flush each output to disk before it replaces the old file\n"
             "      --clean           remove site boilerplate before converting: the notice\n"
             "                        alone inside a line, a line or block that is nothing\n"
@@ -538,14 +541,19 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
         else if (strcmp(a, "--compat") == 0)
             conv_flags |= FJ_COMPAT;
         else if (TAKES("--repair", "--repair")) {
-            if (strcmp(val, "thorough") == 0)
-                conv_flags |= FJ_REPAIR_THOROUGH;
-            else if (strcmp(val, "careful") == 0)
-                conv_flags &= ~(unsigned)FJ_REPAIR_THOROUGH;
-            else {
-                fprintf(stderr, "%s: --repair takes careful or thorough, not %s\n", prog, val);
+            unsigned level = strcmp(val, "thorough") == 0  ? FJ_REPAIR_THOROUGH
+                             : strcmp(val, "careful") == 0 ? FJ_REPAIR_CAREFUL
+                             : strcmp(val, "off") == 0     ? FJ_REPAIR_OFF
+                             : strcmp(val, "auto") == 0    ? 0
+                                                           : ~0u;
+            if (level == ~0u) {
+                fprintf(stderr, "%s: --repair takes auto, careful, thorough or off, not %s\n",
+                        prog, val);
                 return 2;
             }
+            conv_flags = (conv_flags & ~(unsigned)(FJ_REPAIR_THOROUGH | FJ_REPAIR_CAREFUL |
+                                                   FJ_REPAIR_OFF)) |
+                         level;
         }
         else if (TAKES("--quotes", "--quotes")) {
             if (strcmp(val, "tw") == 0 || strcmp(val, "hk") == 0)

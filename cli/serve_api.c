@@ -20,13 +20,14 @@
 
 static const char prog[] = "fanjian";
 
-/* Each profile is open in three modes. */
-enum { API_DEFAULT, API_COMPAT, API_THOROUGH, API_MODES };
+/* Each profile is open in five modes: the default (repair auto), compat,
+ * and the explicit repair levels. */
+enum { API_DEFAULT, API_COMPAT, API_THOROUGH, API_CAREFUL, API_REPAIR_OFF, API_MODES };
 
 struct fjx_api {
     const fj_dict *dict; /* borrowed */
     size_t nprofiles;
-    fj_converter **conv; /* [API_MODES * profile + mode]: default, compat, thorough repair */
+    fj_converter **conv; /* [API_MODES * profile + mode] */
     fj_clean *clean;
 };
 
@@ -289,16 +290,20 @@ static unsigned api_convert(const fjx_api *a, json_t **rootp, char **out, size_t
     if (opt_bool(root, "clean", &clean) || opt_bool(root, "compat", &compat) ||
         opt_bool(root, "punct", &punct))
         return fail(400, out, out_len, "\"clean\", \"compat\" and \"punct\" must be true or false");
-    int thorough = 0;
+    int mode = API_DEFAULT;
     const json_t *jr = json_object_get(root, "repair");
     if (jr && !json_is_null(jr)) {
         if (json_is_string(jr) && str_is(jr, "thorough", 8))
-            thorough = 1;
-        else if (!(json_is_string(jr) && str_is(jr, "careful", 7)))
-            return fail(400, out, out_len, "\"repair\" must be \"careful\" or \"thorough\"");
+            mode = API_THOROUGH;
+        else if (json_is_string(jr) && str_is(jr, "careful", 7))
+            mode = API_CAREFUL;
+        else if (json_is_string(jr) && str_is(jr, "off", 3))
+            mode = API_REPAIR_OFF;
+        else if (!(json_is_string(jr) && str_is(jr, "auto", 4)))
+            return fail(400, out, out_len,
+                        "\"repair\" must be \"auto\", \"careful\", \"thorough\" or \"off\"");
     }
-    const fj_converter *conv =
-        a->conv[API_MODES * pi + (compat ? API_COMPAT : thorough ? API_THOROUGH : API_DEFAULT)];
+    const fj_converter *conv = a->conv[API_MODES * pi + (compat ? API_COMPAT : mode)];
     const char *profile = fj_converter_profile(conv);
     /* As on the command line: the profile's own style, but none in compat mode. */
     int quotes = compat ? FJ_QUOTES_KEEP : (int)fj_profile_quotes(profile);
@@ -501,7 +506,9 @@ int fjx_api_open(const fj_dict *dict, fjx_api **out)
         fj_converter **c = &a->conv[API_MODES * i];
         if (fj_converter_open(dict, name, FJ_DEFAULT, &c[API_DEFAULT], &err) != FJ_OK ||
             fj_converter_open(dict, name, FJ_COMPAT, &c[API_COMPAT], &err) != FJ_OK ||
-            fj_converter_open(dict, name, FJ_REPAIR_THOROUGH, &c[API_THOROUGH], &err) != FJ_OK) {
+            fj_converter_open(dict, name, FJ_REPAIR_THOROUGH, &c[API_THOROUGH], &err) != FJ_OK ||
+            fj_converter_open(dict, name, FJ_REPAIR_CAREFUL, &c[API_CAREFUL], &err) != FJ_OK ||
+            fj_converter_open(dict, name, FJ_REPAIR_OFF, &c[API_REPAIR_OFF], &err) != FJ_OK) {
             fprintf(stderr, "%s: %s\n", prog, err.message);
             fjx_api_close(a);
             return -1;

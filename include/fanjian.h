@@ -134,7 +134,18 @@ enum {
      * 仿佛, 詞匯). This leaves about a third fewer errors in damaged text,
      * but changes correct text that uses the less common of two standard
      * spellings (借助, 注定). No effect with FJ_COMPAT or other profiles. */
-    FJ_REPAIR_THOROUGH = 1u << 1
+    FJ_REPAIR_THOROUGH = 1u << 1,
+    /* Repair as if the text were correct wherever it is: only the forms
+     * that are never right change, and words whose spelling shows damage.
+     * Without FJ_REPAIR_CAREFUL or FJ_REPAIR_THOROUGH the level is estimated
+     * from the text (the default, "auto"): where the evidence so far says it
+     * was converted character by character, every character written in its
+     * reading's first form may change, as in a conversion from Simplified;
+     * forms such a converter never writes stay. */
+    FJ_REPAIR_CAREFUL = 1u << 2,
+    /* No repair: Traditional input goes through the profile's variant
+     * steps only, as in FJ_COMPAT. */
+    FJ_REPAIR_OFF = 1u << 3
 };
 
 /* `profile` is a name such as "s2twp", or an OpenCC config file name such as

@@ -4,9 +4,9 @@
  * python/README.md for the Python API and the decisions behind it.
  *
  *   fanjian.convert(text, profile="s2t", *, compat=False, quotes=None, punct=False, dict=None,
- *                   repair="careful")
+ *                   repair="auto")
  *   fanjian.Converter(profile="s2t", *, compat=False, quotes=None, punct=False, dict=None,
- *                     repair="careful")
+ *                     repair="auto")
  *   fanjian.detect(text, *, dict=None)
  *   fanjian.profiles(*, dict=None)
  *   fanjian.OpenCC(config="t2s")      OpenCC 1.4.2-identical (FJ_COMPAT)
@@ -581,17 +581,23 @@ static int converter_setup(ConverterObject *self, dict_entry *dict, const char *
     return 0;
 }
 
-/* The flags for `compat` and `repair` ("careful", "thorough" or None). */
+/* The flags for `compat` and `repair` ("auto", "careful", "thorough", "off"
+ * or None for auto). */
 static int mode_flags(int compat, const char *repair, unsigned *flags)
 {
     *flags = compat ? FJ_COMPAT : 0;
-    if (!repair || strcmp(repair, "careful") == 0)
+    if (!repair || strcmp(repair, "auto") == 0)
         return 0;
-    if (strcmp(repair, "thorough") == 0) {
-        *flags |= FJ_REPAIR_THOROUGH;
+    unsigned level = strcmp(repair, "careful") == 0    ? FJ_REPAIR_CAREFUL
+                     : strcmp(repair, "thorough") == 0 ? FJ_REPAIR_THOROUGH
+                     : strcmp(repair, "off") == 0      ? FJ_REPAIR_OFF
+                                                       : 0;
+    if (level) {
+        *flags |= level;
         return 0;
     }
-    PyErr_Format(PyExc_ValueError, "repair must be 'careful' or 'thorough', not '%s'", repair);
+    PyErr_Format(PyExc_ValueError,
+                 "repair must be 'auto', 'careful', 'thorough' or 'off', not '%s'", repair);
     return -1;
 }
 
@@ -700,7 +706,10 @@ static PyObject *Converter_get_compat(ConverterObject *self, void *Py_UNUSED(clo
 
 static PyObject *Converter_get_repair(ConverterObject *self, void *Py_UNUSED(closure))
 {
-    return PyUnicode_FromString((self->flags & FJ_REPAIR_THOROUGH) ? "thorough" : "careful");
+    return PyUnicode_FromString((self->flags & FJ_REPAIR_THOROUGH)  ? "thorough"
+                                : (self->flags & FJ_REPAIR_CAREFUL) ? "careful"
+                                : (self->flags & FJ_REPAIR_OFF)     ? "off"
+                                                                    : "auto");
 }
 
 static PyObject *Converter_get_quotes(ConverterObject *self, void *Py_UNUSED(closure))
@@ -737,7 +746,7 @@ static PyGetSetDef Converter_getset[] = {
     {"profile", (getter)Converter_get_profile, NULL, "The canonical profile name ('s2twp').", NULL},
     {"compat", (getter)Converter_get_compat, NULL, "True: OpenCC 1.4.2-identical output.", NULL},
     {"repair", (getter)Converter_get_repair, NULL,
-     "How Traditional input is repaired: 'careful' or 'thorough'.", NULL},
+     "How Traditional input is repaired: 'auto', 'careful', 'thorough' or 'off'.", NULL},
     {"quotes", (getter)Converter_get_quotes, NULL,
      "The quotation marks written: 'tw' (「」), 'cn' (“”) or 'keep'.", NULL},
     {"punct", (getter)Converter_get_punct, NULL, "True: 。。。 -> …… and full-width , ! ? : ;", NULL},
@@ -893,7 +902,7 @@ static PyTypeObject OpenCCType = {
 
 PyDoc_STRVAR(mod_convert_doc,
 "convert(text, profile='s2t', *, compat=False, quotes=None, punct=False, dict=None,\n"
-"        repair='careful') -> str\n\n"
+"        repair='auto') -> str\n\n"
 "Converts `text` (a str) with `profile`; the options are Converter's.\n"
 "The GIL is released while converting.");
 

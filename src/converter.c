@@ -239,6 +239,38 @@ static void mark_word_pairs(fj_converter *c, const fj_node_rec *n, uint32_t cp, 
     }
 }
 
+/* Repair: marks in ctx_table each character that is a form of a reading
+ * with several forms (FJ_CTX_FIRST_FORM_BIT for the reading's default form,
+ * FJ_CTX_OTHER_FORM_BIT for the others): the damage estimate's evidence. */
+static void mark_forms(fj_converter *c)
+{
+    for (uint32_t cp = FJ_REC_FIRST; cp < 0x10000; cp++) {
+        uint32_t *e = &c->ctx_table[cp - FJ_REC_FIRST];
+        if (!(*e >> FJ_CTX_FOLDED_BIT & 1))
+            continue;
+        uint32_t first = fj__ctx_default_of(c, cp);
+        if (first == cp || first < FJ_REC_FIRST || first >= 0x10000)
+            continue;
+        /* The default form as the profile's later steps write it (裏 is
+         * Taiwan's 裡): a careless converter's output went through them. */
+        uint32_t post = c->ctx_post[first - FJ_REC_FIRST], shown = first;
+        if (post != FJ_NONE) {
+            shown = answer_cp(post);
+            if (shown == cp)
+                continue;
+        }
+        *e |= 1u << FJ_CTX_OTHER_FORM_BIT;
+        c->ctx_table[first - FJ_REC_FIRST] |= 1u << FJ_CTX_FIRST_FORM_BIT;
+        if (shown >= FJ_REC_FIRST && shown < 0x10000)
+            c->ctx_table[shown - FJ_REC_FIRST] |= 1u << FJ_CTX_FIRST_FORM_BIT;
+    }
+    /* A default form that is also another reading's other form is no
+     * evidence either way. */
+    for (uint32_t i = 0; i < FJ_REC_COUNT; i++)
+        if ((c->ctx_table[i] >> FJ_CTX_FIRST_FORM_BIT & 1) && (c->ctx_table[i] >> FJ_CTX_OTHER_FORM_BIT & 1))
+            c->ctx_table[i] &= ~(1u << FJ_CTX_FIRST_FORM_BIT | 1u << FJ_CTX_OTHER_FORM_BIT);
+}
+
 /* The default mode's per-character tables (see fj_converter.ctx_table). */
 static fj_status build_context_tables(fj_converter *c, const fj_image *img,
                                       const fj_context_rec *cx)
@@ -372,6 +404,8 @@ static fj_status build_context_tables(fj_converter *c, const fj_image *img,
             e |= 1u << FJ_CTX_SOURCE_BIT;
         c->ctx_table[i] = e;
     }
+    if (c->ctx_repair)
+        mark_forms(c);
     return FJ_OK;
 }
 
@@ -393,7 +427,8 @@ void fj__profile_key(const char *name, char *key, size_t size)
 fj_status fj_converter_open(const fj_dict *dict, const char *profile, unsigned flags,
                             fj_converter **out, fj_error *error)
 {
-    if (!out || !dict || !profile || (flags & ~(unsigned)(FJ_COMPAT | FJ_REPAIR_THOROUGH))) {
+    if (!out || !dict || !profile || (flags & ~(unsigned)(FJ_COMPAT | FJ_REPAIR_THOROUGH | FJ_REPAIR_CAREFUL | FJ_REPAIR_OFF)) ||
+        (flags & (FJ_REPAIR_THOROUGH | FJ_REPAIR_CAREFUL | FJ_REPAIR_OFF)) & ((flags & (FJ_REPAIR_THOROUGH | FJ_REPAIR_CAREFUL | FJ_REPAIR_OFF)) - 1)) {
         fj__set_error(error, FJ_ERR_INVALID_ARGUMENT, 0, "invalid argument");
         return FJ_ERR_INVALID_ARGUMENT;
     }
@@ -423,6 +458,7 @@ fj_status fj_converter_open(const fj_dict *dict, const char *profile, unsigned f
     c->profile = rec;
     c->flags = flags;
     c->ctx_repair_thorough = (flags & FJ_REPAIR_THOROUGH) != 0;
+    c->ctx_repair_auto = !(flags & (FJ_REPAIR_THOROUGH | FJ_REPAIR_CAREFUL));
     c->barrier = img->barriers + (size_t)rec->barrier * FJ_BARRIER_BYTES;
     c->stage_count = rec->stage_count;
     for (uint32_t k = 0; k < rec->stage_count; k++) {
@@ -437,7 +473,8 @@ fj_status fj_converter_open(const fj_dict *dict, const char *profile, unsigned f
         c->stages[k].rec = c->recs[k];
     }
     const fj_context_rec *cx = &img->contexts[rec - img->profiles];
-    if (!(flags & FJ_COMPAT) && cx->core_stage != FJ_NONE &&
+    int repair_off = (flags & FJ_REPAIR_OFF) && (cx->flags & FJ_CONTEXT_REPAIR);
+    if (!(flags & FJ_COMPAT) && !repair_off && cx->core_stage != FJ_NONE &&
         build_context_tables(c, img, cx) != FJ_OK) {
         fj_converter_close(c);
         fj__set_error(error, FJ_ERR_NOMEM, 0, "out of memory");

@@ -103,7 +103,11 @@ typedef struct fj_matcher {
 #define FJ_CTX_BARRIER_BIT 26   /* in no key or word */
 #define FJ_CTX_FOLDED_BIT 27    /* the fold table gives it another reading */
 #define FJ_CTX_UNSAFE_BIT 28    /* its answer may start a longer key of the later step */
-#define FJ_CTX_SOURCE_BIT 29    /* it exists only in the source script */ /* "the next character is not simple": forces the slow path */
+#define FJ_CTX_SOURCE_BIT 29    /* it exists only in the source script */
+/* Repair: the character is a form of a reading that has several, its
+ * reading's default form (the one a careless converter writes) or another. */
+#define FJ_CTX_FIRST_FORM_BIT 30
+#define FJ_CTX_OTHER_FORM_BIT 31 /* "the next character is not simple": forces the slow path */
 
 struct fj_dict {
     fj_image image;
@@ -139,6 +143,7 @@ struct fj_converter {
      * ctx_post_first on, and only ctx_always / ctx_in_words characters change. */
     int ctx_repair;
     int ctx_repair_thorough; /* FJ_REPAIR_THOROUGH: the list's unpreferred spellings change */
+    int ctx_repair_auto;     /* no explicit level: the damage estimate decides */
     uint32_t ctx_post_first;
     const unsigned char *ctx_always, *ctx_in_words;
     fj_matcher ctx_defaults;
@@ -235,6 +240,10 @@ typedef struct fj_work {
     fj_out norm;     /* normalized text */
     fj_out stage[2]; /* intermediate results of multi-step chains */
     fj_out ctx[3];   /* default mode: one run's result, then the steps after it */
+    /* Repair's damage evidence so far (see context.c): the log-likelihood
+     * ratio, in thousandths, that the text was converted character by
+     * character. One stream or one call sees it grow the same way. */
+    int32_t damage_llr;
 } fj_work;
 
 /* The first failure among the work buffers, or FJ_OK. */
@@ -287,6 +296,9 @@ extern const fj_engine fj__context_engine;
  * (後 for 后)? Then only a word that gives the reading another form can
  * change it, and the pair filter finds those. */
 int fj__ctx_suspect_is_default(const fj_converter *c, uint32_t cp);
+/* Repair: the default form of cp's reading (cp itself for a character
+ * without another reading). */
+uint32_t fj__ctx_default_of(const fj_converter *c, uint32_t cp);
 /* Repair's positional rules (data/context/repair-rules.txt, compiled in):
  * one bit per role in a byte per BMP character. */
 enum {

@@ -140,6 +140,7 @@ void fj__work_init(fj_work *w, const fj_allocator *a)
     fj__out_init_growable(&w->stage[1], a);
     for (int i = 0; i < 3; i++)
         fj__out_init_growable(&w->ctx[i], a);
+    w->damage_llr = 0;
 }
 
 fj_status fj__work_status(const fj_work *w)

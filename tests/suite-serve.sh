@@ -173,7 +173,9 @@ elif sv_start main; then
     sv_convert "compat keeps quotation marks" "$q" s2twp ',"compat":true' "$(printf '%s' "$q" | "$FJ" --compat -c s2twp)"
     sv_convert "tw2s quotes cn" '他說：「你好」' tw2s ',"quotes":"cn"' '他说：“你好”'
     sv_convert "punct" '等等。。。' s2t ',"punct":true' '等等……'
-    sv_convert "t2tw repair careful (default) keeps 老板" '老板說她仿佛懂了' t2tw '' '老板說她仿佛懂了'
+    sv_convert "t2tw repair auto (default) keeps 老板 in a short text" '老板說她仿佛懂了' t2tw '' '老板說她仿佛懂了'
+    sv_convert "t2tw repair auto" '老板說她仿佛懂了' t2tw ',"repair":"auto"' '老板說她仿佛懂了'
+    sv_convert "t2tw repair off: as --compat" '衹是老板' t2tw ',"repair":"off"' '衹是老板'
     sv_convert "t2tw repair thorough" '老板說她仿佛懂了' t2tw ',"repair":"thorough"' '老闆說她彷彿懂了'
     sv_convert "t2tw repair careful" '老板說她仿佛懂了' t2tw ',"repair":"careful"' '老板說她仿佛懂了'
     story=$(printf '%s\n' '头发干了' '天才一秒记住本站地址：www.fakebook.cc，最快更新无弹窗！' '他说')

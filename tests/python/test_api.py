@@ -59,7 +59,7 @@ def convert_basic():
     assert fanjian.convert("頭髮乾了", "t2s") == "头发干了"
 
 
-@test("python repair='careful' (default) keeps 老板 and 仿佛; 'thorough' changes them; others refused")
+@test("python repair='auto' (default) and 'careful' keep 老板 and 仿佛 in a short text; 'thorough' changes them; 'off' is --compat; others refused")
 def convert_repair():
     damaged = "老板說她仿佛聽懂了"
     assert fanjian.convert(damaged, "t2tw") == damaged
@@ -67,7 +67,10 @@ def convert_repair():
     assert fanjian.convert(damaged, "t2tw", repair="thorough") == "老闆說她彷彿聽懂了"
     c = fanjian.Converter("t2tw", repair="thorough")
     assert (c.repair, c.convert(damaged)) == ("thorough", "老闆說她彷彿聽懂了")
-    assert fanjian.Converter("t2tw").repair == "careful"
+    assert fanjian.Converter("t2tw").repair == "auto"
+    assert fanjian.Converter("t2tw", repair="careful").repair == "careful"
+    assert fanjian.convert("衹是頭發", "t2tw", repair="off") == fanjian.convert("衹是頭發", "t2tw", compat=True)
+    assert fanjian.Converter("t2tw", repair="off").repair == "off"
     for bad in ("eager", ""):
         try:
             fanjian.convert(damaged, "t2tw", repair=bad)

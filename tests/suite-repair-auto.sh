@@ -1,0 +1,59 @@
+# Repair's damage estimate (--repair=auto, the default): text converted
+# character by character is repaired as freely as a conversion from
+# Simplified, correct text is left as careful repair leaves it, and a stream
+# equals one call. Sourced by tests/run.sh, which provides FJ, ROOT, TMP, run,
+# ok, bad, check, skip, err1 and FANJIAN_OPENCC_DATA.
+
+RA=$TMP/repair-auto
+mkdir -p "$RA"
+DEV=$ROOT/bench/fiction/dev.tsv
+RD=$ROOT/tests/repair-damage.py
+
+if ! command -v python3 >/dev/null || [ ! -r "$FANJIAN_OPENCC_DATA/dictionary/STCharacters.txt" ]; then
+    skip "repair auto" "python3 or the OpenCC data not found"
+else
+    python3 "$RD" damage "$FANJIAN_OPENCC_DATA" <"$DEV" >"$RA/damaged.txt"
+    python3 "$RD" gold <"$DEV" >"$RA/gold.txt"
+    for level in auto careful thorough; do
+        "$FJ" -c t2tw --repair=$level -i "$RA/damaged.txt" -o "$RA/$level.txt"
+    done
+    "$FJ" -c t2tw -i "$RA/damaged.txt" -o "$RA/default.txt"
+    e_in=$(python3 "$RD" errors "$RA/gold.txt" "$RA/damaged.txt")
+    e_auto=$(python3 "$RD" errors "$RA/gold.txt" "$RA/auto.txt")
+    e_careful=$(python3 "$RD" errors "$RA/gold.txt" "$RA/careful.txt")
+    e_thorough=$(python3 "$RD" errors "$RA/gold.txt" "$RA/thorough.txt")
+    # Measured when written: input 1079, careful 357, thorough 226, auto 105.
+    check "repair auto: the default is auto" cmp -s "$RA/default.txt" "$RA/auto.txt"
+    if [ "$e_auto" -gt 0 ] 2>/dev/null && [ $((e_auto * 2)) -lt "$e_thorough" ] &&
+        [ $((e_auto * 3)) -lt "$e_careful" ] && [ $((e_auto * 8)) -lt "$e_in" ]; then
+        ok "repair auto: damaged dev sentences, $e_auto errors (careful $e_careful, thorough $e_thorough, input $e_in)"
+    else
+        bad "repair auto: damaged dev sentences" "auto $e_auto, careful $e_careful, thorough $e_thorough, input $e_in"
+    fi
+    # Correct text: the estimate stays low and auto writes what careful writes.
+    "$FJ" -c t2tw --repair=auto -i "$RA/gold.txt" -o "$RA/gold.auto.txt"
+    "$FJ" -c t2tw --repair=careful -i "$RA/gold.txt" -o "$RA/gold.careful.txt"
+    check "repair auto: correct text comes out as careful repair writes it" \
+        cmp -s "$RA/gold.auto.txt" "$RA/gold.careful.txt"
+    # The same damaged sentences after the correct ones: the estimate turns.
+    cat "$RA/gold.txt" "$RA/damaged.txt" >"$RA/both.txt"
+    cat "$RA/gold.txt" "$RA/gold.txt" >"$RA/both.gold.txt"
+    "$FJ" -c t2tw -i "$RA/both.txt" -o "$RA/both.auto.txt"
+    e_both=$(python3 "$RD" errors "$RA/both.gold.txt" "$RA/both.auto.txt")
+    if [ "$e_both" -lt $((e_careful / 2)) ] 2>/dev/null; then
+        ok "repair auto: damaged text after correct text is still repaired freely ($e_both errors)"
+    else
+        bad "repair auto: damaged text after correct text" "$e_both errors (careful alone: $e_careful)"
+    fi
+    # A stream read in short pieces equals one call.
+    python3 "$RD" trickle 7 <"$RA/both.txt" | "$FJ" -c t2tw >"$RA/both.stream.txt"
+    check "repair auto: a stream read in short pieces equals the file converted at once" \
+        cmp -s "$RA/both.stream.txt" "$RA/both.auto.txt"
+    # Off: the profile's steps alone, as --compat.
+    "$FJ" -c t2tw --repair=off -i "$RA/damaged.txt" -o "$RA/off.txt"
+    "$FJ" -c t2tw --compat -i "$RA/damaged.txt" -o "$RA/compat.txt"
+    check "repair off: t2tw writes what --compat writes" cmp -s "$RA/off.txt" "$RA/compat.txt"
+    run "$FJ" -c t2tw --repair=sometimes -i "$RA/gold.txt"
+    check "repair: an unknown level is refused with the four names" \
+        test "$rc" -eq 2 -a -n "$(grep 'auto, careful, thorough or off' "$TMP/err")"
+fi
