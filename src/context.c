@@ -31,20 +31,16 @@
 #define FJ_CP_LI_UNIT 0x91CCu   /* 里 */
 #define FJ_CP_LI_INSIDE_HK 0x88CFu /* 裏 */
 #define FJ_CP_ONLY 0x53EAu      /* 只 */
-/* Repair's damage estimate, a log-likelihood ratio in thousandths. In
- * correct Traditional text 13.2 % of the characters that are a form of a
- * reading with several forms are not its default form (make accuracy's
- * tuning gold); a character-by-character converter writes the default form
- * but for about 1.8 % (its damaged dev sentences). Each default form
- * observed adds ln(0.982 / 0.868), each other form ln(0.018 / 0.132). The
- * ratio is kept within +-FJ_DAMAGE_LLR_BOUND, so that a book stitched from
- * sources turns within a few hundred such characters; at
+/* Repair's damage estimate: a log-likelihood ratio, in thousandths of a
+ * nat, that the text was converted character by character. Each character
+ * that is a form of a reading with several adds its weight
+ * (fj_converter.ctx_damage_w, from the word list's shares of the reading's
+ * forms). It is kept within +-FJ_DAMAGE_LLR_BOUND, so that a book stitched
+ * from sources turns within a few hundred such characters; at
  * FJ_DAMAGE_LLR_DAMAGED or more the text reads as damaged. The two bounds
  * were chosen on the tuning gold (correct text must not change) and the
  * damaged dev sentences. */
-#define FJ_DAMAGE_LLR_FIRST 123
-#define FJ_DAMAGE_LLR_OTHER (-1992)
-#define FJ_DAMAGE_LLR_BOUND 12000
+#define FJ_DAMAGE_LLR_BOUND 20000
 #define FJ_DAMAGE_LLR_DAMAGED 10000
 /* Repair of damaged text: the cost of changing a character written in its
  * default form, about -ln(0.8) in model units. */
@@ -108,6 +104,11 @@ static uint32_t default_form(const fj_converter *c, uint32_t reading)
         return reading;
     const unsigned char *v = (const unsigned char *)&n->value;
     return fj_utf8_decode(v, v + n->value_len, &d) == (int)n->value_len ? d : reading;
+}
+
+uint32_t fj__ctx_reading(const fj_converter *c, uint32_t cp)
+{
+    return reading_of(c, cp);
 }
 
 uint32_t fj__ctx_default_of(const fj_converter *c, uint32_t cp)
@@ -500,10 +501,12 @@ static int written_attested_value(const fj_converter *c, const ctx_char *run, ui
 static int written_attested_within(const fj_converter *c, const ctx_char *run, uint32_t i,
                                    uint32_t j, uint64_t changed, int level)
 {
-    /* level 0 careful, 1 thorough, 2 damaged text: there a spelling in
-     * first forms is what the converter wrote, not evidence of a word. */
+    /* level 0 careful, 1 thorough, 2 damaged text: there a spelling is
+     * what the converter wrote, not evidence of a word. */
+    if (level == 2)
+        return 0;
     int v = written_attested_value(c, run, i, j);
-    if (v && !(level >= 1 && v == '0') && !(level == 2 && v == '1'))
+    if (v && !(level >= 1 && v == '0'))
         return 1;
     for (uint32_t a = i; a + 1 < j && a - i < 64; a++)
         for (uint32_t b = a + 2; b <= j && b - i <= 64; b++) {
@@ -1173,13 +1176,10 @@ static int damage_update(const fj_converter *c, ctx_char *run, uint32_t n, unsig
         uint32_t cp = run[i].cp;
         if (cp < FJ_REC_FIRST || cp >= 0x10000)
             continue;
-        uint32_t e = c->ctx_table[cp - FJ_REC_FIRST];
-        if (e >> FJ_CTX_FIRST_FORM_BIT & 1)
-            llr += FJ_DAMAGE_LLR_FIRST;
-        else if (e >> FJ_CTX_OTHER_FORM_BIT & 1)
-            llr += FJ_DAMAGE_LLR_OTHER;
-        else
+        int32_t wt = c->ctx_damage_w[cp - FJ_REC_FIRST];
+        if (wt == 0)
             continue;
+        llr += wt;
         if (llr > FJ_DAMAGE_LLR_BOUND)
             llr = FJ_DAMAGE_LLR_BOUND;
         if (llr < -FJ_DAMAGE_LLR_BOUND)

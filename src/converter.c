@@ -239,14 +239,24 @@ static void mark_word_pairs(fj_converter *c, const fj_node_rec *n, uint32_t cp, 
     }
 }
 
+/* Repair's damage weights without the image's DMGW section: the average
+ * reading's (13.2 % other forms in correct text, 1.8 % in careless
+ * conversion). */
+#define FJ_DAMAGE_FIRST_FALLBACK 123
+#define FJ_DAMAGE_OTHER_FALLBACK (-1992)
+
 /* Repair: marks in ctx_table each character that is a form of a reading
  * with several forms (FJ_CTX_FIRST_FORM_BIT for the reading's default form,
- * FJ_CTX_OTHER_FORM_BIT for the others): the damage estimate's evidence. */
-static void mark_forms(fj_converter *c)
+ * FJ_CTX_OTHER_FORM_BIT for the others), and sets its damage weight from
+ * its reading's (fj_image.damage_weights). */
+static void mark_forms(fj_converter *c, const fj_image *img)
 {
+    int16_t *w = c->ctx_damage_w;
     for (uint32_t cp = FJ_REC_FIRST; cp < 0x10000; cp++) {
         uint32_t *e = &c->ctx_table[cp - FJ_REC_FIRST];
-        if (!(*e >> FJ_CTX_FOLDED_BIT & 1))
+        /* Folded characters (髮 reads 发), and readings that are a form of
+         * themselves (于 beside 於); not the Simplified-only ones (发). */
+        if (!(*e >> FJ_CTX_FOLDED_BIT & 1) && (*e >> FJ_CTX_SOURCE_BIT & 1))
             continue;
         uint32_t first = fj__ctx_default_of(c, cp);
         if (first == cp || first < FJ_REC_FIRST || first >= 0x10000)
@@ -259,16 +269,31 @@ static void mark_forms(fj_converter *c)
             if (shown == cp)
                 continue;
         }
+        uint32_t r = fj__ctx_reading(c, cp);
+        int16_t wf = FJ_DAMAGE_FIRST_FALLBACK, wo = FJ_DAMAGE_OTHER_FALLBACK;
+        if (img->damage_weights && r < 0x10000) {
+            if (img->damage_weights[2 * r] == 0 && img->damage_weights[2 * r + 1] == 0)
+                continue; /* the word list says too little of this reading */
+            wf = img->damage_weights[2 * r];
+            wo = img->damage_weights[2 * r + 1];
+        }
         *e |= 1u << FJ_CTX_OTHER_FORM_BIT;
+        w[cp - FJ_REC_FIRST] = wo;
         c->ctx_table[first - FJ_REC_FIRST] |= 1u << FJ_CTX_FIRST_FORM_BIT;
-        if (shown >= FJ_REC_FIRST && shown < 0x10000)
+        w[first - FJ_REC_FIRST] = wf;
+        if (shown >= FJ_REC_FIRST && shown < 0x10000) {
             c->ctx_table[shown - FJ_REC_FIRST] |= 1u << FJ_CTX_FIRST_FORM_BIT;
+            w[shown - FJ_REC_FIRST] = wf;
+        }
     }
     /* A default form that is also another reading's other form is no
      * evidence either way. */
     for (uint32_t i = 0; i < FJ_REC_COUNT; i++)
-        if ((c->ctx_table[i] >> FJ_CTX_FIRST_FORM_BIT & 1) && (c->ctx_table[i] >> FJ_CTX_OTHER_FORM_BIT & 1))
+        if ((c->ctx_table[i] >> FJ_CTX_FIRST_FORM_BIT & 1) &&
+            (c->ctx_table[i] >> FJ_CTX_OTHER_FORM_BIT & 1)) {
             c->ctx_table[i] &= ~(1u << FJ_CTX_FIRST_FORM_BIT | 1u << FJ_CTX_OTHER_FORM_BIT);
+            w[i] = 0;
+        }
 }
 
 /* The default mode's per-character tables (see fj_converter.ctx_table). */
@@ -404,8 +429,13 @@ static fj_status build_context_tables(fj_converter *c, const fj_image *img,
             e |= 1u << FJ_CTX_SOURCE_BIT;
         c->ctx_table[i] = e;
     }
-    if (c->ctx_repair)
-        mark_forms(c);
+    if (c->ctx_repair) {
+        c->ctx_damage_w = fj__alloc(a, FJ_REC_COUNT * sizeof(int16_t));
+        if (!c->ctx_damage_w)
+            return FJ_ERR_NOMEM;
+        memset(c->ctx_damage_w, 0, FJ_REC_COUNT * sizeof(int16_t));
+        mark_forms(c, img);
+    }
     return FJ_OK;
 }
 
@@ -535,6 +565,7 @@ void fj_converter_close(fj_converter *c)
         fj__free(a.alloc ? &a : NULL, c->recs[k], FJ_REC_COUNT * sizeof(uint64_t));
     fj__free(a.alloc ? &a : NULL, c->ctx_table, FJ_REC_COUNT * sizeof(uint32_t));
     fj__free(a.alloc ? &a : NULL, c->ctx_rules, 0x10000);
+    fj__free(a.alloc ? &a : NULL, c->ctx_damage_w, FJ_REC_COUNT * sizeof(int16_t));
     fj__free(a.alloc ? &a : NULL, c->ctx_post, FJ_REC_COUNT * sizeof(uint32_t));
     fj__free(a.alloc ? &a : NULL, c->ctx_unsafe, FJ_BARRIER_BYTES);
     fj__free(a.alloc ? &a : NULL, c->ctx_word_pairs, FJ_BIGRAM_BITS / 8);

@@ -198,6 +198,10 @@ fj_status fj__image_load(fj_image *img, const unsigned char *data, size_t size, 
     SECTION(FJ_SEC_SRCONLY, FJ_BARRIER_BYTES, "source-script character sets");
     img->source_only = s.p;
     img->source_only_count = (uint32_t)(s.size / FJ_BARRIER_BYTES);
+    SECTION(FJ_SEC_DAMAGEW, 4, "damage weights");
+    img->damage_weights = s.size == 0x40000 ? (const int16_t *)s.p : NULL;
+    if (s.size != 0 && s.size != 0x40000)
+        return bad(e, (size_t)s.offset, "damage weight table size");
     SECTION(FJ_SEC_LANGMOD, 4, "language model");
     img->lm_slots = (const uint32_t *)s.p;
     img->lm_bits = 0;

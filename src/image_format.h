@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #define FJ_IMAGE_MAGIC "FJDICT\x1a\n"
-#define FJ_IMAGE_VERSION 5u
+#define FJ_IMAGE_VERSION 6u
 #define FJ_IMAGE_HEADER_SIZE 64u
 
 /* Section tags: four ASCII bytes read as a little-endian u32. */
@@ -41,6 +41,11 @@
 #define FJ_SEC_LANGMOD  FJ_TAG('L', 'M', 'T', 'B') /* u32 slots: the language model's context
                                                     * costs, see fj_lm_key */
 #define FJ_SEC_SRCONLY  FJ_TAG('S', 'O', 'N', 'L') /* FJ_BARRIER_BYTES bit sets, see fj_context_rec */
+#define FJ_SEC_DAMAGEW  FJ_TAG('D', 'M', 'G', 'W') /* 0x10000 int16 pairs or none: per BMP
+                                                    * reading with several Traditional forms,
+                                                    * what seeing its first form and one of its
+                                                    * others adds to repair's damage estimate,
+                                                    * in thousandths of a nat (0 0: unknown) */
 
 #define FJ_L1_SIZE (0x110000u >> 8)
 #define FJ_BLOCK_SIZE 256u

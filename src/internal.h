@@ -39,6 +39,7 @@ typedef struct fj_image {
     const unsigned char *ambiguous, *ambiguous_pairs, *source_only;
     uint32_t ambiguous_count, source_only_count;
     const uint32_t *lm_slots; /* LMTB, 1 << lm_bits slots; lm_bits 0: none */
+    const int16_t *damage_weights; /* DMGW, 0x10000 pairs, or NULL */
     uint32_t lm_bits;
 } fj_image;
 
@@ -151,6 +152,9 @@ struct fj_converter {
     int ctx_has_attested;
     fj_matcher ctx_fold, ctx_words;
     unsigned char *ctx_rules; /* repair: 0x10000 role bytes (FJ_RULE_*), owned */
+    /* Repair: what each character adds to the damage estimate (FJ_REC_COUNT
+     * entries, owned; see mark_forms). */
+    int16_t *ctx_damage_w;
     const uint32_t *ctx_lm; /* the language model's slots, or NULL (image_format.h) */
     uint32_t ctx_lm_bits;
     /* The region's forms (fj_context_rec.overrides), when ctx_has_overrides. */
@@ -299,6 +303,8 @@ int fj__ctx_suspect_is_default(const fj_converter *c, uint32_t cp);
 /* Repair: the default form of cp's reading (cp itself for a character
  * without another reading). */
 uint32_t fj__ctx_default_of(const fj_converter *c, uint32_t cp);
+/* Repair: cp's reading (cp itself when the fold table has none). */
+uint32_t fj__ctx_reading(const fj_converter *c, uint32_t cp);
 /* Repair's positional rules (data/context/repair-rules.txt, compiled in):
  * one bit per role in a byte per BMP character. */
 enum {

@@ -22,10 +22,10 @@ else
     e_auto=$(python3 "$RD" errors "$RA/gold.txt" "$RA/auto.txt")
     e_careful=$(python3 "$RD" errors "$RA/gold.txt" "$RA/careful.txt")
     e_thorough=$(python3 "$RD" errors "$RA/gold.txt" "$RA/thorough.txt")
-    # Measured when written: input 1079, careful 357, thorough 226, auto 105.
+    # Measured when written: input 1079, careful 357, thorough 226, auto 76.
     check "repair auto: the default is auto" cmp -s "$RA/default.txt" "$RA/auto.txt"
     if [ "$e_auto" -gt 0 ] 2>/dev/null && [ $((e_auto * 2)) -lt "$e_thorough" ] &&
-        [ $((e_auto * 3)) -lt "$e_careful" ] && [ $((e_auto * 8)) -lt "$e_in" ]; then
+        [ $((e_auto * 4)) -lt "$e_careful" ] && [ $((e_auto * 10)) -lt "$e_in" ]; then
         ok "repair auto: damaged dev sentences, $e_auto errors (careful $e_careful, thorough $e_thorough, input $e_in)"
     else
         bad "repair auto: damaged dev sentences" "auto $e_auto, careful $e_careful, thorough $e_thorough, input $e_in"

@@ -6,6 +6,8 @@
 
 #include <stdio.h>
 
+#include <stdint.h>
+
 #include "ocdata.h"
 
 /* Word costs are stored as the first character of a model value:
@@ -76,6 +78,11 @@ typedef struct repair_tables {
     oc_dict *fold;
     oc_dict *attested; /* words written so on purpose: repair keeps them */
     unsigned char *always, *in_words;
+    /* The image's DMGW section: per BMP reading with several Traditional
+     * forms, what its first form and one of its others add to repair's
+     * damage estimate (0x10000 int16 pairs, thousandths of a nat; 0 0 where
+     * the word list says too little). */
+    int16_t *damage_weights;
 } repair_tables;
 
 int model_build_repair(const oc_data *data, const char *repair_path, const char *either_path,
