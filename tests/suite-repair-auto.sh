@@ -57,3 +57,10 @@ else
     check "repair: an unknown level is refused with the four names" \
         test "$rc" -eq 2 -a -n "$(grep 'auto, careful, thorough or off' "$TMP/err")"
 fi
+
+# Forms never right that the data gives (麽, 処 is listed): a repaired chapter
+# can be written as Big5, which has no 麽.
+printf '他說什麽好処都沒有\n' >"$RA/me.txt"
+run "$FJ" -c t2tw --to-encoding big5 -i "$RA/me.txt" -o "$RA/me.big5"
+check "repair: 什麽好処 is repaired and written as Big5" \
+    test "$rc" -eq 0 -a "$(iconv -f BIG5 -t UTF-8 <"$RA/me.big5" 2>/dev/null)" = "他說什麼好處都沒有"

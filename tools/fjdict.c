@@ -685,12 +685,28 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
         snprintf(repair_path, sizeof repair_path, "%s/repair.tsv", curated_dir ? curated_dir : ".");
         snprintf(either_path, sizeof either_path, "%s/repair-either.tsv",
                  curated_dir ? curated_dir : ".");
-        if (curated_dir && model_build_repair(data, repair_path, either_path, essay,
-                                              s2t_model.words, &repair, err, sizeof err) != 0) {
+        /* Taiwan's native words tell which forms are never written. */
+        model_words *native = NULL;
+        if (curated_dir && region_paths[REGION_TW] &&
+            !(native = chewing_words_load(region_paths[REGION_TW], err, sizeof err))) {
             fprintf(stderr, "fjdict: %s\n", err);
             model_words_free(essay);
             return 1;
         }
+        int repair_rc = curated_dir ? model_build_repair(data, repair_path, either_path, essay,
+                                                         s2t_model.words, native, &repair, err,
+                                                         sizeof err)
+                                    : 0;
+        model_words_free(native);
+        if (repair_rc != 0) {
+            fprintf(stderr, "fjdict: %s\n", err);
+            model_words_free(essay);
+            return 1;
+        }
+        if (repair.derived_always)
+            printf("fjdict: repair: %zu forms never right, from the data (TSCharacters against "
+                   "STCharacters, the variant tables and Taiwan's words)\n",
+                   repair.derived_always);
         if (build_regions(data, essay, curated_dir, region_paths, skip_misfits,
                           s2t_model.words, regions, err, sizeof err) != 0) {
             fprintf(stderr, "fjdict: %s\n", err);

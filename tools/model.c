@@ -1676,9 +1676,67 @@ static int16_t *damage_weights(const oc_dict *stc, const oc_dict *tsc, const mod
     return w;
 }
 
+/* Marks in `written` every BMP character that a word of w with a count
+ * writes. */
+static void mark_written(const model_words *w, unsigned char *written)
+{
+    for (size_t i = 0; i < w->count; i++) {
+        u32s u;
+        if (w->counts[i] <= 0 || !decode_all(w->words[i], strlen(w->words[i]), &u))
+            continue;
+        for (size_t k = 0; k < u.n; k++)
+            if (u.cp[k] < 0x10000)
+                written[u.cp[k] >> 3] |= (unsigned char)(1u << (u.cp[k] & 7));
+        free(u.cp);
+    }
+}
+
+static void mark_values(const oc_dict *d, unsigned char *set)
+{
+    for (size_t i = 0; i < d->count; i++)
+        for (size_t v = 0; v < d->entries[i].value_count; v++) {
+            const char *s = d->entries[i].values[v];
+            uint32_t cp = first_cp(s);
+            if (chars_in(s) == 1 && cp < 0x10000)
+                set[cp >> 3] |= (unsigned char)(1u << (cp & 7));
+        }
+}
+
+/* model_build_repair's derived forms that are never right (see model.h);
+ * returns how many it added to `always`, with their readings. */
+static size_t derive_never_right(const oc_data *data, const oc_dict *stc, const oc_dict *tsc,
+                                 const model_words *native, uint32_t *reading,
+                                 unsigned char *always, const unsigned char *in_words,
+                                 const unsigned char *keep)
+{
+    unsigned char *allowed = xrealloc_(NULL, 0x10000 / 8);
+    memset(allowed, 0, 0x10000 / 8);
+    mark_values(stc, allowed);
+    static const char *const variants[] = {"TWVariants", "HKVariants"};
+    for (size_t v = 0; v < 2; v++)
+        for (size_t i = 0; i < data->dict_count; i++)
+            if (strcmp(data->dicts[i]->name, variants[v]) == 0)
+                mark_values(data->dicts[i], allowed);
+    mark_written(native, allowed);
+    size_t added = 0;
+    for (size_t i = 0; i < tsc->count; i++) {
+        const oc_entry *e = &tsc->entries[i];
+        uint32_t cp = first_cp(e->key), r = first_cp(e->values[0]);
+        if (chars_in(e->key) != 1 || chars_in(e->values[0]) != 1 || cp >= 0x10000 ||
+            r >= 0x10000 || r == cp || reading[cp] ||
+            ((allowed[cp >> 3] | always[cp >> 3] | in_words[cp >> 3] | keep[cp >> 3]) >> (cp & 7) & 1))
+            continue;
+        always[cp >> 3] |= (unsigned char)(1u << (cp & 7));
+        reading[cp] = r;
+        added++;
+    }
+    free(allowed);
+    return added;
+}
+
 int model_build_repair(const oc_data *data, const char *repair_path, const char *either_path,
-                       const model_words *essay, const oc_dict *s2t_words, repair_tables *out,
-                       char *err, size_t errlen)
+                       const model_words *essay, const oc_dict *s2t_words,
+                       const model_words *native, repair_tables *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     const oc_dict *stc = need_dict(data, "STCharacters", err, errlen);
@@ -1694,6 +1752,9 @@ int model_build_repair(const oc_data *data, const char *repair_path, const char 
         free(keep);
         return -1;
     }
+    if (native)
+        out->derived_always =
+            derive_never_right(data, stc, tsc, native, listed, out->always, out->in_words, keep);
     /* A careless converter writes a Simplified character with several
      * Traditional forms as its first one (干: 幹 乾 干 gives 幹擾, 面: 面 麪
      * gives 陽春面). So the first form is chosen again inside a word too.

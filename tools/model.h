@@ -78,6 +78,7 @@ typedef struct repair_tables {
     oc_dict *fold;
     oc_dict *attested; /* words written so on purpose: repair keeps them */
     unsigned char *always, *in_words;
+    size_t derived_always; /* of `always`, how many the data gave (not repair.tsv) */
     /* The image's DMGW section: per BMP reading with several Traditional
      * forms, what its first form and one of its others add to repair's
      * damage estimate (0x10000 int16 pairs, thousandths of a nat; 0 0 where
@@ -85,9 +86,15 @@ typedef struct repair_tables {
     int16_t *damage_weights;
 } repair_tables;
 
+/* `native`: words of natively written Traditional text (libchewing's), or
+ * NULL. With it, the forms that are never right are also derived from the
+ * data: a character that TSCharacters converts, that no Simplified
+ * character's form in STCharacters and no form of TWVariants or HKVariants
+ * is, and that native text never writes (麽, 産, 眞), is chosen again
+ * always, as its reading (TSCharacters' first value). */
 int model_build_repair(const oc_data *data, const char *repair_path, const char *either_path,
-                       const model_words *essay, const oc_dict *s2t_words, repair_tables *out,
-                       char *err, size_t errlen);
+                       const model_words *essay, const oc_dict *s2t_words,
+                       const model_words *native, repair_tables *out, char *err, size_t errlen);
 void repair_tables_free(repair_tables *t);
 
 void model_tables_free(model_tables *t);
