@@ -312,6 +312,16 @@ class Runner:
         return [self.fanjian] + mode + ['-c', profile, '-i', inp, '-o', out]
 
     def run(self, system, profile, inp, out):
+        if system == 'roundtrip':
+            # fanjian's own round trip through Simplified (t2s, then s2tw for
+            # t2tw's Taiwan target): the bound for repair of text damaged
+            # the careless way, which keeps nothing beyond its Simplified
+            # reading.
+            mid = out + '.t2s'
+            self.run('default', 't2s', inp, mid)
+            self.run('default', 's2tw' if profile == 't2tw' else 's2t', mid, out)
+            os.remove(mid)
+            return out
         cmd = self.command(system, profile, inp, out)
         r = subprocess.run(cmd, cwd=self.empty, capture_output=True, text=True)
         if r.returncode != 0:
@@ -592,8 +602,8 @@ def read_fiction(path):
 
 def fiction_systems(direction):
     """The systems a fiction direction runs: SYSTEMS, and for repair also
-    fanjian --repair=thorough."""
-    return [x for x, _ in SYSTEMS] + (['thorough'] if direction == 'repair' else [])
+    fanjian --repair=thorough and fanjian's round trip (t2s, then s2tw)."""
+    return [x for x, _ in SYSTEMS] + (['thorough', 'roundtrip'] if direction == 'repair' else [])
 
 
 def fiction_check(runner_factory, tables, work):
@@ -959,6 +969,10 @@ def render_fiction(w, fiction):
                 x = fs['scores'][d, 'thorough']
                 w(f'| {d}, `--repair=thorough` | errors per 10k chars / exact lines | '
                   f'{x.per10k():.1f} / {x.exact_pct():.2f} % | — | — | — |')
+            if (d, 'roundtrip') in fs['scores']:
+                x = fs['scores'][d, 'roundtrip']
+                w(f'| {d}, round trip `-c t2s` then `-c s2tw` | errors per 10k chars / exact lines / '
+                  f'errors | {x.per10k():.1f} / {x.exact_pct():.2f} % / {num(x.errors)} | — | — | — |')
         w('')
     if fiction['overlap']:
         w(f'{num(fiction["overlap"])} held-out lines have the same Simplified text as a dev line.\n')
