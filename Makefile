@@ -20,7 +20,7 @@ LDFLAGS += $(SAN)
 
 LIB_SRC  = src/alloc.c src/error.c src/image.c src/converter.c src/output.c src/ids.c \
            src/step.c src/pipeline.c src/context.c src/convert.c src/stream.c src/punct.c \
-           src/detect.c src/clean.c
+           src/detect.c src/clean.c src/target.c
 # The default clean rules (data/clean-rules.txt) and repair's positional
 # rules (data/context/repair-rules.txt), compiled into the library.
 CLEAN_RULES_OBJ = $(BUILD)/gen/clean_rules.o $(BUILD)/gen/repair_rules.o

@@ -44,6 +44,10 @@ static void usage(FILE *f)
             "  -c, --config PROFILE  s2t t2s s2tw tw2s s2twp tw2sp s2hk hk2s s2hkp hk2sp\n"
             "                        t2tw tw2t t2hk hk2t t2jp jp2t (OpenCC names like\n"
             "                        s2t.json are accepted), or none (only re-encode)\n"
+            "      --to TARGET       instead of -c: any input, Simplified or Traditional\n"
+            "                        (damaged or not), to one standard in one pass:\n"
+            "                        tw twp hk hkp hant cn hans (twp, hkp: also the\n"
+            "                        region's vocabulary in Simplified clauses)\n"
             "  -i, --input FILE      input file (same as a FILE operand)\n"
             "  -o, --output FILE     output file (default: standard output)\n"
             "      --compat          OpenCC 1.4.2-identical output (maximum matching);\n"
@@ -472,7 +476,7 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
 {
     /* `fanjian clean ...` is `fanjian --clean ...` without a profile. */
     int clean_cmd = argc > 1 && strcmp(argv[1], "clean") == 0;
-    const char *profile = NULL, *output = NULL, *dict_path = NULL, *tree = NULL;
+    const char *profile = NULL, *target = NULL, *output = NULL, *dict_path = NULL, *tree = NULL;
     size_t ninputs = 0, nrules = 0;
     int list = 0, sync_output = 0, clean = clean_cmd, in_place = 0, rename_files = 0;
     int jobs = 0, progress = -1;
@@ -492,6 +496,8 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
          : (strncmp(a, longopt "=", sizeof(longopt)) == 0 ? (val = a + sizeof(longopt), 1) : 0))
         if (TAKES("-c", "--config"))
             profile = val;
+        else if (TAKES("--to", "--to"))
+            target = val;
         else if (TAKES("-i", "--input"))
             inputs[ninputs++] = val;
         else if (TAKES("-o", "--output"))
@@ -613,12 +619,23 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
         fj_dict_close(dict);
         return 0;
     }
-    if (!profile && !clean_cmd) {
-        fprintf(stderr, "%s: no profile given: use -c PROFILE (see --list)\n", prog);
+    if (target && profile) {
+        fprintf(stderr, "%s: --to and -c exclude each other\n", prog);
+        fj_dict_close(dict);
+        return 2;
+    }
+    if (!profile && !target && !clean_cmd) {
+        fprintf(stderr, "%s: no profile given: use -c PROFILE (see --list) or --to TARGET\n",
+                prog);
         fj_dict_close(dict);
         return 2;
     }
     fj_converter *conv = NULL;
+    if (target && fj_converter_open_target(dict, target, conv_flags, &conv, &err) != FJ_OK) {
+        fprintf(stderr, "%s: %s\n", prog, err.message);
+        fj_dict_close(dict);
+        return 2;
+    }
     if (profile && strcmp(profile, "none") != 0 &&
         fj_converter_open(dict, profile, conv_flags, &conv, &err) != FJ_OK) {
         fprintf(stderr, "%s: %s\n", prog, err.message);
@@ -641,7 +658,7 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
      * own style (never in --compat unless asked). */
     if (set.quotes < 0)
         set.quotes = (conv_flags & FJ_COMPAT) || !conv ? FJ_QUOTES_KEEP
-                                                       : (int)fj_profile_quotes(profile);
+                                                       : (int)fj_profile_quotes(fj_converter_profile(conv));
     if (!conv)
         set.punct_flags = 0;
     set.lang = conv ? fjx_profile_lang(fj_converter_profile(conv)) : NULL;

@@ -155,6 +155,27 @@ fj_status fj_converter_open(const fj_dict *dict, const char *profile, unsigned f
 void fj_converter_close(fj_converter *conv);
 
 /* The canonical profile name ("s2twp"). */
+/* Target-only conversion: a converter that writes one standard from any
+ * input, in one pass. `target` is "tw" (Taiwan characters), "twp" (and
+ * Taiwan vocabulary, as s2twp), "hk", "hkp", "hant" (OpenCC's standard
+ * Traditional), "cn" or "hans" (Simplified). The text is cut into clauses
+ * (after ，。！？；：、 . , ! ? ; : or a line break); a clause with more
+ * Simplified-only characters than Traditional-only ones is converted from
+ * Simplified (s2tw, s2twp, s2hk, s2hkp, s2t; for cn and hans it stays as
+ * written), one with more Traditional-only characters is repaired and
+ * converted from Traditional (t2tw, t2hk, tw2t, t2s), and one with neither
+ * goes the way of the clause before it (at the start: from Traditional, so
+ * text already in the target stays as written). Vocabulary (twp, hkp)
+ * applies to Simplified clauses only. `flags` as fj_converter_open's, but
+ * not FJ_COMPAT. The converter works with fj_convert and fj_stream_new as
+ * any other; fj_converter_profile names its conversion from Simplified (for
+ * cn and hans: t2s). FJ_ERR_UNKNOWN_PROFILE for another target. */
+fj_status fj_converter_open_target(const fj_dict *dict, const char *target, unsigned flags,
+                                   fj_converter **out, fj_error *error);
+
+/* The names fj_converter_open_target takes: index 0, 1, ... until NULL. */
+const char *fj_target_name(size_t index);
+
 const char *fj_converter_profile(const fj_converter *conv);
 
 /* ---- 5. One-shot conversion ------------------------------------------- */

@@ -42,9 +42,7 @@
  * damaged dev sentences. */
 #define FJ_DAMAGE_LLR_BOUND 20000
 #define FJ_DAMAGE_LLR_DAMAGED 10000
-/* Repair of damaged text: the cost of changing a character written in its
- * default form, about -ln(0.8) in model units. */
-#define FJ_CTX_DAMAGED_CHANGE_COST 20
+
 /* Chunks are cut after a barrier once this long, to keep buffers small. */
 #define FJ_CTX_CHUNK 16384u
 /* As in the compatible pipeline: a stretch this long with no barrier is cut. */
@@ -198,7 +196,6 @@ static inline void put_answer(fj_out *o, uint32_t a)
 typedef struct ctx_emit {
     fj_out *o;
     int fuse, unsafe;
-    int damaged; /* repair: the text so far reads as converted character by character */
 } ctx_emit;
 
 /* The one-character answer for cp (three UTF-8 bytes, first lowest), or 0
@@ -343,12 +340,6 @@ static const unsigned char *positional_form(const fj_converter *c, const ctx_cha
  * longer than one character; each takes the word's form, or its reading's
  * default form. Two positions decide alone: 周 for a week (下周 -> 下週)
  * and 裡 right after a number (三十裡 -> 三十里). */
-static inline int first_form(const fj_converter *c, uint32_t cp)
-{
-    return cp >= FJ_REC_FIRST && cp < 0x10000 &&
-           (c->ctx_table[cp - FJ_REC_FIRST] >> FJ_CTX_FIRST_FORM_BIT & 1);
-}
-
 static void repair_word(const fj_converter *c, const unsigned char *text, const ctx_char *run,
                         uint32_t n_run, uint32_t i, uint32_t j, const unsigned char *t,
                         uint32_t tl, ctx_emit *em)
@@ -364,8 +355,7 @@ static void repair_word(const fj_converter *c, const unsigned char *text, const 
         }
         int susp_always = cp < 0x10000 && (c->ctx_always[cp >> 3] >> (cp & 7) & 1);
         int susp_words = cp < 0x10000 && (c->ctx_in_words[cp >> 3] >> (cp & 7) & 1);
-        int freed = em->damaged && j - i >= 2 && first_form(c, cp);
-        int change = t ? (susp_always || ((susp_words || freed) && j - i >= 2)) : susp_always;
+        int change = t ? (susp_always || (susp_words && j - i >= 2)) : susp_always;
         const unsigned char *forced = positional_form(c, run, k, n_run);
         if (forced)
             emit_char(c, em, forced, 3);
@@ -440,7 +430,7 @@ static int32_t repair_change_cost(const fj_converter *c, const ctx_char *run, ui
  * length. */
 static int32_t repair_extra_cost(const fj_converter *c, const ctx_char *run, uint32_t n,
                                  uint32_t i, uint32_t j, const unsigned char *t, uint32_t tl,
-                                 int damaged, uint64_t *changed)
+                                 uint64_t *changed)
 {
     *changed = 0;
     if (j - i < 2 || !t)
@@ -454,16 +444,13 @@ static int32_t repair_extra_cost(const fj_converter *c, const ctx_char *run, uin
             int len = fj_utf8_decode(t, tend, &f);
             t += len > 0 ? (uint32_t)len : 1;
         }
-        if (cp >= 0x10000 || (c->ctx_always[cp >> 3] >> (cp & 7) & 1))
-            continue;
-        int in_words = c->ctx_in_words[cp >> 3] >> (cp & 7) & 1;
-        int freed = damaged && first_form(c, cp);
-        if (!in_words && !freed)
+        if (cp >= 0x10000 || !(c->ctx_in_words[cp >> 3] >> (cp & 7) & 1) ||
+            (c->ctx_always[cp >> 3] >> (cp & 7) & 1))
             continue;
         if (!explicit_forms)
             f = default_form(c, run[k].reading);
         if (f != cp) {
-            extra += freed ? FJ_CTX_DAMAGED_CHANGE_COST : repair_change_cost(c, run, n, k);
+            extra += repair_change_cost(c, run, n, k);
             if (k - i < 64)
                 *changed |= (uint64_t)1 << (k - i);
         }
@@ -499,14 +486,10 @@ static int written_attested_value(const fj_converter *c, const ctx_char *run, ui
  * would change (`changed`, bit k - i): 請盡快 keeps 盡快 although the list's
  * word is 請儘快. */
 static int written_attested_within(const fj_converter *c, const ctx_char *run, uint32_t i,
-                                   uint32_t j, uint64_t changed, int level)
+                                   uint32_t j, uint64_t changed)
 {
-    /* level 0 careful, 1 thorough, 2 damaged text: there a spelling is
-     * what the converter wrote, not evidence of a word. */
-    if (level == 2)
-        return 0;
     int v = written_attested_value(c, run, i, j);
-    if (v && !(level >= 1 && v == '0'))
+    if (v && !(c->ctx_repair_thorough && v == '0'))
         return 1;
     for (uint32_t a = i; a + 1 < j && a - i < 64; a++)
         for (uint32_t b = a + 2; b <= j && b - i <= 64; b++) {
@@ -657,10 +640,8 @@ static void lattice(const fj_converter *c, const unsigned char *text, const ctx_
                         region_target(c, run, i, j, &t, &tl);
                     if (c->ctx_repair) {
                         uint64_t changed;
-                        int32_t extra =
-                            repair_extra_cost(c, run, n, i, j, t, tl, em->damaged, &changed);
-                        if (extra && written_attested_within(c, run, i, j, changed,
-                                                             em->damaged ? 2 : c->ctx_repair_thorough))
+                        int32_t extra = repair_extra_cost(c, run, n, i, j, t, tl, &changed);
+                        if (extra && written_attested_within(c, run, i, j, changed))
                             t = NULL; /* the word as written: only "always" suspects change */
                         else
                             cost += extra;
@@ -928,7 +909,7 @@ static int window_fits(const fj_converter *c, const unsigned char *text, ctx_cha
     for (uint32_t k = ws; k < we; k++)
         if (run[k].reading == UINT32_MAX)
             run[k].reading = reading_of(c, run[k].cp);
-    ctx_emit em = {scratch, 0, 0, 0};
+    ctx_emit em = {scratch, 0, 0};
     scratch->len = 0;
     lattice(c, text, run + ws, we - ws, &em, ws == 0, 0, ends);
     scratch->len = 0;
@@ -1164,44 +1145,38 @@ static void flush_batch(const fj_converter *c, fj_work *w, post_guard *g, fj_out
  * the lattice only when some word could give it another form than its own
  * answer: it is marked ambiguous and a neighbouring pair occurs in such a
  * word. The lattice then sees FJ_CTX_REACH characters on each side. */
-/* Repair: adds the run's evidence to the damage estimate (in w, so that a
- * stream and one call see it grow alike) and says whether the text reads
- * as damaged. Then every default form in the run is the lattice's to
- * decide, with the window around it. */
-static int damage_update(const fj_converter *c, ctx_char *run, uint32_t n, unsigned char *need,
-                         uint32_t *suspects, fj_work *w)
+/* Repair's damage estimate (see FJ_DAMAGE_LLR_BOUND): cp's evidence added
+ * to llr, within the bounds. */
+static inline int32_t damage_add(const fj_converter *c, int32_t llr, uint32_t cp)
 {
-    int32_t llr = w->damage_llr;
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t cp = run[i].cp;
-        if (cp < FJ_REC_FIRST || cp >= 0x10000)
-            continue;
-        int32_t wt = c->ctx_damage_w[cp - FJ_REC_FIRST];
-        if (wt == 0)
-            continue;
-        llr += wt;
-        if (llr > FJ_DAMAGE_LLR_BOUND)
-            llr = FJ_DAMAGE_LLR_BOUND;
-        if (llr < -FJ_DAMAGE_LLR_BOUND)
-            llr = -FJ_DAMAGE_LLR_BOUND;
-    }
-    w->damage_llr = llr;
-    if (llr < FJ_DAMAGE_LLR_DAMAGED)
+    if (cp < FJ_REC_FIRST || cp >= 0x10000 || c->ctx_damage_w[cp - FJ_REC_FIRST] == 0)
+        return llr;
+    llr += c->ctx_damage_w[cp - FJ_REC_FIRST];
+    return llr > FJ_DAMAGE_LLR_BOUND    ? FJ_DAMAGE_LLR_BOUND
+           : llr < -FJ_DAMAGE_LLR_BOUND ? -FJ_DAMAGE_LLR_BOUND
+                                        : llr;
+}
+
+int fj__damage_feed(const fj_converter *c, const unsigned char *text, size_t len, int32_t *llr)
+{
+    if (!c->ctx_damage_w)
         return 0;
-    for (uint32_t i = 0; i < n; i++) {
-        if (!first_form(c, run[i].cp) || need[i] >= 2)
-            continue;
-        uint32_t lo = i > FJ_CTX_REACH ? i - FJ_CTX_REACH : 0,
-                 hi = i + FJ_CTX_REACH < n - 1 ? i + FJ_CTX_REACH : n - 1;
-        for (uint32_t k = lo; k <= hi; k++) {
-            if (need[k] != 2)
-                need[k] = 3;
-            if (run[k].reading == UINT32_MAX)
-                run[k].reading = reading_of(c, run[k].cp);
-        }
-        *suspects = 1;
+    int32_t v = *llr;
+    for (const unsigned char *p = text, *end = text + len; p < end;) {
+        uint32_t cp;
+        int k = fj_utf8_decode(p, end, &cp);
+        if (k > 0)
+            v = damage_add(c, v, cp);
+        p += k > 0 ? (size_t)k : 1;
     }
-    return 1;
+    *llr = v;
+    return v >= FJ_DAMAGE_LLR_DAMAGED;
+}
+
+int fj__ctx_other_form(const fj_converter *c, uint32_t cp)
+{
+    return c->ctx_repair && cp >= FJ_REC_FIRST && cp < 0x10000 &&
+           (c->ctx_table[cp - FJ_REC_FIRST] >> FJ_CTX_OTHER_FORM_BIT & 1);
 }
 
 static void context_step(const fj_converter *c, const unsigned char *text, size_t len, fj_out *o,
@@ -1220,7 +1195,7 @@ static void context_step(const fj_converter *c, const unsigned char *text, size_
     post_guard batch = {c, text, NULL, runs, 0, NULL, UINT32_MAX, 0, 0, 0};
     if (batched)
         ro->len = 0;
-    ctx_emit between = {batched ? ro : o, c->ctx_fused != 0, 0, 0};
+    ctx_emit between = {batched ? ro : o, c->ctx_fused != 0, 0};
     while (p < end) {
         uint32_t n = 0, suspects = 0, seen = 0;
         while (p < end && n < FJ_CTX_RUN_MAX) {
@@ -1295,9 +1270,7 @@ static void context_step(const fj_converter *c, const unsigned char *text, size_
                     need[i] = 3;
             }
         }
-        ctx_emit em = {ro, c->ctx_fused != 0, 0, 0};
-        if (c->ctx_repair_auto && c->ctx_repair)
-            em.damaged = damage_update(c, run, n, need, &suspects, w);
+        ctx_emit em = {ro, c->ctx_fused != 0, 0};
         /* A run with a character already in the target script and none
          * that exists only in the source script is written in the target
          * script: every character keeps its form (台 stays 台 in 平台上).

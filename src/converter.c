@@ -475,6 +475,12 @@ fj_status fj_converter_open(const fj_dict *dict, const char *profile, unsigned f
                       profile);
         return FJ_ERR_UNKNOWN_PROFILE;
     }
+    /* Repair without an explicit level: careful, and damaged clauses
+     * through Simplified (src/target.c). */
+    if (!(flags & (FJ_COMPAT | FJ_REPAIR_CAREFUL | FJ_REPAIR_THOROUGH | FJ_REPAIR_OFF)) &&
+        (img->contexts[rec - img->profiles].flags & FJ_CONTEXT_REPAIR) &&
+        img->contexts[rec - img->profiles].core_stage != FJ_NONE)
+        return fj__converter_open_repair_auto(dict, key, flags, out, error);
     const fj_allocator *a = dict->allocator.alloc ? &dict->allocator : NULL;
     fj_converter *c = fj__alloc(a, sizeof *c);
     if (!c) {
@@ -488,7 +494,6 @@ fj_status fj_converter_open(const fj_dict *dict, const char *profile, unsigned f
     c->profile = rec;
     c->flags = flags;
     c->ctx_repair_thorough = (flags & FJ_REPAIR_THOROUGH) != 0;
-    c->ctx_repair_auto = !(flags & (FJ_REPAIR_THOROUGH | FJ_REPAIR_CAREFUL));
     c->barrier = img->barriers + (size_t)rec->barrier * FJ_BARRIER_BYTES;
     c->stage_count = rec->stage_count;
     for (uint32_t k = 0; k < rec->stage_count; k++) {
@@ -556,10 +561,48 @@ fj_status fj_converter_open(const fj_dict *dict, const char *profile, unsigned f
     return FJ_OK;
 }
 
+fj_status fj__converter_new_target(const fj_dict *dict, fj_converter *sub[4], int repair_only,
+                                   fj_converter **out, fj_error *error)
+{
+    const fj_allocator *a = dict->allocator.alloc ? &dict->allocator : NULL;
+    fj_converter *c = fj__alloc(a, sizeof *c);
+    if (!c) {
+        fj__set_error(error, FJ_ERR_NOMEM, 0, "out of memory");
+        return FJ_ERR_NOMEM;
+    }
+    memset(c, 0, sizeof *c);
+    fj_status st = fj__script_table_new(dict, &c->to_script);
+    if (st != FJ_OK) {
+        fj__free(a, c, sizeof *c);
+        fj__set_error(error, st, 0, st == FJ_ERR_NOMEM ? "out of memory" : "dictionary lacks the character tables");
+        return st;
+    }
+    c->dict = dict;
+    c->engine = &fj__target_engine;
+    c->allocator = dict->allocator;
+    /* Named after the conversion from Simplified (the style of quotes and
+     * the language tag follow the target), else the other. */
+    c->profile = (sub[1] ? sub[1] : sub[0])->profile;
+    c->flags = sub[0]->flags;
+    c->barrier = sub[0]->barrier;
+    c->to_sub[0] = sub[0];
+    c->to_sub[1] = sub[1];
+    c->to_rt[0] = sub[2];
+    c->to_rt[1] = sub[3];
+    c->to_repair_only = repair_only;
+    *out = c;
+    return FJ_OK;
+}
+
 void fj_converter_close(fj_converter *c)
 {
     if (!c)
         return;
+    fj_converter_close(c->to_sub[0]);
+    fj_converter_close(c->to_sub[1]);
+    fj_converter_close(c->to_rt[0]);
+    fj_converter_close(c->to_rt[1]);
+    fj__script_table_free(c->dict, c->to_script);
     fj_allocator a = c->allocator;
     for (uint32_t k = 0; k < FJ_MAX_STAGES; k++)
         fj__free(a.alloc ? &a : NULL, c->recs[k], FJ_REC_COUNT * sizeof(uint64_t));

@@ -447,3 +447,41 @@ fj_status fj_detect(const fj_dict *dict, const char *text, size_t len, fj_detect
     free_table(dict, t);
     return FJ_OK;
 }
+
+/* ---- for target-only conversion (src/target.c) ---------------------------- */
+
+struct fj_script_table {
+    script_table *t;
+};
+
+fj_status fj__script_table_new(const fj_dict *dict, struct fj_script_table **out)
+{
+    const fj_allocator *a = dict->allocator.alloc ? &dict->allocator : NULL;
+    struct fj_script_table *w = fj__alloc(a, sizeof *w);
+    if (!w)
+        return FJ_ERR_NOMEM;
+    fj_status st = build_table(dict, &w->t);
+    if (st != FJ_OK) {
+        fj__free(a, w, sizeof *w);
+        return st;
+    }
+    *out = w;
+    return FJ_OK;
+}
+
+void fj__script_table_free(const fj_dict *dict, struct fj_script_table *t)
+{
+    if (!t)
+        return;
+    const fj_allocator *a = dict->allocator.alloc ? &dict->allocator : NULL;
+    free_table(dict, t->t);
+    fj__free(a, t, sizeof *t);
+}
+
+int fj__script_class(const struct fj_script_table *t, uint32_t cp)
+{
+    unsigned cls = class_of(t->t, cp);
+    return cls == CLS_SIMP ? 1 : cls == CLS_TRAD ? 2 : 0;
+}
+
+int fj__ends_clause(uint32_t cp) { return ends_clause(cp) || is_line_break(cp); }

@@ -119,8 +119,21 @@ struct fj_dict {
 
 typedef struct fj_engine fj_engine;
 
+struct fj_script_table;
+
 struct fj_converter {
     const fj_dict *dict;
+    /* Target-only conversion (fj_converter_open_target): the converters for
+     * Traditional [0] and Simplified [1] clauses (owned; [1] NULL where such
+     * clauses stay as written) and the script table of fj_detect (owned). */
+    fj_converter *to_sub[2];
+    struct fj_script_table *to_script;
+    /* Damaged Traditional clauses go through Simplified instead: to_rt[0]
+     * (t2s, tw2s, hk2s) then to_rt[1] (owned; NULL: no round trip). With
+     * to_repair_only every clause is the Traditional one's (a repair
+     * profile in auto mode). */
+    fj_converter *to_rt[2];
+    int to_repair_only;
     const fj_engine *engine;
     fj_allocator allocator;
     const fj_profile_rec *profile;
@@ -144,7 +157,6 @@ struct fj_converter {
      * ctx_post_first on, and only ctx_always / ctx_in_words characters change. */
     int ctx_repair;
     int ctx_repair_thorough; /* FJ_REPAIR_THOROUGH: the list's unpreferred spellings change */
-    int ctx_repair_auto;     /* no explicit level: the damage estimate decides */
     uint32_t ctx_post_first;
     const unsigned char *ctx_always, *ctx_in_words;
     fj_matcher ctx_defaults;
@@ -244,10 +256,15 @@ typedef struct fj_work {
     fj_out norm;     /* normalized text */
     fj_out stage[2]; /* intermediate results of multi-step chains */
     fj_out ctx[3];   /* default mode: one run's result, then the steps after it */
-    /* Repair's damage evidence so far (see context.c): the log-likelihood
+    /* Repair's damage evidence so far (src/target.c, context.c): the log-likelihood
      * ratio, in thousandths, that the text was converted character by
      * character. One stream or one call sees it grow the same way. */
     int32_t damage_llr;
+    /* Target-only conversion (src/target.c): the two sub-converters' works
+     * (allocated on first use) and the route of the last clause. */
+    struct fj_work *sub;
+    int route;
+    fj_out round_trip[2]; /* its middle text and its result, for one clause */
 } fj_work;
 
 /* The first failure among the work buffers, or FJ_OK. */
@@ -296,6 +313,30 @@ struct fj_engine {
 
 extern const fj_engine fj__compat_engine;
 extern const fj_engine fj__context_engine;
+extern const fj_engine fj__target_engine;
+
+/* Target-only conversion: a converter that takes over two open ones (on
+ * failure the caller still owns them). */
+fj_status fj__converter_new_target(const fj_dict *dict, fj_converter *sub[4], int repair_only,
+                                   fj_converter **out, fj_error *error);
+/* A repair profile without an explicit level (src/target.c): careful repair,
+ * and for clauses that read as damaged the profile's round trip through
+ * Simplified. Other profiles open careful. */
+fj_status fj__converter_open_repair_auto(const fj_dict *dict, const char *profile, unsigned flags,
+                                         fj_converter **out, fj_error *error);
+/* fj_detect's character classes: 1 Simplified-only, 2 Traditional-only, 0
+ * valid in both or neither (src/detect.c). */
+fj_status fj__script_table_new(const fj_dict *dict, struct fj_script_table **out);
+void fj__script_table_free(const fj_dict *dict, struct fj_script_table *t);
+int fj__script_class(const struct fj_script_table *t, uint32_t cp);
+/* Repair: adds the damage evidence of text[0..len) to *llr (as the
+ * converter's lattice does) and says whether it now reads as damaged; 0
+ * for a converter without the estimate. */
+int fj__damage_feed(const fj_converter *c, const unsigned char *text, size_t len, int32_t *llr);
+/* Repair: is cp a form of its reading other than the default (髮 for 发)? */
+int fj__ctx_other_form(const fj_converter *c, uint32_t cp);
+/* Clause punctuation (，。！？；：、 . , ! ? ; :) or a line break. */
+int fj__ends_clause(uint32_t cp);
 /* Repair: is cp, a "words" suspect, written in its reading's default form
  * (後 for 后)? Then only a word that gives the reading another form can
  * change it, and the pair filter finds those. */

@@ -141,14 +141,22 @@ void fj__work_init(fj_work *w, const fj_allocator *a)
     for (int i = 0; i < 3; i++)
         fj__out_init_growable(&w->ctx[i], a);
     w->damage_llr = 0;
+    w->sub = NULL;
+    w->route = 0;
+    fj__out_init_growable(&w->round_trip[0], a);
+    fj__out_init_growable(&w->round_trip[1], a);
 }
 
 fj_status fj__work_status(const fj_work *w)
 {
-    const fj_out *all[] = {&w->norm, &w->stage[0], &w->stage[1], &w->ctx[0], &w->ctx[1], &w->ctx[2]};
+    const fj_out *all[] = {&w->norm,   &w->stage[0], &w->stage[1],       &w->ctx[0],
+                           &w->ctx[1], &w->ctx[2],   &w->round_trip[0], &w->round_trip[1]};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         if (all[i]->status != FJ_OK)
             return all[i]->status;
+    for (int i = 0; w->sub && i < 4; i++)
+        if (fj__work_status(&w->sub[i]) != FJ_OK)
+            return fj__work_status(&w->sub[i]);
     return FJ_OK;
 }
 
@@ -159,4 +167,12 @@ void fj__work_release(fj_work *w)
     fj__out_release(&w->stage[1]);
     for (int i = 0; i < 3; i++)
         fj__out_release(&w->ctx[i]);
+    fj__out_release(&w->round_trip[0]);
+    fj__out_release(&w->round_trip[1]);
+    if (w->sub) {
+        for (int i = 0; i < 4; i++)
+            fj__work_release(&w->sub[i]);
+        fj__free(w->norm.allocator, w->sub, 4 * sizeof(fj_work));
+        w->sub = NULL;
+    }
 }

@@ -1,0 +1,242 @@
+/* Target-only conversion (fj_converter_open_target): any input to one
+ * standard in one pass. The text is cut into clauses (after clause
+ * punctuation or a line break, or every FJ_TARGET_CLAUSE_MAX bytes); a
+ * clause with more Simplified-only than Traditional-only characters goes
+ * through the converter from Simplified, one with more Traditional-only
+ * characters through the one from Traditional (which repairs), and one with
+ * neither follows the clause before it (the first ones: Traditional, which
+ * keeps text as written). The cuts depend on the text alone, and the route
+ * and each sub-converter's state live in the work, so a stream equals one
+ * call. */
+#include <string.h>
+
+#include "internal.h"
+#include "utf8.h"
+
+/* A clause longer than this is cut at a character boundary. */
+#define FJ_TARGET_CLAUSE_MAX 4096u
+
+enum { ROUTE_TRADITIONAL = 0, ROUTE_SIMPLIFIED = 1 };
+
+static const struct {
+    const char *name, *from_simplified, *from_traditional, *round_trip[2];
+} targets[] = {
+    {"tw", "s2tw", "t2tw", {"t2s", "s2tw"}},     {"twp", "s2twp", "t2tw", {"t2s", "s2twp"}},
+    {"hk", "s2hk", "t2hk", {"t2s", "s2hk"}},     {"hkp", "s2hkp", "t2hk", {"t2s", "s2hkp"}},
+    {"hant", "s2t", "tw2t", {"t2s", "s2t"}},     {"cn", NULL, "t2s", {NULL, NULL}},
+    {"hans", NULL, "t2s", {NULL, NULL}},
+};
+
+/* The repair profiles' round trips through Simplified, for damaged text. */
+static const struct {
+    const char *profile, *round_trip[2];
+} repair_round_trips[] = {
+    {"t2tw", {"t2s", "s2tw"}},
+    {"t2hk", {"t2s", "s2hk"}},
+    {"tw2t", {"tw2s", "s2t"}},
+    {"hk2t", {"hk2s", "s2t"}},
+};
+
+const char *fj_target_name(size_t i)
+{
+    return i < sizeof targets / sizeof targets[0] ? targets[i].name : NULL;
+}
+
+/* One clause through one sub-converter (NULL: as written), with its own
+ * work, whose state carries on to its next clause. */
+static void convert_clause(const fj_converter *sub, const unsigned char *text, size_t len,
+                           fj_out *o, fj_work *sw)
+{
+    if (!sub) {
+        fj__out_put(o, (const char *)text, len);
+        return;
+    }
+    size_t consumed;
+    if (fj__normalize(sub, text, len, 1, sw, &consumed)) {
+        text = sw->norm.buf ? (const unsigned char *)sw->norm.buf : (const unsigned char *)"";
+        len = sw->norm.len;
+    }
+    sub->engine->convert(sub, text, len, 1, o, sw);
+}
+
+/* The end of the clause that starts at p: after its last character, or 0
+ * when more input could still extend it (only when !final). */
+static size_t clause_end(const unsigned char *p, const unsigned char *end, int final)
+{
+    const unsigned char *q = p;
+    while (q < end) {
+        uint32_t cp;
+        int k = fj_utf8_decode(q, end, &cp);
+        if (k == FJ_U8_INCOMPLETE && !final)
+            return 0;
+        size_t step = k > 0 ? (size_t)k : 1;
+        if ((size_t)(q - p) + step > FJ_TARGET_CLAUSE_MAX && q > p)
+            return (size_t)(q - p);
+        q += step;
+        if (k > 0 && fj__ends_clause(cp))
+            return (size_t)(q - p);
+    }
+    return final ? (size_t)(q - p) : 0;
+}
+
+/* A damaged Traditional clause keeps nothing beyond its Simplified reading
+ * but the forms a careless converter never writes: it goes to Simplified
+ * and back, and where the result has as many characters as the clause, a
+ * character written in another form than its reading's default (髮, 乾)
+ * stays as written. */
+static void round_trip(const fj_converter *c, const unsigned char *text, size_t len, fj_out *o,
+                       fj_work *w)
+{
+    fj_out *mid = &w->round_trip[0], *back = &w->round_trip[1];
+    mid->len = back->len = 0;
+    convert_clause(c->to_rt[0], text, len, mid, &w->sub[2]);
+    convert_clause(c->to_rt[1], (const unsigned char *)(mid->buf ? mid->buf : ""), mid->len, back,
+                   &w->sub[3]);
+    if (mid->status != FJ_OK || back->status != FJ_OK) {
+        o->status = mid->status != FJ_OK ? mid->status : back->status;
+        return;
+    }
+    const unsigned char *b = (const unsigned char *)(back->buf ? back->buf : ""),
+                        *bend = b + back->len, *p = text, *end = text + len;
+    size_t in_chars = 0, out_chars = 0;
+    for (const unsigned char *q = p; q < end; q++)
+        in_chars += (*q & 0xC0) != 0x80;
+    for (const unsigned char *q = b; q < bend; q++)
+        out_chars += (*q & 0xC0) != 0x80;
+    if (in_chars != out_chars) {
+        fj__out_put(o, (const char *)b, back->len);
+        return;
+    }
+    while (p < end && b < bend) {
+        uint32_t cp, bp;
+        int k = fj_utf8_decode(p, end, &cp), kb = fj_utf8_decode(b, bend, &bp);
+        size_t sk = k > 0 ? (size_t)k : 1, sb = kb > 0 ? (size_t)kb : 1;
+        if (k > 0 && kb > 0 && cp != bp && fj__ctx_other_form(c->to_sub[0], cp))
+            fj__out_put(o, (const char *)p, sk);
+        else
+            fj__out_put(o, (const char *)b, sb);
+        p += sk;
+        b += sb;
+    }
+    if (b < bend)
+        fj__out_put(o, (const char *)b, (size_t)(bend - b));
+}
+
+static size_t convert_target(const fj_converter *c, const unsigned char *text, size_t len,
+                             int final, fj_out *o, fj_work *w)
+{
+    if (!w->sub) {
+        const fj_allocator *a = w->norm.allocator;
+        w->sub = fj__alloc(a, 4 * sizeof(fj_work));
+        if (!w->sub) {
+            o->status = FJ_ERR_NOMEM;
+            return len;
+        }
+        for (int i = 0; i < 4; i++)
+            fj__work_init(&w->sub[i], a);
+    }
+    const unsigned char *p = text, *end = text + len;
+    while (p < end) {
+        size_t n = clause_end(p, end, final);
+        if (n == 0)
+            break;
+        size_t simp = 0, trad = 0;
+        for (const unsigned char *q = p; q < p + n;) {
+            uint32_t cp;
+            int k = fj_utf8_decode(q, p + n, &cp);
+            if (k > 0) {
+                int cls = fj__script_class(c->to_script, cp);
+                simp += cls == 1;
+                trad += cls == 2;
+            }
+            q += k > 0 ? (size_t)k : 1;
+        }
+        if (simp > trad && !c->to_repair_only)
+            w->route = ROUTE_SIMPLIFIED;
+        else if (trad > simp)
+            w->route = ROUTE_TRADITIONAL;
+        if (w->route == ROUTE_TRADITIONAL && c->to_rt[0] &&
+            fj__damage_feed(c->to_sub[0], p, n, &w->damage_llr))
+            round_trip(c, p, n, o, w);
+        else
+            convert_clause(c->to_sub[w->route], p, n, o, &w->sub[w->route]);
+        p += n;
+    }
+    return (size_t)(p - text);
+}
+
+const fj_engine fj__target_engine = {"target", convert_target};
+
+/* Opens the named converters (NULL names give NULL); on failure closes
+ * those it opened. */
+static fj_status open_all(const fj_dict *dict, const char *const names[], fj_converter *out[],
+                          size_t n, unsigned flags, fj_error *error)
+{
+    for (size_t i = 0; i < n; i++) {
+        out[i] = NULL;
+        fj_status st = names[i] ? fj_converter_open(dict, names[i], flags, &out[i], error) : FJ_OK;
+        if (st != FJ_OK) {
+            while (i > 0)
+                fj_converter_close(out[--i]);
+            return st;
+        }
+    }
+    return FJ_OK;
+}
+
+fj_status fj_converter_open_target(const fj_dict *dict, const char *target, unsigned flags,
+                                   fj_converter **out, fj_error *error)
+{
+    if (!out || !dict || !target || (flags & FJ_COMPAT)) {
+        fj__set_error(error, FJ_ERR_INVALID_ARGUMENT, 0,
+                      flags & FJ_COMPAT ? "a target takes no compatible mode" : "invalid argument");
+        return FJ_ERR_INVALID_ARGUMENT;
+    }
+    *out = NULL;
+    size_t t = 0;
+    while (t < sizeof targets / sizeof targets[0] && strcmp(targets[t].name, target) != 0)
+        t++;
+    if (t == sizeof targets / sizeof targets[0]) {
+        fj__set_error(error, FJ_ERR_UNKNOWN_PROFILE, 0,
+                      "unknown target '%s' (tw, twp, hk, hkp, cn, hant or hans)", target);
+        return FJ_ERR_UNKNOWN_PROFILE;
+    }
+    /* Without an explicit level, damaged clauses take the round trip and
+     * the others careful repair. */
+    int auto_repair = !(flags & (FJ_REPAIR_CAREFUL | FJ_REPAIR_THOROUGH | FJ_REPAIR_OFF));
+    const char *names[4] = {targets[t].from_traditional, targets[t].from_simplified,
+                            auto_repair ? targets[t].round_trip[0] : NULL,
+                            auto_repair ? targets[t].round_trip[1] : NULL};
+    fj_converter *sub[4];
+    fj_status st = open_all(dict, names, sub, 2, auto_repair ? flags | FJ_REPAIR_CAREFUL : flags,
+                            error);
+    if (st == FJ_OK && (st = open_all(dict, names + 2, sub + 2, 2, flags, error)) != FJ_OK) {
+        fj_converter_close(sub[0]);
+        fj_converter_close(sub[1]);
+    }
+    if (st == FJ_OK && (st = fj__converter_new_target(dict, sub, 0, out, error)) != FJ_OK)
+        for (int i = 0; i < 4; i++)
+            fj_converter_close(sub[i]);
+    return st;
+}
+
+fj_status fj__converter_open_repair_auto(const fj_dict *dict, const char *profile, unsigned flags,
+                                         fj_converter **out, fj_error *error)
+{
+    size_t r = 0;
+    while (r < sizeof repair_round_trips / sizeof repair_round_trips[0] &&
+           strcmp(repair_round_trips[r].profile, profile) != 0)
+        r++;
+    if (r == sizeof repair_round_trips / sizeof repair_round_trips[0])
+        return fj_converter_open(dict, profile, flags | FJ_REPAIR_CAREFUL, out, error);
+    const char *names[4] = {profile, NULL, repair_round_trips[r].round_trip[0],
+                            repair_round_trips[r].round_trip[1]};
+    fj_converter *sub[4];
+    fj_status st = open_all(dict, names, sub, 2, flags | FJ_REPAIR_CAREFUL, error);
+    if (st == FJ_OK && (st = open_all(dict, names + 2, sub + 2, 2, flags, error)) != FJ_OK)
+        fj_converter_close(sub[0]);
+    if (st == FJ_OK && (st = fj__converter_new_target(dict, sub, 1, out, error)) != FJ_OK)
+        for (int i = 0; i < 4; i++)
+            fj_converter_close(sub[i]);
+    return st;
+}
