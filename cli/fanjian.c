@@ -145,6 +145,171 @@ static void json_string(FILE *f, const char *s)
     putc('"', f);
 }
 
+/* The UTF-8 text of raw[0..len) for detection, and the name of the
+ * encoding read (cli/encoding.c's names). Decoded when detected cleanly; a
+ * damaged text in a legacy encoding that detection still names (a GBK file
+ * with a bad byte) with replacement characters; otherwise the bytes are
+ * read as UTF-8, whose invalid bytes fj_detect skips or counts against
+ * text. *text is raw itself or a new buffer. 0, or -1 (reported). */
+static int detect_decode(char *raw, size_t len, const char *shown, char **text, size_t *text_len,
+                         char encoding[32])
+{
+    fjx_encoding enc;
+    fjx_error err;
+    int clean = fjx_encoding_detect(raw, len, 1, &enc, &err) == 0;
+    *text = raw;
+    *text_len = len;
+    snprintf(encoding, 32, "UTF-8");
+    if (strcmp(enc.name, "UTF-8") == 0 || (!clean && strncmp(enc.name, "UTF-", 4) == 0))
+        return 0;
+    fjx_settings given;
+    memset(&given, 0, sizeof given);
+    given.format = -1;
+    given.from_encoding = enc.name;
+    given.recode_flags = clean ? 0 : FJX_LOSSY;
+    fjx_encoding read;
+    if (fjx_decode_whole(&given, raw, len, shown, text, text_len, &read) != 0)
+        return -1;
+    snprintf(encoding, 32, "%s", enc.name);
+    return 0;
+}
+
+/* A document's text spans, one per line (a span ends where a tag or a
+ * line of markup does), for fj_detect. */
+static int collect_text(void *ctx, const char *text, size_t len, fjx_buf *out)
+{
+    (void)out;
+    fjx_buf *all = ctx;
+    if (all->len && fjx_buf_append(all, "\n", 1) != 0)
+        return -1;
+    return fjx_buf_append(all, text, len);
+}
+
+/* What `fanjian detect` found in one input. */
+typedef struct detected {
+    fj_detection r;
+    fj_script_span *spans; /* with --json, for plain text */
+    fjx_format format;
+    const char *encoding; /* as read; NULL for binary */
+} detected;
+
+/* Upper case for display: EPUB, HTML. */
+static void format_shown(fjx_format format, char *buf, size_t size)
+{
+    const char *name = fjx_format_name(format);
+    size_t i = 0;
+    for (; name[i] && i + 1 < size; i++)
+        buf[i] = name[i] >= 'a' && name[i] <= 'z' ? (char)(name[i] - 'a' + 'A') : name[i];
+    buf[i] = 0;
+}
+
+/* The text line: NAME: LABEL (FORMAT, ENCODING), NAME left out for
+ * standard input, FORMAT for documents, the parenthesis for binary. */
+static void print_detected(FILE *f, const char *shown, const detected *d)
+{
+    if (shown)
+        fprintf(f, "%s: ", shown);
+    fputs(fj_script_name(d->r.script), f);
+    if (d->encoding) {
+        char format[16];
+        format_shown(d->format, format, sizeof format);
+        if (d->format != FJX_TEXT)
+            fprintf(f, " (%s, %s)", format, d->encoding);
+        else
+            fprintf(f, " (%s)", d->encoding);
+    }
+    putc('\n', f);
+}
+
+/* One JSON object a line: file, format, encoding (null for binary),
+ * label, confidence, counts, spans (byte offsets; null for a document,
+ * whose text is not one run of its bytes). */
+static void print_detected_json(FILE *f, const char *input, const detected *d)
+{
+    const fj_detection *r = &d->r;
+    fputs("{\"file\":", f);
+    json_string(f, input);
+    fprintf(f, ",\"format\":\"%s\",\"encoding\":", fjx_format_name(d->format));
+    if (d->encoding)
+        json_string(f, d->encoding);
+    else
+        fputs("null", f);
+    fprintf(f, ",\"label\":\"%s\",\"confidence\":%.3f,\"han\":%zu,\"simplified\":%zu,"
+               "\"traditional\":%zu,\"spans\":",
+            fj_script_name(r->script), r->confidence, r->han, r->simplified, r->traditional);
+    if (d->format != FJX_TEXT) {
+        fputs("null}\n", f);
+        return;
+    }
+    putc('[', f);
+    for (size_t k = 0; k < r->span_count && k < r->span_capacity; k++)
+        fprintf(f, "%s{\"offset\":%zu,\"length\":%zu,\"script\":\"%s\"}", k ? "," : "",
+                d->spans[k].offset, d->spans[k].length, fj_script_name(d->spans[k].script));
+    fputs("]}\n", f);
+}
+
+/* fj_detect, with room for every span when they are wanted. */
+static fj_status detect_text(const fj_dict *dict, const char *text, size_t len, int want_spans,
+                             detected *d)
+{
+    memset(&d->r, 0, sizeof d->r);
+    fj_status st = fj_detect(dict, text, len, &d->r);
+    if (st == FJ_OK && want_spans && d->r.span_count > 0) {
+        d->spans = malloc(d->r.span_count * sizeof *d->spans);
+        if (!d->spans)
+            return FJ_ERR_NOMEM;
+        d->r.spans = d->spans;
+        d->r.span_capacity = d->r.span_count;
+        st = fj_detect(dict, text, len, &d->r);
+    }
+    return st;
+}
+
+/* Detects one input's bytes raw[0..len) as `format` into *d; 0, or -1
+ * (reported, naming `shown`). */
+static int detect_input(const fj_dict *dict, const fjx_settings *s, char *raw, size_t len,
+                        const char *shown, int json, detected *d, char encoding[32])
+{
+    fjx_error err;
+    fjx_buf all = {0};
+    char *text = raw;
+    size_t text_len = len;
+    fj_status st = FJ_OK;
+    int rc = 0;
+    snprintf(encoding, 32, "UTF-8"); /* EPUB content is read as UTF-8 */
+    if (d->format != FJX_EPUB &&
+        detect_decode(raw, len, shown, &text, &text_len, encoding) != 0)
+        return -1;
+    if (d->format == FJX_TEXT) {
+        st = detect_text(dict, text, text_len, json, d);
+    } else {
+        /* A document that is not text at all is binary, whatever its markup. */
+        if (d->format != FJX_EPUB)
+            st = fj_detect(dict, text, text_len < 8192 ? text_len : 8192, &d->r);
+        if (st == FJ_OK && d->r.script != FJ_SCRIPT_BINARY) {
+            if (fjx_document_text(s, d->format, text, text_len, collect_text, &all, &err) != 0) {
+                if (err.offset != FJX_NO_OFFSET)
+                    fprintf(stderr, "%s: %s: %s (byte %zu)\n", prog, shown, err.message,
+                            err.offset);
+                else
+                    fprintf(stderr, "%s: %s: %s\n", prog, shown, err.message);
+                rc = -1;
+            } else {
+                st = detect_text(dict, all.data ? all.data : "", all.len, 0, d);
+            }
+        }
+    }
+    if (rc == 0 && st != FJ_OK) {
+        fprintf(stderr, "%s: %s: %s\n", prog, shown, fj_strerror(st));
+        rc = -1;
+    }
+    d->encoding = d->r.script == FJ_SCRIPT_BINARY ? NULL : encoding;
+    fjx_buf_free(&all);
+    if (text != raw)
+        free(text);
+    return rc;
+}
+
 static int detect_main(int argc, char **argv)
 {
     const char *dict_path = NULL;
@@ -207,56 +372,17 @@ static int detect_main(int argc, char **argv)
         }
         if (fd > 0)
             close(fd);
-        /* GB18030, Big5, UTF-16 ...: decoded first when detected cleanly;
-         * otherwise the bytes are read as UTF-8, whose invalid bytes
-         * fj_detect ignores (detection only reads). */
-        char *text = raw;
-        fjx_encoding enc;
-        fjx_error enc_err;
-        if (fjx_encoding_detect(raw, len, 1, &enc, &enc_err) == 0 &&
-            strcmp(enc.name, "UTF-8") != 0 &&
-            fjx_decode_whole(&plain, raw, len, shown, &text,
-                             &len, &enc) != 0) {
-            free(raw);
+        detected d;
+        memset(&d, 0, sizeof d);
+        d.format = is_stdin ? FJX_TEXT : fjx_format_from_path(inputs[i]);
+        char encoding[32];
+        if (detect_input(dict, &plain, raw, len, shown, json, &d, encoding) != 0)
             rc = 1;
-            continue;
-        }
-        if (text == raw)
-            raw = NULL;
-        fj_detection r;
-        memset(&r, 0, sizeof r);
-        fj_status st = fj_detect(dict, text, len, &r);
-        fj_script_span *spans = NULL;
-        if (st == FJ_OK && json && r.span_count > 0) {
-            spans = malloc(r.span_count * sizeof *spans);
-            if (!spans)
-                st = FJ_ERR_NOMEM;
-            else {
-                r.spans = spans;
-                r.span_capacity = r.span_count;
-                st = fj_detect(dict, text, len, &r);
-            }
-        }
-        if (st != FJ_OK) {
-            fprintf(stderr, "%s: %s: %s\n", prog, shown, fj_strerror(st));
-            rc = 1;
-        } else if (json) {
-            fputs("{\"file\":", stdout);
-            json_string(stdout, inputs[i]);
-            printf(",\"label\":\"%s\",\"confidence\":%.3f,\"han\":%zu,\"simplified\":%zu,"
-                   "\"traditional\":%zu,\"spans\":[",
-                   fj_script_name(r.script), r.confidence, r.han, r.simplified, r.traditional);
-            for (size_t k = 0; k < r.span_count && k < r.span_capacity; k++)
-                printf("%s{\"offset\":%zu,\"length\":%zu,\"script\":\"%s\"}", k ? "," : "",
-                       spans[k].offset, spans[k].length, fj_script_name(spans[k].script));
-            fputs("]}\n", stdout);
-        } else if (is_stdin) {
-            printf("%s\n", fj_script_name(r.script));
-        } else {
-            printf("%s: %s\n", shown, fj_script_name(r.script));
-        }
-        free(spans);
-        free(text);
+        else if (json)
+            print_detected_json(stdout, inputs[i], &d);
+        else
+            print_detected(stdout, is_stdin ? NULL : shown, &d);
+        free(d.spans);
         free(raw);
     }
     if (fflush(stdout) != 0 || ferror(stdout)) {
