@@ -23,7 +23,7 @@ static void usage(FILE *f)
             "       fanjian -c PROFILE [OPTIONS] -r DIR (-o OUTDIR | --in-place)\n"
             "       fanjian -c PROFILE [OPTIONS] --in-place FILE...\n"
             "       fanjian clean [--rules FILE] [--report] [-o OUTPUT] [FILE...]\n"
-            "       fanjian detect [--json] [FILE...]\n"
+            "       fanjian detect [--json] [--format FMT] [FILE...]\n"
             "       fanjian serve [--listen HOST:PORT] [--dict IMAGE] [--max-body BYTES]\n"
             "                     [--threads N]   (the web page and JSON API; serve --help)\n"
             "       fanjian --list | --version | --help\n"
@@ -287,7 +287,8 @@ static int detect_input(const fj_dict *dict, const fjx_settings *s, char *raw, s
     if (d->format == FJX_TEXT) {
         st = detect_text(dict, text, text_len, json, d);
     } else {
-        /* A document that is not text at all is binary, whatever its markup. */
+        /* A document that is not text at all is binary, whatever its markup
+         * (fj_detect judges that by the first 8 KiB). */
         if (d->format != FJX_EPUB)
             st = fj_detect(dict, text, text_len < 8192 ? text_len : 8192, &d->r);
         if (st == FJ_OK && d->r.script != FJ_SCRIPT_BINARY) {
@@ -319,13 +320,23 @@ static int detect_main(int argc, char **argv)
     const char *dict_path = NULL;
     const char **inputs = calloc((size_t)argc + 1, sizeof(char *));
     size_t ninputs = 0;
-    int json = 0;
+    int json = 0, format = -1;
     if (!inputs)
         return 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--json") == 0)
             json = 1;
+        else if (strcmp(a, "--format") == 0 || strncmp(a, "--format=", 9) == 0) {
+            const char *val = a[8] == '=' ? a + 9 : i + 1 < argc ? argv[++i] : NULL;
+            format = val ? fjx_format_from_name(val) : -1;
+            if (format < 0) {
+                fprintf(stderr, "%s: detect: --format takes text, html, xhtml, markdown, srt, "
+                                "ass, vtt or epub%s%s\n", prog, val ? ", not " : "", val ? val : "");
+                free(inputs);
+                return 2;
+            }
+        }
         else if (strcmp(a, "-d") == 0 || strcmp(a, "--dict") == 0) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "%s: %s needs a value\n", prog, a);
@@ -378,7 +389,9 @@ static int detect_main(int argc, char **argv)
             close(fd);
         detected d;
         memset(&d, 0, sizeof d);
-        d.format = is_stdin ? FJX_TEXT : fjx_format_from_path(inputs[i]);
+        d.format = format >= 0 ? (fjx_format)format
+                   : is_stdin  ? FJX_TEXT
+                               : fjx_format_from_path(inputs[i]);
         char encoding[32];
         if (detect_input(dict, &plain, raw, len, shown, json, &d, encoding) != 0)
             rc = 1;
