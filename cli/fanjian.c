@@ -150,13 +150,15 @@ static void json_string(FILE *f, const char *s)
 }
 
 /* The UTF-8 text of raw[0..len) for detection, and the name of the
- * encoding read (cli/encoding.c's names). Decoded when detected cleanly; a
- * damaged text in a legacy encoding that detection still names (a GBK file
- * with a bad byte) with replacement characters; otherwise the bytes are
- * read as UTF-8, whose invalid bytes fj_detect skips or counts against
- * text. *text is raw itself or a new buffer. 0, or -1 (reported). */
-static int detect_decode(char *raw, size_t len, const char *shown, char **text, size_t *text_len,
-                         char encoding[32])
+ * encoding read (cli/encoding.c's names). Decoded when detected cleanly;
+ * a damaged text in an encoding that detection still names (a GBK file
+ * with a bad byte, a UTF-16 file cut short) with replacement characters,
+ * except UTF-16 or UTF-32 whose bytes read as UTF-8 are text (a mark
+ * before UTF-8); otherwise the bytes are read as UTF-8, whose invalid
+ * bytes fj_detect skips or counts against text. *text is raw itself or a
+ * new buffer. 0, or -1 (reported). */
+static int detect_decode(const fj_dict *dict, char *raw, size_t len, const char *shown,
+                         char **text, size_t *text_len, char encoding[32])
 {
     fjx_encoding enc;
     fjx_error err;
@@ -164,8 +166,14 @@ static int detect_decode(char *raw, size_t len, const char *shown, char **text, 
     *text = raw;
     *text_len = len;
     snprintf(encoding, 32, "UTF-8");
-    if (strcmp(enc.name, "UTF-8") == 0 || (!clean && strncmp(enc.name, "UTF-", 4) == 0))
+    if (strcmp(enc.name, "UTF-8") == 0)
         return 0;
+    if (!clean && strncmp(enc.name, "UTF-", 4) == 0) {
+        fj_detection as_utf8;
+        memset(&as_utf8, 0, sizeof as_utf8);
+        if (fj_detect(dict, raw, len, &as_utf8) == FJ_OK && as_utf8.script != FJ_SCRIPT_BINARY)
+            return 0;
+    }
     fjx_settings given;
     memset(&given, 0, sizeof given);
     given.format = -1;
@@ -208,7 +216,7 @@ static void format_shown(fjx_format format, char *buf, size_t size)
 }
 
 /* The text line: NAME: LABEL (FORMAT, ENCODING), NAME left out for
- * standard input, FORMAT for documents, the parenthesis for binary. */
+ * standard input, FORMAT for documents, no parenthesis for binary. */
 static void print_detected(FILE *f, const char *shown, const detected *d)
 {
     if (shown)
@@ -282,7 +290,7 @@ static int detect_input(const fj_dict *dict, const fjx_settings *s, char *raw, s
     int rc = 0;
     snprintf(encoding, 32, "UTF-8"); /* EPUB content is read as UTF-8 */
     if (d->format != FJX_EPUB &&
-        detect_decode(raw, len, shown, &text, &text_len, encoding) != 0)
+        detect_decode(dict, raw, len, shown, &text, &text_len, encoding) != 0)
         return -1;
     if (d->format == FJX_TEXT) {
         st = detect_text(dict, text, text_len, json, d);

@@ -20,6 +20,9 @@ printf '%s\n' '這是繁體中文，還有一些 ASCII text.' >"$D/trad.txt"
 iconv -f UTF-8 -t UTF-16LE "$D/trad.txt" >"$D/trad.utf16.txt"
 detect_is "CLI detect: UTF-16 text without a mark is text, decoded and named" \
     "$D/trad.utf16.txt" "$D/trad.utf16.txt: traditional (UTF-16LE)"
+head -c -1 "$D/trad.utf16.txt" >"$D/cut.utf16.txt"
+detect_is "CLI detect: UTF-16 text cut short is still text, not binary" \
+    "$D/cut.utf16.txt" "$D/cut.utf16.txt: traditional (UTF-16LE)"
 printf '%s\n' '这是简体中文，头发干了。' | iconv -f UTF-8 -t GB18030 >"$D/simp.gb.txt"
 detect_is "CLI detect: GB18030 text" "$D/simp.gb.txt" "$D/simp.gb.txt: simplified (GB18030)"
 printf 'abc \x80 这是一个简单的问题。\n' >"$D/onebad.txt"
