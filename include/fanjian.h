@@ -199,7 +199,7 @@ typedef enum fj_script {
     FJ_SCRIPT_TRADITIONAL, /* Traditional-only characters, at most a stray Simplified one */
     FJ_SCRIPT_BOTH,        /* Han characters, none specific to one script: valid in either */
     FJ_SCRIPT_MIXED,       /* both kinds in substantial amounts */
-    FJ_SCRIPT_BINARY       /* not text: NUL bytes, or mostly bytes that are not UTF-8 */
+    FJ_SCRIPT_BINARY       /* not text: a NUL, or many bytes not UTF-8 text (see fj_detect) */
 } fj_script;
 
 /* "none", "simplified", "traditional", "both", "mixed", "binary". Never NULL. */
