@@ -2,8 +2,8 @@
 # documents. Sourced by tests/run.sh, which provides FJ, TMP, run, ok, bad,
 # check, skip, err1, epub_skeleton and epub_pack.
 
-D=$TMP/detect
-mkdir -p "$D"
+DETECT=$TMP/detect
+mkdir -p "$DETECT"
 
 # detect_is NAME FILE EXPECTED-LINE: `fanjian detect FILE` prints exactly that.
 detect_is() {
@@ -16,60 +16,60 @@ detect_is() {
 }
 
 # ---- encodings: each text read in its own, and named ------------------------------
-printf '%s\n' '這是繁體中文，還有一些 ASCII text.' >"$D/trad.txt"
-iconv -f UTF-8 -t UTF-16LE "$D/trad.txt" >"$D/trad.utf16.txt"
+printf '%s\n' '這是繁體中文，還有一些 ASCII text.' >"$DETECT/trad.txt"
+iconv -f UTF-8 -t UTF-16LE "$DETECT/trad.txt" >"$DETECT/trad.utf16.txt"
 detect_is "CLI detect: UTF-16 text without a mark is text, decoded and named" \
-    "$D/trad.utf16.txt" "$D/trad.utf16.txt: traditional (UTF-16LE)"
-head -c -1 "$D/trad.utf16.txt" >"$D/cut.utf16.txt"
+    "$DETECT/trad.utf16.txt" "$DETECT/trad.utf16.txt: traditional (UTF-16LE)"
+head -c -1 "$DETECT/trad.utf16.txt" >"$DETECT/cut.utf16.txt"
 detect_is "CLI detect: UTF-16 text cut short is still text, not binary" \
-    "$D/cut.utf16.txt" "$D/cut.utf16.txt: traditional (UTF-16LE)"
-printf '%s\n' '这是简体中文，头发干了。' | iconv -f UTF-8 -t GB18030 >"$D/simp.gb.txt"
-detect_is "CLI detect: GB18030 text" "$D/simp.gb.txt" "$D/simp.gb.txt: simplified (GB18030)"
-printf 'abc \x80 这是一个简单的问题。\n' >"$D/onebad.txt"
+    "$DETECT/cut.utf16.txt" "$DETECT/cut.utf16.txt: traditional (UTF-16LE)"
+printf '%s\n' '这是简体中文，头发干了。' | iconv -f UTF-8 -t GB18030 >"$DETECT/simp.gb.txt"
+detect_is "CLI detect: GB18030 text" "$DETECT/simp.gb.txt" "$DETECT/simp.gb.txt: simplified (GB18030)"
+printf 'abc \x80 这是一个简单的问题。\n' >"$DETECT/onebad.txt"
 detect_is "CLI detect: a UTF-8 text with one bad byte is still text" \
-    "$D/onebad.txt" "$D/onebad.txt: simplified (UTF-8)"
+    "$DETECT/onebad.txt" "$DETECT/onebad.txt: simplified (UTF-8)"
 
 # ---- binary: not text, whatever its bytes happen to decode to ----------------------
-printf '\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x01\x00\x00\x00\x01\x00\x08\x06\x00\x00\x00' >"$D/image.png"
-printf '中文字中文字' >>"$D/image.png"
-head -c 2048 /dev/urandom >>"$D/image.png"
-detect_is "CLI detect: PNG bytes are binary, not a script" "$D/image.png" "$D/image.png: binary"
-printf '\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x03\x00\x3e\x00头发这个问题\x00\x00' >"$D/prog.elf"
-detect_is "CLI detect: ELF bytes are binary" "$D/prog.elf" "$D/prog.elf: binary"
+printf '\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x01\x00\x00\x00\x01\x00\x08\x06\x00\x00\x00' >"$DETECT/image.png"
+printf '中文字中文字' >>"$DETECT/image.png"
+head -c 2048 /dev/urandom >>"$DETECT/image.png"
+detect_is "CLI detect: PNG bytes are binary, not a script" "$DETECT/image.png" "$DETECT/image.png: binary"
+printf '\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x03\x00\x3e\x00头发这个问题\x00\x00' >"$DETECT/prog.elf"
+detect_is "CLI detect: ELF bytes are binary" "$DETECT/prog.elf" "$DETECT/prog.elf: binary"
 if [ -r /bin/ls ]; then
     detect_is "CLI detect: /bin/ls is binary (was mixed)" /bin/ls "/bin/ls: binary"
 fi
-head -c 4096 /dev/urandom | tr '\000' '\001' >"$D/noise.bin"
-detect_is "CLI detect: random bytes, even without a NUL, are binary" "$D/noise.bin" "$D/noise.bin: binary"
-run "$FJ" detect --json "$D/image.png"
+head -c 4096 /dev/urandom | tr '\000' '\001' >"$DETECT/noise.bin"
+detect_is "CLI detect: random bytes, even without a NUL, are binary" "$DETECT/noise.bin" "$DETECT/noise.bin: binary"
+run "$FJ" detect --json "$DETECT/image.png"
 check "CLI detect --json: binary has no encoding" grep -q '"format":"text","encoding":null,"label":"binary",' "$TMP/out"
-run "$FJ" detect <"$D/image.png"
+run "$FJ" detect <"$DETECT/image.png"
 check "CLI detect: binary on standard input" test "$rc" -eq 0 -a "$(cat "$TMP/out")" = binary
 
 # ---- documents: the text a reader sees, not the markup ----------------------------
 printf '%s\n' '<!DOCTYPE html>' '<html lang="en"><head><title>Page</title></head>' \
-    '<body><p class="x">这是简体中文，头发干了。</p><p>我们说这里的风景很美丽。</p></body></html>' >"$D/page.html"
-detect_is "CLI detect: HTML, ASCII markup and Simplified text" "$D/page.html" "$D/page.html: simplified (HTML, UTF-8)"
+    '<body><p class="x">这是简体中文，头发干了。</p><p>我们说这里的风景很美丽。</p></body></html>' >"$DETECT/page.html"
+detect_is "CLI detect: HTML, ASCII markup and Simplified text" "$DETECT/page.html" "$DETECT/page.html: simplified (HTML, UTF-8)"
 # Traditional only where no reader sees it: a comment, a script, attributes.
 printf '%s\n' '<html><head><script>var 說明 = "這個問題還沒有解決";</script></head>' \
-    '<body><!-- 這裡還有繁體的說明 --><p data-note="這個問題" class="繁體">这是简体中文，头发干了。</p></body></html>' >"$D/hidden.html"
+    '<body><!-- 這裡還有繁體的說明 --><p data-note="這個問題" class="繁體">这是简体中文，头发干了。</p></body></html>' >"$DETECT/hidden.html"
 detect_is "CLI detect: HTML labelled by its text, not its script or comments (was mixed)" \
-    "$D/hidden.html" "$D/hidden.html: simplified (HTML, UTF-8)"
-printf '%s\n' '这是简体中文，头发干了。' '' '```' '說明這個問題還沒有解決，還沒有。' '```' >"$D/notes.md"
-detect_is "CLI detect: Markdown, code blocks left out" "$D/notes.md" "$D/notes.md: simplified (MARKDOWN, UTF-8)"
-printf '1\n00:00:01,000 --> 00:00:02,000\n這是繁體字幕。\n\n2\n00:00:03,000 --> 00:00:04,000\n還有一個問題。\n' >"$D/film.srt"
-detect_is "CLI detect: SRT subtitles" "$D/film.srt" "$D/film.srt: traditional (SRT, UTF-8)"
-printf '%s\n' '<html><body><p>这是简体中文，头发干了。</p></body></html>' | iconv -f UTF-8 -t GB18030 >"$D/page.gb.html"
-detect_is "CLI detect: an HTML page in GB18030" "$D/page.gb.html" "$D/page.gb.html: simplified (HTML, GB18030)"
-run "$FJ" detect --format html <"$D/hidden.html"
+    "$DETECT/hidden.html" "$DETECT/hidden.html: simplified (HTML, UTF-8)"
+printf '%s\n' '这是简体中文，头发干了。' '' '```' '說明這個問題還沒有解決，還沒有。' '```' >"$DETECT/notes.md"
+detect_is "CLI detect: Markdown, code blocks left out" "$DETECT/notes.md" "$DETECT/notes.md: simplified (MARKDOWN, UTF-8)"
+printf '1\n00:00:01,000 --> 00:00:02,000\n這是繁體字幕。\n\n2\n00:00:03,000 --> 00:00:04,000\n還有一個問題。\n' >"$DETECT/film.srt"
+detect_is "CLI detect: SRT subtitles" "$DETECT/film.srt" "$DETECT/film.srt: traditional (SRT, UTF-8)"
+printf '%s\n' '<html><body><p>这是简体中文，头发干了。</p></body></html>' | iconv -f UTF-8 -t GB18030 >"$DETECT/page.gb.html"
+detect_is "CLI detect: an HTML page in GB18030" "$DETECT/page.gb.html" "$DETECT/page.gb.html: simplified (HTML, GB18030)"
+run "$FJ" detect --format html <"$DETECT/hidden.html"
 check "CLI detect --format: standard input read as HTML" test "$rc" -eq 0 -a "$(cat "$TMP/out")" = "simplified (HTML, UTF-8)"
-run "$FJ" detect --format nonsense "$D/hidden.html"
+run "$FJ" detect --format nonsense "$DETECT/hidden.html"
 check "CLI detect --format with an unknown format" test "$rc" -eq 2 -a -s "$TMP/err" -a ! -s "$TMP/out"
-cp "$D/image.png" "$D/image.html"
-detect_is "CLI detect: binary named .html is binary" "$D/image.html" "$D/image.html: binary"
-printf '<p>这是</p><p>未完' >"$D/broken.xhtml"
-run "$FJ" detect "$D/broken.xhtml" "$D/page.html"
-if [ "$rc" -ne 0 ] && grep -q broken.xhtml "$TMP/err" && [ "$(cat "$TMP/out")" = "$D/page.html: simplified (HTML, UTF-8)" ]; then
+cp "$DETECT/image.png" "$DETECT/image.html"
+detect_is "CLI detect: binary named .html is binary" "$DETECT/image.html" "$DETECT/image.html: binary"
+printf '<p>这是</p><p>未完' >"$DETECT/broken.xhtml"
+run "$FJ" detect "$DETECT/broken.xhtml" "$DETECT/page.html"
+if [ "$rc" -ne 0 ] && grep -q broken.xhtml "$TMP/err" && [ "$(cat "$TMP/out")" = "$DETECT/page.html: simplified (HTML, UTF-8)" ]; then
     ok "CLI detect: a malformed XHTML file fails with a message, the others are reported"
 else
     bad "CLI detect: a malformed XHTML file fails with a message, the others are reported" "exit $rc: $(err1)" "$(cat "$TMP/out")"
@@ -77,7 +77,7 @@ fi
 
 # An EPUB of Traditional chapters: its compressed XML read as bytes was "both".
 if command -v zip >/dev/null; then
-    E=$D/book
+    E=$DETECT/book
     epub_skeleton "$E"
     cat >"$E/OEBPS/content.opf" <<'XML'
 <?xml version="1.0" encoding="UTF-8"?>
@@ -105,13 +105,13 @@ XML
             printf '%s\n' '</body></html>'
         } >"$E/OEBPS/ch$n.xhtml"
     done
-    epub_pack "$E" "$D/book.epub"
-    detect_is "CLI detect: an EPUB of Traditional chapters is traditional" "$D/book.epub" "$D/book.epub: traditional (EPUB, UTF-8)"
-    run "$FJ" detect --json "$D/book.epub"
+    epub_pack "$E" "$DETECT/book.epub"
+    detect_is "CLI detect: an EPUB of Traditional chapters is traditional" "$DETECT/book.epub" "$DETECT/book.epub: traditional (EPUB, UTF-8)"
+    run "$FJ" detect --json "$DETECT/book.epub"
     check "CLI detect --json: an EPUB's format, encoding and label" \
         grep -q '"format":"epub","encoding":"UTF-8","label":"traditional",.*"spans":null}$' "$TMP/out"
-    printf 'not a zip' >"$D/fake.epub"
-    run "$FJ" detect "$D/fake.epub"
+    printf 'not a zip' >"$DETECT/fake.epub"
+    run "$FJ" detect "$DETECT/fake.epub"
     check "CLI detect: a file named .epub that is not one fails with a message" \
         test "$rc" -ne 0 -a -s "$TMP/err" -a ! -s "$TMP/out"
 else
