@@ -877,3 +877,17 @@ int fjx_document_convert(const fjx_settings *s, fjx_format format, int fd, const
     free(data);
     return rc;
 }
+
+int fjx_document_text(const fjx_settings *s, fjx_format format, const char *in, size_t len,
+                      fjx_text_fn fn, void *ctx, fjx_error *err)
+{
+    fjx_rewrite rw = {0};
+    rw.text = fn;
+    rw.text_ctx = ctx;
+    if (format == FJX_EPUB)
+        return fjx_epub_convert(in, len, -1, &rw, &s->limits, err);
+    fjx_buf markup = {0}; /* what the rewrite keeps, unwanted here */
+    int rc = rewrite(format, in, len, &rw, &markup, err);
+    fjx_buf_free(&markup);
+    return rc;
+}

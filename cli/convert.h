@@ -108,6 +108,13 @@ void fjx_text_free(fjx_text *t);
 int fjx_document_convert(const fjx_settings *s, fjx_format format, int fd, const char *name,
                          fjx_sink *out, unsigned long long *bytes_read);
 
+/* Hands the text of the document in[0..len) to `fn`, span by span, as the
+ * conversion would see it, and writes nothing (for detection). `in` is
+ * UTF-8 (see fjx_decode_whole), an EPUB the archive's bytes. 0, or -1
+ * with err set. */
+int fjx_document_text(const fjx_settings *s, fjx_format format, const char *in, size_t len,
+                      fjx_text_fn fn, void *ctx, fjx_error *err);
+
 /* Converts a file name (one path component) with s->conv; a new string, or
  * NULL (no memory). */
 char *fjx_convert_name(const fjx_settings *s, const char *name);

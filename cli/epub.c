@@ -827,6 +827,42 @@ fail:
     return -1;
 }
 
+/* Only reads: each document build() would rewrite goes through rw's text
+ * callback, in the archive's order, and nothing is written. */
+static int read_text(book *b, const fjx_rewrite *rw)
+{
+    for (zip_uint64_t i = 0; i < b->n; i++) {
+        entry *e = &b->e[i];
+        if (e->kind == K_COPY)
+            continue;
+        if (read_entry(b, i) < 0)
+            return -1;
+        fjx_rewrite one = {0};
+        if (rw)
+            one = *rw;
+        one.charset = NULL;
+        one.clean = NULL;
+        one.part = e->name;
+        fjx_buf discard = {0};
+        fjx_error xe = {FJX_NO_OFFSET, ""};
+        int rc = fjx_xml_rewrite((fjx_xml_kind)e->kind, e->data.data ? e->data.data : "",
+                                 e->data.len, &one, &discard, &xe);
+        fjx_buf_free(&discard);
+        fjx_buf_free(&e->data);
+        if (rc < 0) {
+            char shown[200];
+            printable(e->name, shown, sizeof shown);
+            if (xe.offset != FJX_NO_OFFSET)
+                fjx_error_set(b->err, FJX_NO_OFFSET, "%s, byte %zu: %s", shown, xe.offset,
+                              xe.message);
+            else
+                fjx_error_set(b->err, FJX_NO_OFFSET, "%s: %s", shown, xe.message);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* ---- the book ------------------------------------------------------------------------ */
 
 /* Everything that can be known from the directory: count, names, sizes. */
@@ -1002,7 +1038,7 @@ int fjx_epub_convert(const char *in, size_t len, int out_fd, const fjx_rewrite *
             goto done;
     }
 
-    rc = build(&b, mt, rw, out_fd);
+    rc = out_fd < 0 ? read_text(&b, rw) : build(&b, mt, rw, out_fd);
 done:
     scan_free(&s);
     for (zip_uint64_t i = 0; i < b.n; i++)

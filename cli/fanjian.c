@@ -23,7 +23,7 @@ static void usage(FILE *f)
             "       fanjian -c PROFILE [OPTIONS] -r DIR (-o OUTDIR | --in-place)\n"
             "       fanjian -c PROFILE [OPTIONS] --in-place FILE...\n"
             "       fanjian clean [--rules FILE] [--report] [-o OUTPUT] [FILE...]\n"
-            "       fanjian detect [--json] [FILE...]\n"
+            "       fanjian detect [--json] [--format FMT] [FILE...]\n"
             "       fanjian serve [--listen HOST:PORT] [--dict IMAGE] [--max-body BYTES]\n"
             "                     [--threads N]   (the web page and JSON API; serve --help)\n"
             "       fanjian --list | --version | --help\n"
@@ -38,8 +38,12 @@ static void usage(FILE *f)
             "  clean                 drop the lines that are site boilerplate (本章未完，\n"
             "                        请点击下一页…) and keep every other line as it is\n"
             "  detect                print each input's script: simplified, traditional,\n"
-            "                        both (valid in either), mixed or none (no Han);\n"
-            "                        --json adds confidence, counts and minority spans\n"
+            "                        both (valid in either), mixed, none (no Han) or\n"
+            "                        binary (not text), and the encoding read:\n"
+            "                        a.txt: simplified (UTF-8); of a document (EPUB,\n"
+            "                        HTML, Markdown, subtitles) the text a reader\n"
+            "                        sees: b.epub: traditional (EPUB, UTF-8); --json\n"
+            "                        adds format, confidence, counts, minority spans\n"
             "\n"
             "  -c, --config PROFILE  s2t t2s s2tw tw2s s2twp tw2sp s2hk hk2s s2hkp hk2sp\n"
             "                        t2tw tw2t t2hk hk2t t2jp jp2t (OpenCC names like\n"
@@ -152,18 +156,202 @@ static void json_string(FILE *f, const char *s)
     putc('"', f);
 }
 
+/* The UTF-8 text of raw[0..len) for detection, and the name of the
+ * encoding read (cli/encoding.c's names). Decoded when detected cleanly;
+ * a damaged text in an encoding that detection still names (a GBK file
+ * with a bad byte, a UTF-16 file cut short) with replacement characters,
+ * except UTF-16 or UTF-32 whose bytes read as UTF-8 are text (a mark
+ * before UTF-8); otherwise the bytes are read as UTF-8, whose invalid
+ * bytes fj_detect skips or counts against text. *text is raw itself or a
+ * new buffer. 0, or -1 (reported). */
+static int detect_decode(const fj_dict *dict, char *raw, size_t len, const char *shown,
+                         char **text, size_t *text_len, char encoding[32])
+{
+    fjx_encoding enc;
+    fjx_error err;
+    int clean = fjx_encoding_detect(raw, len, 1, &enc, &err) == 0;
+    *text = raw;
+    *text_len = len;
+    snprintf(encoding, 32, "UTF-8");
+    if (strcmp(enc.name, "UTF-8") == 0)
+        return 0;
+    if (!clean && strncmp(enc.name, "UTF-", 4) == 0) {
+        fj_detection as_utf8;
+        memset(&as_utf8, 0, sizeof as_utf8);
+        if (fj_detect(dict, raw, len, &as_utf8) == FJ_OK && as_utf8.script != FJ_SCRIPT_BINARY)
+            return 0;
+    }
+    fjx_settings given;
+    memset(&given, 0, sizeof given);
+    given.format = -1;
+    given.from_encoding = enc.name;
+    given.recode_flags = clean ? 0 : FJX_LOSSY;
+    fjx_encoding read;
+    if (fjx_decode_whole(&given, raw, len, shown, text, text_len, &read) != 0)
+        return -1;
+    snprintf(encoding, 32, "%s", enc.name);
+    return 0;
+}
+
+/* A document's text spans, one per line (a span ends where a tag or a
+ * line of markup does), for fj_detect. */
+static int collect_text(void *ctx, const char *text, size_t len, fjx_buf *out)
+{
+    (void)out;
+    fjx_buf *all = ctx;
+    if (all->len && fjx_buf_append(all, "\n", 1) != 0)
+        return -1;
+    return fjx_buf_append(all, text, len);
+}
+
+/* What `fanjian detect` found in one input. */
+typedef struct detected {
+    fj_detection r;
+    fj_script_span *spans; /* with --json, for plain text */
+    fjx_format format;
+    const char *encoding; /* as read; NULL for binary */
+} detected;
+
+/* Upper case for display: EPUB, HTML. */
+static void format_shown(fjx_format format, char *buf, size_t size)
+{
+    const char *name = fjx_format_name(format);
+    size_t i = 0;
+    for (; name[i] && i + 1 < size; i++)
+        buf[i] = name[i] >= 'a' && name[i] <= 'z' ? (char)(name[i] - 'a' + 'A') : name[i];
+    buf[i] = 0;
+}
+
+/* The text line: NAME: LABEL (FORMAT, ENCODING), NAME left out for
+ * standard input, FORMAT for documents, no parenthesis for binary. */
+static void print_detected(FILE *f, const char *shown, const detected *d)
+{
+    if (shown)
+        fprintf(f, "%s: ", shown);
+    fputs(fj_script_name(d->r.script), f);
+    if (d->encoding) {
+        char format[16];
+        format_shown(d->format, format, sizeof format);
+        if (d->format != FJX_TEXT)
+            fprintf(f, " (%s, %s)", format, d->encoding);
+        else
+            fprintf(f, " (%s)", d->encoding);
+    }
+    putc('\n', f);
+}
+
+/* One JSON object a line: file, format, encoding (null for binary),
+ * label, confidence, counts, spans (byte offsets; null for a document,
+ * whose text is not one run of its bytes). */
+static void print_detected_json(FILE *f, const char *input, const detected *d)
+{
+    const fj_detection *r = &d->r;
+    fputs("{\"file\":", f);
+    json_string(f, input);
+    fprintf(f, ",\"format\":\"%s\",\"encoding\":", fjx_format_name(d->format));
+    if (d->encoding)
+        json_string(f, d->encoding);
+    else
+        fputs("null", f);
+    fprintf(f, ",\"label\":\"%s\",\"confidence\":%.3f,\"han\":%zu,\"simplified\":%zu,"
+               "\"traditional\":%zu,\"spans\":",
+            fj_script_name(r->script), r->confidence, r->han, r->simplified, r->traditional);
+    if (d->format != FJX_TEXT) {
+        fputs("null}\n", f);
+        return;
+    }
+    putc('[', f);
+    for (size_t k = 0; k < r->span_count && k < r->span_capacity; k++)
+        fprintf(f, "%s{\"offset\":%zu,\"length\":%zu,\"script\":\"%s\"}", k ? "," : "",
+                d->spans[k].offset, d->spans[k].length, fj_script_name(d->spans[k].script));
+    fputs("]}\n", f);
+}
+
+/* fj_detect, with room for every span when they are wanted. */
+static fj_status detect_text(const fj_dict *dict, const char *text, size_t len, int want_spans,
+                             detected *d)
+{
+    memset(&d->r, 0, sizeof d->r);
+    fj_status st = fj_detect(dict, text, len, &d->r);
+    if (st == FJ_OK && want_spans && d->r.span_count > 0) {
+        d->spans = malloc(d->r.span_count * sizeof *d->spans);
+        if (!d->spans)
+            return FJ_ERR_NOMEM;
+        d->r.spans = d->spans;
+        d->r.span_capacity = d->r.span_count;
+        st = fj_detect(dict, text, len, &d->r);
+    }
+    return st;
+}
+
+/* Detects one input's bytes raw[0..len) as `format` into *d; 0, or -1
+ * (reported, naming `shown`). */
+static int detect_input(const fj_dict *dict, const fjx_settings *s, char *raw, size_t len,
+                        const char *shown, int json, detected *d, char encoding[32])
+{
+    fjx_error err;
+    fjx_buf all = {0};
+    char *text = raw;
+    size_t text_len = len;
+    fj_status st = FJ_OK;
+    int rc = 0;
+    snprintf(encoding, 32, "UTF-8"); /* EPUB content is read as UTF-8 */
+    if (d->format != FJX_EPUB &&
+        detect_decode(dict, raw, len, shown, &text, &text_len, encoding) != 0)
+        return -1;
+    if (d->format == FJX_TEXT) {
+        st = detect_text(dict, text, text_len, json, d);
+    } else {
+        /* A document that is not text at all is binary, whatever its markup
+         * (fj_detect judges that by the first 8 KiB). */
+        if (d->format != FJX_EPUB)
+            st = fj_detect(dict, text, text_len < 8192 ? text_len : 8192, &d->r);
+        if (st == FJ_OK && d->r.script != FJ_SCRIPT_BINARY) {
+            if (fjx_document_text(s, d->format, text, text_len, collect_text, &all, &err) != 0) {
+                if (err.offset != FJX_NO_OFFSET)
+                    fprintf(stderr, "%s: %s: %s (byte %zu)\n", prog, shown, err.message,
+                            err.offset);
+                else
+                    fprintf(stderr, "%s: %s: %s\n", prog, shown, err.message);
+                rc = -1;
+            } else {
+                st = detect_text(dict, all.data ? all.data : "", all.len, 0, d);
+            }
+        }
+    }
+    if (rc == 0 && st != FJ_OK) {
+        fprintf(stderr, "%s: %s: %s\n", prog, shown, fj_strerror(st));
+        rc = -1;
+    }
+    d->encoding = d->r.script == FJ_SCRIPT_BINARY ? NULL : encoding;
+    fjx_buf_free(&all);
+    if (text != raw)
+        free(text);
+    return rc;
+}
+
 static int detect_main(int argc, char **argv)
 {
     const char *dict_path = NULL;
     const char **inputs = calloc((size_t)argc + 1, sizeof(char *));
     size_t ninputs = 0;
-    int json = 0;
+    int json = 0, format = -1;
     if (!inputs)
         return 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--json") == 0)
             json = 1;
+        else if (strcmp(a, "--format") == 0 || strncmp(a, "--format=", 9) == 0) {
+            const char *val = a[8] == '=' ? a + 9 : i + 1 < argc ? argv[++i] : NULL;
+            format = val ? fjx_format_from_name(val) : -1;
+            if (format < 0) {
+                fprintf(stderr, "%s: detect: --format takes text, html, xhtml, markdown, srt, "
+                                "ass, vtt or epub%s%s\n", prog, val ? ", not " : "", val ? val : "");
+                free(inputs);
+                return 2;
+            }
+        }
         else if (strcmp(a, "-d") == 0 || strcmp(a, "--dict") == 0) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "%s: %s needs a value\n", prog, a);
@@ -214,56 +402,19 @@ static int detect_main(int argc, char **argv)
         }
         if (fd > 0)
             close(fd);
-        /* GB18030, Big5, UTF-16 ...: decoded first when detected cleanly;
-         * otherwise the bytes are read as UTF-8, whose invalid bytes
-         * fj_detect ignores (detection only reads). */
-        char *text = raw;
-        fjx_encoding enc;
-        fjx_error enc_err;
-        if (fjx_encoding_detect(raw, len, 1, &enc, &enc_err) == 0 &&
-            strcmp(enc.name, "UTF-8") != 0 &&
-            fjx_decode_whole(&plain, raw, len, shown, &text,
-                             &len, &enc) != 0) {
-            free(raw);
+        detected d;
+        memset(&d, 0, sizeof d);
+        d.format = format >= 0 ? (fjx_format)format
+                   : is_stdin  ? FJX_TEXT
+                               : fjx_format_from_path(inputs[i]);
+        char encoding[32];
+        if (detect_input(dict, &plain, raw, len, shown, json, &d, encoding) != 0)
             rc = 1;
-            continue;
-        }
-        if (text == raw)
-            raw = NULL;
-        fj_detection r;
-        memset(&r, 0, sizeof r);
-        fj_status st = fj_detect(dict, text, len, &r);
-        fj_script_span *spans = NULL;
-        if (st == FJ_OK && json && r.span_count > 0) {
-            spans = malloc(r.span_count * sizeof *spans);
-            if (!spans)
-                st = FJ_ERR_NOMEM;
-            else {
-                r.spans = spans;
-                r.span_capacity = r.span_count;
-                st = fj_detect(dict, text, len, &r);
-            }
-        }
-        if (st != FJ_OK) {
-            fprintf(stderr, "%s: %s: %s\n", prog, shown, fj_strerror(st));
-            rc = 1;
-        } else if (json) {
-            fputs("{\"file\":", stdout);
-            json_string(stdout, inputs[i]);
-            printf(",\"label\":\"%s\",\"confidence\":%.3f,\"han\":%zu,\"simplified\":%zu,"
-                   "\"traditional\":%zu,\"spans\":[",
-                   fj_script_name(r.script), r.confidence, r.han, r.simplified, r.traditional);
-            for (size_t k = 0; k < r.span_count && k < r.span_capacity; k++)
-                printf("%s{\"offset\":%zu,\"length\":%zu,\"script\":\"%s\"}", k ? "," : "",
-                       spans[k].offset, spans[k].length, fj_script_name(spans[k].script));
-            fputs("]}\n", stdout);
-        } else if (is_stdin) {
-            printf("%s\n", fj_script_name(r.script));
-        } else {
-            printf("%s: %s\n", shown, fj_script_name(r.script));
-        }
-        free(spans);
-        free(text);
+        else if (json)
+            print_detected_json(stdout, inputs[i], &d);
+        else
+            print_detected(stdout, is_stdin ? NULL : shown, &d);
+        free(d.spans);
         free(raw);
     }
     if (fflush(stdout) != 0 || ferror(stdout)) {

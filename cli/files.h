@@ -161,7 +161,9 @@ typedef struct fjx_epub_limits {
  * past the limits (NULL: the defaults). With rw->clean, boilerplate is
  * removed from the content documents only: the navigation document, the
  * NCX and the OPF metadata are not cleaned (a TOC entry or a title is not a
- * site notice); rw->part names the entry for rw->report. */
+ * site notice); rw->part names the entry for rw->report. With out_fd -1
+ * it only reads: rw->text is given the text of every document it would
+ * rewrite (for detection) and nothing is written or cleaned. */
 int fjx_epub_convert(const char *in, size_t len, int out_fd, const fjx_rewrite *rw,
                      const fjx_epub_limits *limits, fjx_error *err);
 

@@ -63,7 +63,8 @@ static void check_convert(const json_t *req, const json_t *ans)
 
 static void check_detect(const json_t *req, const json_t *ans)
 {
-    static const char *const scripts[] = {"none", "simplified", "traditional", "both", "mixed"};
+    static const char *const scripts[] = {"none", "simplified", "traditional", "both", "mixed",
+                                          "binary"};
     const json_t *script = json_object_get(ans, "script");
     FUZZ_ASSERT(json_is_string(script));
     int known = 0;

@@ -230,10 +230,11 @@ typedef enum fj_script {
     FJ_SCRIPT_SIMPLIFIED,  /* Simplified-only characters, at most a stray Traditional one */
     FJ_SCRIPT_TRADITIONAL, /* Traditional-only characters, at most a stray Simplified one */
     FJ_SCRIPT_BOTH,        /* Han characters, none specific to one script: valid in either */
-    FJ_SCRIPT_MIXED        /* both kinds in substantial amounts */
+    FJ_SCRIPT_MIXED,       /* both kinds in substantial amounts */
+    FJ_SCRIPT_BINARY       /* not text: a NUL, or many bytes not UTF-8 text (see fj_detect) */
 } fj_script;
 
-/* "none", "simplified", "traditional", "both", "mixed". Never NULL. */
+/* "none", "simplified", "traditional", "both", "mixed", "binary". Never NULL. */
 const char *fj_script_name(fj_script script);
 
 /* A stretch of text in the minority script: clauses (up to and including
@@ -264,6 +265,14 @@ typedef struct fj_detection {
 
 /* Detects the script of text[0..len) (UTF-8; bytes that are not UTF-8 are
  * skipped).
+ *
+ * Binary: BINARY, before anything else, for data that is not text, judged
+ * by its first 8 KiB: a NUL byte there, or at least 30 % of those bytes
+ * (and at least 8) that are neither part of valid UTF-8 nor a control
+ * character text uses (tab, line feed, vertical tab, form feed, carriage
+ * return, escape). A text with a few stray bytes is text. Text in another
+ * encoding (GB18030, Big5, UTF-16) must be decoded to UTF-8 first, or it
+ * may be BINARY. Its confidence is 1, its counts 0, it has no spans.
  *
  * A character is Simplified-only when OpenCC's STCharacters converts it and
  * does not list it among its own forms (发 -> 發 髮), Traditional-only when

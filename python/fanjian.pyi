@@ -17,7 +17,7 @@ class Span(NamedTuple):
     script: Literal["simplified", "traditional"]
 
 class Detection(NamedTuple):
-    script: Literal["none", "simplified", "traditional", "both", "mixed"]
+    script: Literal["none", "simplified", "traditional", "both", "mixed", "binary"]
     confidence: float
     han: int
     simplified: int

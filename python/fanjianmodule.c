@@ -943,7 +943,7 @@ static PyTypeObject DetectionType, SpanType;
 static int structseq_ready;
 
 static PyStructSequence_Field detection_fields[] = {
-    {"script", "'none', 'simplified', 'traditional', 'both' or 'mixed'"},
+    {"script", "'none', 'simplified', 'traditional', 'both', 'mixed' or 'binary'"},
     {"confidence", "in [0, 1]"},
     {"han", "the number of Han characters"},
     {"simplified", "of them, found only in Simplified text"},
@@ -981,7 +981,8 @@ static Py_ssize_t char_index(const char *s, size_t target, size_t *byte, Py_ssiz
 PyDoc_STRVAR(mod_detect_doc,
 "detect(text, *, dict=None) -> Detection\n\n"
 "What script `text` is written in: a Detection with script ('none',\n"
-"'simplified', 'traditional', 'both', 'mixed'), confidence (0..1), han,\n"
+"'simplified', 'traditional', 'both', 'mixed', or 'binary' for a str that\n"
+"is not text: a NUL, or mostly control characters), confidence (0..1), han,\n"
 "simplified and traditional (character counts) and spans, the stretches in\n"
 "the minority script as Span(start, end, script), with str indices\n"
 "(text[start:end]). See fj_detect in include/fanjian.h.");

@@ -291,6 +291,7 @@ const char *fj_script_name(fj_script script)
     case FJ_SCRIPT_TRADITIONAL: return "traditional";
     case FJ_SCRIPT_BOTH: return "both";
     case FJ_SCRIPT_MIXED: return "mixed";
+    case FJ_SCRIPT_BINARY: return "binary";
     }
     return "unknown";
 }
@@ -394,6 +395,46 @@ static void scan(const script_table *t, const unsigned char *text, size_t len, f
     }
 }
 
+/* Binary data is told from text by its first block (see fj_detect). */
+#define BINARY_BLOCK 8192
+#define BINARY_MIN_BAD 8
+
+/* Control characters that plain text uses: tab, line feed, vertical tab,
+ * form feed, carriage return and escape (terminal colours). */
+static int is_text_control(unsigned c)
+{
+    return (c >= '\t' && c <= '\r') || c == 0x1B;
+}
+
+/* A NUL in the first block, or bytes there that are not text (outside
+ * valid UTF-8, or control bytes plain text does not use) in a large share:
+ * at least 30 % of the block and BINARY_MIN_BAD, so that a text with a few
+ * stray bytes stays text. */
+static int looks_binary(const unsigned char *text, size_t len)
+{
+    size_t block = len < BINARY_BLOCK ? len : BINARY_BLOCK, bad = 0;
+    const unsigned char *p = text, *stop = text + block, *end = text + len;
+    while (p < stop) {
+        unsigned c = *p;
+        if (c == 0)
+            return 1;
+        if (c < 0x80) {
+            bad += (c < 0x20 && !is_text_control(c)) || c == 0x7F;
+            p++;
+            continue;
+        }
+        uint32_t cp;
+        int n = fj_utf8_decode(p, end, &cp); /* a character may end past the block */
+        if (n <= 0) {
+            bad++;
+            p++;
+        } else {
+            p += n;
+        }
+    }
+    return bad >= BINARY_MIN_BAD && bad * 10 >= block * 3;
+}
+
 static double clamp01(double x) { return x < 0 ? 0 : x > 1 ? 1 : x; }
 
 /* pow(base, n) for small bases without libm. */
@@ -413,6 +454,10 @@ fj_status fj_detect(const fj_dict *dict, const char *text, size_t len, fj_detect
     out->confidence = 1;
     out->han = out->simplified = out->traditional = 0;
     out->span_count = 0;
+    if (looks_binary((const unsigned char *)text, len)) {
+        out->script = FJ_SCRIPT_BINARY;
+        return FJ_OK;
+    }
     script_table *t;
     fj_status st = build_table(dict, &t);
     if (st != FJ_OK)

@@ -109,7 +109,7 @@ fi
 run "$FJ" -c s2tw --from-encoding no-such-encoding "$F/chapter.txt"
 check "CLI --from-encoding with an unknown name" test "$rc" -eq 2 -a -s "$TMP/err"
 run "$FJ" detect "$F/chapter.big5.txt"
-check "CLI detect decodes Big5 first" test "$rc" -eq 0 -a "$(cat "$TMP/out")" = "$F/chapter.big5.txt: traditional"
+check "CLI detect decodes Big5 first and names it" test "$rc" -eq 0 -a "$(cat "$TMP/out")" = "$F/chapter.big5.txt: traditional (BIG5)"
 
 # ---- documents -------------------------------------------------------------------
 

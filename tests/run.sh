@@ -165,7 +165,7 @@ else
     # "# mode: thorough" cases of --repair=thorough; the others hold
     # OpenCC-compatible ones; "# cli: OPTIONS" adds CLI
     # options. The pseudo-profiles "detect"
-    # (expected: the label `fanjian detect` prints) and "clean" (expected:
+    # (expected: the label `fanjian detect` prints, before its encoding) and "clean" (expected:
     # drop or keep, by `fanjian clean`) test those commands instead.
     # cli_cases FILE LABEL
     cli_cases() {
@@ -193,8 +193,10 @@ else
             printf '%b' "$input" >"$TMP/case.in"
             case $prof in
             detect)
+                # the label; the encoding after it is checked in cli-files.sh
                 printf '%s\n' "$expected" >"$TMP/case.exp"
-                run "$FJ" detect <"$TMP/case.in" ;;
+                run "$FJ" detect <"$TMP/case.in"
+                sed -i 's/ ([^()]*)$//' "$TMP/out" ;;
             repair)
                 # damaged Traditional text: t2tw's default mode repairs it
                 printf '%b' "$expected" >"$TMP/case.exp"
@@ -524,24 +526,23 @@ else
     printf '%s\n' '這是繁體中文。' >"$TMP/trad.txt"
     printf '%s' '这里有简体，這裡有繁體，兩者混在一起了。' >"$TMP/mixed.txt"
     run "$FJ" detect "$TMP/simp.txt" "$TMP/trad.txt"
-    printf '%s\n' "$TMP/simp.txt: simplified" "$TMP/trad.txt: traditional" >"$TMP/detect.exp"
-    check "CLI detect FILE FILE" test "$rc" -eq 0 -a "$(cat "$TMP/out")" = "$(cat "$TMP/detect.exp")"
+    printf '%s\n' "$TMP/simp.txt: simplified (UTF-8)" "$TMP/trad.txt: traditional (UTF-8)" >"$TMP/detect.exp"
+    check "CLI detect FILE FILE: label and encoding" test "$rc" -eq 0 -a "$(cat "$TMP/out")" = "$(cat "$TMP/detect.exp")"
     run "$FJ" detect <"$TMP/trad.txt"
-    check "CLI detect on standard input prints the label alone" test "$rc" -eq 0 -a "$(cat "$TMP/out")" = traditional
+    check "CLI detect on standard input prints the label and encoding alone" test "$rc" -eq 0 -a "$(cat "$TMP/out")" = "traditional (UTF-8)"
     run "$FJ" detect "$TMP/simp.txt" "$TMP/missing.txt" "$TMP/trad.txt"
-    printf '%s\n' "$TMP/simp.txt: simplified" "$TMP/trad.txt: traditional" >"$TMP/detect.exp"
     if [ "$rc" -ne 0 ] && grep -q missing.txt "$TMP/err" && cmp -s "$TMP/out" "$TMP/detect.exp"; then
         ok "CLI detect: an unreadable file fails, the others are reported"
     else
         bad "CLI detect: an unreadable file fails, the others are reported" "exit $rc: $(err1)" "$(cat "$TMP/out")"
     fi
     run "$FJ" detect --json "$TMP/mixed.txt"
-    exp_json="{\"file\":\"$TMP/mixed.txt\",\"label\":\"mixed\",\"confidence\":0.875,\"han\":17,\"simplified\":3,\"traditional\":4,\"spans\":[{\"offset\":0,\"length\":18,\"script\":\"simplified\"}]}"
-    check "CLI detect --json: label, confidence, counts, spans" test "$rc" -eq 0 -a "$(cat "$TMP/out")" = "$exp_json"
+    exp_json="{\"file\":\"$TMP/mixed.txt\",\"format\":\"text\",\"encoding\":\"UTF-8\",\"label\":\"mixed\",\"confidence\":0.875,\"han\":17,\"simplified\":3,\"traditional\":4,\"spans\":[{\"offset\":0,\"length\":18,\"script\":\"simplified\"}]}"
+    check "CLI detect --json: format, encoding, label, confidence, counts, spans" test "$rc" -eq 0 -a "$(cat "$TMP/out")" = "$exp_json"
     printf 'x' >"$TMP/a\"b.txt"
     run "$FJ" detect --json - "$TMP/a\"b.txt" <"$TMP/simp.txt"
-    if [ "$rc" -eq 0 ] && [ "$(wc -l <"$TMP/out")" -eq 2 ] && grep -q '^{"file":"-","label":"simplified"' "$TMP/out" &&
-        grep -Fq 'a\"b.txt","label":"none","confidence":1.000,"han":0,"simplified":0,"traditional":0,"spans":[]}' "$TMP/out"; then
+    if [ "$rc" -eq 0 ] && [ "$(wc -l <"$TMP/out")" -eq 2 ] && grep -q '^{"file":"-","format":"text","encoding":"UTF-8","label":"simplified"' "$TMP/out" &&
+        grep -Fq 'a\"b.txt","format":"text","encoding":"UTF-8","label":"none","confidence":1.000,"han":0,"simplified":0,"traditional":0,"spans":[]}' "$TMP/out"; then
         ok "CLI detect --json: one object per input, names escaped"
     else
         bad "CLI detect --json: one object per input, names escaped" "exit $rc: $(cat "$TMP/out")"
@@ -625,6 +626,9 @@ else
     # -- encodings, document formats, trees (tests/cli-files.sh) ---------------------------
     # shellcheck source=tests/cli-files.sh
     . "$ROOT/tests/cli-files.sh"
+    # -- fanjian detect: encodings, binary, documents (tests/cli-detect.sh) -----------------
+    # shellcheck source=tests/cli-detect.sh
+    . "$ROOT/tests/cli-detect.sh"
 
     echo "== command-line tool: done in $(elapsed "$CLI_START") s"
 fi

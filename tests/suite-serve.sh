@@ -192,6 +192,12 @@ elif sv_start main; then
         '200 {"script":"mixed","confidence":0.875,"han":17,"simplified":3,"traditional":4,"spans":[{"offset":0,"length":18,"script":"simplified"}]}'
     sv_req /v1/detect --data-binary '{"text":"這是繁體中文。"}'
     check "serve detect: traditional" grep -q '^{"script":"traditional",' "$TMP/sv.body"
+    # Not text: the library's binary label, as `fanjian detect` gives it.
+    sv_req /v1/detect --data-binary '{"text":"\u0089PNG\r\n\u001a\n\u0000\u0000\u0000\rIHDR中文"}'
+    check "serve detect: a NUL makes binary" test "$code $(cat "$TMP/sv.body")" = \
+        '200 {"script":"binary","confidence":1.000,"han":0,"simplified":0,"traditional":0,"spans":[]}'
+    sv_req /v1/detect --data-binary '{"text":"\u0001\u0002发\u0003\u0004\u0001\u0002发\u0003\u0004\u0001\u0002发\u0003\u0004"}'
+    check "serve detect: control characters make binary" grep -q '^{"script":"binary",' "$TMP/sv.body"
 
     # -- errors -------------------------------------------------------------------------
     sv_status "malformed JSON" 400 /v1/convert --data-binary '{"text": "头发'

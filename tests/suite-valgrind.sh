@@ -39,5 +39,10 @@ else
         vg "EPUB with a zip-slip name (refused)" -c s2tw -o "$V/slip.epub" "$F/slip.epub"
     fi
     vg "detect --json" detect --json "$F/chapter.big5.txt" "$V/a.txt"
+    # documents, binary and a broken document (tests/cli-detect.sh made them in $DETECT)
+    if [ -n "${DETECT:-}" ] && [ -r "$DETECT/book.epub" ]; then
+        vg "detect documents and binary" detect --json "$DETECT/book.epub" "$DETECT/hidden.html" \
+            "$DETECT/notes.md" "$DETECT/film.srt" "$DETECT/image.png" "$DETECT/cut.utf16.txt" "$DETECT/broken.xhtml" "$DETECT/fake.epub"
+    fi
     vg "tree -r -j 2 --rename" -c s2tw -r "$V/tree" -o "$V/tree.out" -j 2 --rename --no-progress
 fi

@@ -191,6 +191,75 @@ static void test_detect_span_capacity(void **state)
     tb_free(&t);
 }
 
+/* The label of len bytes (not NUL-terminated: binary data has NULs). */
+static fj_script detect_bytes(const char *data, size_t len)
+{
+    fj_detection r;
+    memset(&r, 0, sizeof r);
+    assert_int_equal(fj_detect(g_dict, data, len, &r), FJ_OK);
+    if (r.script == FJ_SCRIPT_BINARY) { /* nothing else is reported for binary */
+        assert_int_equal(r.han, 0);
+        assert_int_equal(r.span_count, 0);
+        assert_true(r.confidence == 1.0);
+    }
+    return r.script;
+}
+
+static void test_detect_binary(void **state)
+{
+    (void)state;
+    assert_string_equal(fj_script_name(FJ_SCRIPT_BINARY), "binary");
+    /* A PNG's signature and header chunk, then bytes that read as Han. */
+    static const char png[] = "\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\x01\0\0\0\x01\0\x08\x06\0\0\0"
+                              "\x5c\x72\xa8\x66中文字中文字";
+    assert_int_equal(detect_bytes(png, sizeof png - 1), FJ_SCRIPT_BINARY);
+    /* An ELF header with a string table that holds Chinese. */
+    static const char elf[] = "\x7f" "ELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x03\0\x3e\0\x01\0\0\0"
+                              "头发这个问题";
+    assert_int_equal(detect_bytes(elf, sizeof elf - 1), FJ_SCRIPT_BINARY);
+    size_t len = 0;
+    char *ls = t_read_file("/bin/ls", &len);
+    if (ls) { /* the real thing, where there is one */
+        assert_int_equal(detect_bytes(ls, len), FJ_SCRIPT_BINARY);
+        free(ls);
+    }
+    /* Random bytes without a NUL: binary by their share of bytes that are
+     * not text alone. */
+    char noise[4096];
+    uint32_t x = 12345;
+    for (size_t i = 0; i < sizeof noise; i++) {
+        x = x * 1103515245u + 12345u;
+        noise[i] = (char)(x >> 23 & 0xFF);
+        if (noise[i] == 0)
+            noise[i] = '\x01';
+    }
+    assert_int_equal(detect_bytes(noise, sizeof noise), FJ_SCRIPT_BINARY);
+    /* Control bytes text does not use, half of a text. */
+    tbuf c = {0};
+    for (int i = 0; i < 20; i++)
+        tb_adds(&c, "\x01发\x02\x03");
+    assert_int_equal(detect_bytes(c.p, c.len), FJ_SCRIPT_BINARY);
+    tb_free(&c);
+
+    /* Text: one bad byte, a few stray ones in a short text, the control
+     * characters text uses (tab, line breaks, form feed, terminal colours). */
+    assert_int_equal(detect_bytes("这是简体\x80中文。", 17), FJ_SCRIPT_SIMPLIFIED);
+    assert_int_equal(detect_bytes("\xff\xfe这是\x80", 9), FJ_SCRIPT_SIMPLIFIED);
+    const char *controls = "\x1b[1m这是\x1b[0m\t简体\r\n\f\v中文。\n";
+    assert_int_equal(detect_bytes(controls, strlen(controls)), FJ_SCRIPT_SIMPLIFIED);
+    /* Only the first 8 KiB decide: a NUL after them does not make binary,
+     * and a character the block's end cuts is not a bad byte. */
+    tbuf t = {0};
+    tb_adds(&t, "x");
+    while (t.len < 9000)
+        tb_adds(&t, "這是繁體。");
+    tb_add(&t, "\0\0\0", 3);
+    assert_int_equal(detect_bytes(t.p, t.len), FJ_SCRIPT_TRADITIONAL);
+    tb_free(&t);
+    /* UTF-16 must be decoded first (the CLI does): decoded, it is text. */
+    assert_int_equal(detect_bytes("這是繁體", 12), FJ_SCRIPT_TRADITIONAL);
+}
+
 /* An allocator that counts, and fails when told to. */
 typedef struct counting {
     size_t live, peak, calls;
@@ -843,6 +912,7 @@ int main(void)
         cmocka_unit_test(test_detect_confidence),
         cmocka_unit_test(test_detect_spans),
         cmocka_unit_test(test_detect_span_capacity),
+        cmocka_unit_test(test_detect_binary),
         cmocka_unit_test(test_allocator),
         cmocka_unit_test(test_clean_arguments),
         cmocka_unit_test(test_clean_default_rules),

@@ -16,6 +16,7 @@ line for its file. Lone surrogates (\\xED\\xA0\\x80) are decoded with
 import glob
 import json
 import os
+import re
 
 import fanjian
 from fjtest import (CASES, PROFILES, SHARED, TMP, Skip, cli, read_cases, run,
@@ -44,7 +45,8 @@ def cli_detect(data):
     rc, out, err = cli("detect", input=data)
     if rc != 0:
         raise AssertionError("CLI detect: exit %d: %s" % (rc, err[:200]))
-    return out.decode().strip()
+    # the label, without the encoding read after it
+    return re.sub(r" \([^()]*\)$", "", out.decode().strip())
 
 
 def cli_clean(data):

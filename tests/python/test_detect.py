@@ -60,4 +60,15 @@ def detect_many_spans():
     assert len(d.spans) == 60, len(d.spans)
 
 
+@test("python detect(): text that is not text is binary, as the CLI says")
+def detect_binary():
+    # A NUL, and a string that is mostly control characters: the CLI reads
+    # the same bytes as UTF-8 and agrees.
+    for text in ("這是繁體\x00中文", "\x01\x02发\x03\x04" * 10):
+        d = check_like_cli(text)
+        assert (d.script, d.han, d.spans) == ("binary", 0, []), d
+    # one stray control character in a text is still text
+    assert fanjian.detect("这是\x01简体中文，头发干了。").script == "simplified"
+
+
 run()
