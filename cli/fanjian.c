@@ -224,11 +224,17 @@ static void format_shown(fjx_format format, char *buf, size_t size)
 
 /* The text line: NAME: LABEL (FORMAT, ENCODING), NAME left out for
  * standard input, FORMAT for documents, no parenthesis for binary. */
+/* From this damage on, detect says the text was converted character by
+ * character (native text stays near 0, such text near 0.9). */
+#define FJX_DAMAGE_SHOWN 0.5
+
 static void print_detected(FILE *f, const char *shown, const detected *d)
 {
     if (shown)
         fprintf(f, "%s: ", shown);
     fputs(fj_script_name(d->r.script), f);
+    if (d->r.damage >= FJX_DAMAGE_SHOWN)
+        fprintf(f, ", converted character by character (damage %.2f)", d->r.damage);
     if (d->encoding) {
         char format[16];
         format_shown(d->format, format, sizeof format);
@@ -254,8 +260,12 @@ static void print_detected_json(FILE *f, const char *input, const detected *d)
     else
         fputs("null", f);
     fprintf(f, ",\"label\":\"%s\",\"confidence\":%.3f,\"han\":%zu,\"simplified\":%zu,"
-               "\"traditional\":%zu,\"spans\":",
+               "\"traditional\":%zu,\"damage\":",
             fj_script_name(r->script), r->confidence, r->han, r->simplified, r->traditional);
+    if (r->damage < 0)
+        fputs("null,\"spans\":", f);
+    else
+        fprintf(f, "%.2f,\"spans\":", r->damage);
     if (d->format != FJX_TEXT) {
         fputs("null}\n", f);
         return;

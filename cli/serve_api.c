@@ -411,8 +411,11 @@ static unsigned api_detect(const fjx_api *a, const json_t *root, char **out, siz
     buf b = {0};
     if (st == FJ_OK &&
         buf_printf(&b, "{\"script\":\"%s\",\"confidence\":%.3f,\"han\":%zu,\"simplified\":%zu,"
-                       "\"traditional\":%zu,\"spans\":[",
+                       "\"traditional\":%zu,\"damage\":",
                    fj_script_name(d.script), d.confidence, d.han, d.simplified, d.traditional) != 0)
+        st = FJ_ERR_NOMEM;
+    if (st == FJ_OK && (d.damage < 0 ? buf_printf(&b, "null,\"spans\":[")
+                                     : buf_printf(&b, "%.2f,\"spans\":[", d.damage)) != 0)
         st = FJ_ERR_NOMEM;
     size_t shown = d.span_count < d.span_capacity ? d.span_count : d.span_capacity;
     for (size_t i = 0; st == FJ_OK && i < shown; i++)

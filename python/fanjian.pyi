@@ -23,6 +23,7 @@ class Detection(NamedTuple):
     simplified: int
     traditional: int
     spans: list[Span]
+    damage: Optional[float]
 
 def convert(
     text: str,

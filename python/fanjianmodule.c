@@ -949,10 +949,12 @@ static PyStructSequence_Field detection_fields[] = {
     {"simplified", "of them, found only in Simplified text"},
     {"traditional", "of them, found only in Traditional text"},
     {"spans", "list of Span: the stretches in the minority script"},
+    {"damage", "for Traditional text, how much looks converted character by character "
+               "(0..1), or None when the text shows too little"},
     {NULL, NULL},
 };
 static PyStructSequence_Desc detection_desc = {
-    "fanjian.Detection", "The result of fanjian.detect().", detection_fields, 6};
+    "fanjian.Detection", "The result of fanjian.detect().", detection_fields, 7};
 
 static PyStructSequence_Field span_fields[] = {
     {"start", "index of its first character in the str"},
@@ -1073,6 +1075,11 @@ static PyObject *mod_detect(PyObject *Py_UNUSED(m), PyObject *args, PyObject *kw
     }
     PyStructSequence_SET_ITEM(result, 5, list);
     list = NULL;
+    PyObject *damage = r.damage < 0 ? Py_NewRef(Py_None) : PyFloat_FromDouble(r.damage);
+    if (damage)
+        PyStructSequence_SET_ITEM(result, 6, damage);
+    else
+        failed = 1;
     if (failed)
         Py_CLEAR(result);
 done:

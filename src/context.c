@@ -1173,6 +1173,18 @@ int fj__damage_feed(const fj_converter *c, const unsigned char *text, size_t len
     return v >= FJ_DAMAGE_LLR_DAMAGED;
 }
 
+int fj__damage_observe(const fj_converter *c, uint32_t cp, uint32_t *share)
+{
+    if (!c->ctx_repair || !c->ctx_damage_w || cp < FJ_REC_FIRST || cp >= 0x10000 ||
+        c->ctx_damage_w[cp - FJ_REC_FIRST] == 0)
+        return 0;
+    uint32_t e = c->ctx_table[cp - FJ_REC_FIRST];
+    const int16_t *dw = c->dict->image.damage_weights;
+    uint32_t r = reading_of(c, cp);
+    *share = dw && r < 0x10000 ? (uint32_t)dw[4 * r + 2] : 1320; /* the average reading's */
+    return (e >> FJ_CTX_FIRST_FORM_BIT & 1) ? 1 : (e >> FJ_CTX_OTHER_FORM_BIT & 1) ? 2 : 0;
+}
+
 int fj__ctx_other_form(const fj_converter *c, uint32_t cp)
 {
     return c->ctx_repair && cp >= FJ_REC_FIRST && cp < 0x10000 &&

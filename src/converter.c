@@ -272,10 +272,10 @@ static void mark_forms(fj_converter *c, const fj_image *img)
         uint32_t r = fj__ctx_reading(c, cp);
         int16_t wf = FJ_DAMAGE_FIRST_FALLBACK, wo = FJ_DAMAGE_OTHER_FALLBACK;
         if (img->damage_weights && r < 0x10000) {
-            if (img->damage_weights[2 * r] == 0 && img->damage_weights[2 * r + 1] == 0)
+            if (img->damage_weights[4 * r] == 0 && img->damage_weights[4 * r + 1] == 0)
                 continue; /* the word list says too little of this reading */
-            wf = img->damage_weights[2 * r];
-            wo = img->damage_weights[2 * r + 1];
+            wf = img->damage_weights[4 * r];
+            wo = img->damage_weights[4 * r + 1];
         }
         *e |= 1u << FJ_CTX_OTHER_FORM_BIT;
         w[cp - FJ_REC_FIRST] = wo;

@@ -446,6 +446,37 @@ static double power(double base, size_t n)
     return r;
 }
 
+/* Below this many other forms expected in correct text, too little is seen
+ * to estimate damage. */
+#define DAMAGE_MIN_EXPECTED 3.0
+
+/* The share of the characters a careless converter writes in their
+ * reading's default form that look so converted: 1 - (other forms seen) /
+ * (other forms correct text would show, from the word list's shares), in
+ * [0, 1]; -1 when the image has no repair model or the text shows too
+ * little. Through a careful t2tw converter's tables. */
+static double damage_of(const fj_dict *dict, const unsigned char *text, size_t len)
+{
+    fj_converter *rc = NULL;
+    if (fj_converter_open(dict, "t2tw", FJ_REPAIR_CAREFUL, &rc, NULL) != FJ_OK)
+        return -1;
+    double expected = 0, seen = 0;
+    for (const unsigned char *p = text, *end = text + len; p < end;) {
+        uint32_t cp, share;
+        int k = fj_utf8_decode(p, end, &cp);
+        int kind = k > 0 ? fj__damage_observe(rc, cp, &share) : 0;
+        if (kind) {
+            expected += share / 10000.0;
+            seen += kind == 2;
+        }
+        p += k > 0 ? (size_t)k : 1;
+    }
+    fj_converter_close(rc);
+    if (expected < DAMAGE_MIN_EXPECTED)
+        return -1;
+    return clamp01(1 - seen / expected);
+}
+
 fj_status fj_detect(const fj_dict *dict, const char *text, size_t len, fj_detection *out)
 {
     if (!dict || !out || (!text && len) || (!out->spans && out->span_capacity))
@@ -454,6 +485,7 @@ fj_status fj_detect(const fj_dict *dict, const char *text, size_t len, fj_detect
     out->confidence = 1;
     out->han = out->simplified = out->traditional = 0;
     out->span_count = 0;
+    out->damage = -1;
     if (looks_binary((const unsigned char *)text, len)) {
         out->script = FJ_SCRIPT_BINARY;
         return FJ_OK;
@@ -490,6 +522,9 @@ fj_status fj_detect(const fj_dict *dict, const char *text, size_t len, fj_detect
         out->confidence = clamp01(1 - power(0.75, out->han));
     }
     free_table(dict, t);
+    if (out->script == FJ_SCRIPT_TRADITIONAL || out->script == FJ_SCRIPT_MIXED ||
+        out->script == FJ_SCRIPT_BOTH)
+        out->damage = damage_of(dict, u, len);
     return FJ_OK;
 }
 

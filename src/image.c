@@ -199,8 +199,8 @@ fj_status fj__image_load(fj_image *img, const unsigned char *data, size_t size, 
     img->source_only = s.p;
     img->source_only_count = (uint32_t)(s.size / FJ_BARRIER_BYTES);
     SECTION(FJ_SEC_DAMAGEW, 4, "damage weights");
-    img->damage_weights = s.size == 0x40000 ? (const int16_t *)s.p : NULL;
-    if (s.size != 0 && s.size != 0x40000)
+    img->damage_weights = s.size == 0x80000 ? (const int16_t *)s.p : NULL;
+    if (s.size != 0 && s.size != 0x80000)
         return bad(e, (size_t)s.offset, "damage weight table size");
     SECTION(FJ_SEC_LANGMOD, 4, "language model");
     img->lm_slots = (const uint32_t *)s.p;

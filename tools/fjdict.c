@@ -988,7 +988,7 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
         {FJ_SEC_AMBPAIRS, ambpairs,
          have_model ? (2 + REGION_COUNT) * (size_t)FJ_BIGRAM_BITS / 8 : 0},
         {FJ_SEC_SRCONLY, srconly, have_model ? 3 * (size_t)FJ_BARRIER_BYTES : 0},
-        {FJ_SEC_DAMAGEW, repair.damage_weights, repair.damage_weights ? 0x40000 : 0},
+        {FJ_SEC_DAMAGEW, repair.damage_weights, repair.damage_weights ? 0x80000 : 0},
         {FJ_SEC_LANGMOD, lm_tab.slots, lm_tab.bits ? (size_t)4 << lm_tab.bits : 0},
     };
     printf("fjdict: %zu source dictionaries, %zu profiles, %zu matchers, %zu nodes, %zu blocks\n",

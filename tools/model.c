@@ -1651,8 +1651,8 @@ static int16_t *damage_weights(const oc_dict *stc, const oc_dict *tsc, const mod
         }
         free(u.cp);
     }
-    int16_t *w = xrealloc_(NULL, 0x10000 * 2 * sizeof(int16_t));
-    memset(w, 0, 0x10000 * 2 * sizeof(int16_t));
+    int16_t *w = xrealloc_(NULL, 0x10000 * 4 * sizeof(int16_t));
+    memset(w, 0, 0x10000 * 4 * sizeof(int16_t));
     for (uint32_t r = 0; r < 0x10000; r++) {
         double all = first[r] + other[r];
         if (all < DAMAGE_MIN_COUNT)
@@ -1668,8 +1668,9 @@ static int16_t *damage_weights(const oc_dict *stc, const oc_dict *tsc, const mod
             wo = DAMAGE_OTHER_WEIGHT_MAX;
         if (wo < -30000)
             wo = -30000;
-        w[2 * r] = (int16_t)lround(wf);
-        w[2 * r + 1] = (int16_t)lround(wo);
+        w[4 * r] = (int16_t)lround(wf);
+        w[4 * r + 1] = (int16_t)lround(wo);
+        w[4 * r + 2] = (int16_t)lround(10000.0 * p);
     }
     free(first);
     free(other);

@@ -81,8 +81,9 @@ typedef struct repair_tables {
     size_t derived_always; /* of `always`, how many the data gave (not repair.tsv) */
     /* The image's DMGW section: per BMP reading with several Traditional
      * forms, what its first form and one of its others add to repair's
-     * damage estimate (0x10000 int16 pairs, thousandths of a nat; 0 0 where
-     * the word list says too little). */
+     * damage estimate (thousandths of a nat), the share of its other forms
+     * (ten-thousandths) and 0: 0x10000 int16 quadruples, all 0 where the
+     * word list says too little. */
     int16_t *damage_weights;
 } repair_tables;
 

