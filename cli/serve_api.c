@@ -28,6 +28,8 @@ struct fjx_api {
     const fj_dict *dict; /* borrowed */
     size_t nprofiles;
     fj_converter **conv; /* [API_MODES * profile + mode] */
+    fj_converter **to;   /* target-only converters, by fj_target_name's index */
+    size_t ntargets;
     fj_clean *clean;
 };
 
@@ -276,16 +278,31 @@ static unsigned api_convert(const fjx_api *a, json_t **rootp, char **out, size_t
     if (!text)
         return 400;
     const json_t *jp = json_object_get(root, "profile");
-    if (!jp)
-        return fail(400, out, out_len, "missing \"profile\" (see /v1/profiles)");
-    if (!json_is_string(jp))
-        return fail(400, out, out_len, "\"profile\" must be a string");
-    long pi = find_profile(a, jp);
-    if (pi < 0 && strlen(json_string_value(jp)) != json_string_length(jp))
-        return fail(400, out, out_len, "\"profile\" must not contain U+0000");
-    if (pi < 0)
-        return fail(400, out, out_len, "unknown profile \"%.64s\" (see /v1/profiles)",
-                    json_string_value(jp));
+    const json_t *jt = json_object_get(root, "to");
+    long pi = -1, ti = -1;
+    if (jt && !json_is_null(jt)) {
+        /* Target-only conversion: any input to one standard (fanjian --to). */
+        if (jp && !json_is_null(jp))
+            return fail(400, out, out_len, "give \"profile\" or \"to\", not both");
+        if (!json_is_string(jt))
+            return fail(400, out, out_len, "\"to\" must be a string");
+        for (size_t i = 0; i < a->ntargets && ti < 0; i++)
+            if (str_is(jt, fj_target_name(i), strlen(fj_target_name(i))))
+                ti = (long)i;
+        if (ti < 0)
+            return fail(400, out, out_len, "unknown target (see \"targets\" in /v1/profiles)");
+    } else {
+        if (!jp)
+            return fail(400, out, out_len, "missing \"profile\" (see /v1/profiles)");
+        if (!json_is_string(jp))
+            return fail(400, out, out_len, "\"profile\" must be a string");
+        pi = find_profile(a, jp);
+        if (pi < 0 && strlen(json_string_value(jp)) != json_string_length(jp))
+            return fail(400, out, out_len, "\"profile\" must not contain U+0000");
+        if (pi < 0)
+            return fail(400, out, out_len, "unknown profile \"%.64s\" (see /v1/profiles)",
+                        json_string_value(jp));
+    }
     int clean = 0, compat = 0, punct = 0;
     if (opt_bool(root, "clean", &clean) || opt_bool(root, "compat", &compat) ||
         opt_bool(root, "punct", &punct))
@@ -303,10 +320,18 @@ static unsigned api_convert(const fjx_api *a, json_t **rootp, char **out, size_t
             return fail(400, out, out_len,
                         "\"repair\" must be \"auto\", \"careful\", \"thorough\" or \"off\"");
     }
-    const fj_converter *conv = a->conv[API_MODES * pi + (compat ? API_COMPAT : mode)];
+    if (ti >= 0 && (compat || mode != API_DEFAULT))
+        return fail(400, out, out_len, "\"to\" takes neither \"compat\" nor a \"repair\" level");
+    const fj_converter *conv =
+        ti >= 0 ? a->to[ti] : a->conv[API_MODES * pi + (compat ? API_COMPAT : mode)];
     const char *profile = fj_converter_profile(conv);
     /* As on the command line: the profile's own style, but none in compat mode. */
     int quotes = compat ? FJ_QUOTES_KEEP : (int)fj_profile_quotes(profile);
+    char target_name[32];
+    if (ti >= 0) {
+        snprintf(target_name, sizeof target_name, "to:%s", fj_target_name((size_t)ti));
+        profile = target_name; /* the answer names what was asked */
+    }
     const json_t *jq = json_object_get(root, "quotes");
     if (jq && !json_is_null(jq)) {
         if (json_is_string(jq) && (str_is(jq, "tw", 2) || str_is(jq, "hk", 2)))
@@ -467,6 +492,12 @@ int fjx_api_profiles(const fjx_api *a, char **out, size_t *out_len)
         rc = (i && buf_puts(&b, ",") != 0) || buf_json(&b, name, strlen(name)) != 0 ? -1 : 0;
     }
     if (rc == 0)
+        rc = buf_puts(&b, "],\"targets\":[");
+    for (size_t i = 0; rc == 0 && i < a->ntargets; i++) {
+        const char *name = fj_target_name(i);
+        rc = (i && buf_puts(&b, ",") != 0) || buf_json(&b, name, strlen(name)) != 0 ? -1 : 0;
+    }
+    if (rc == 0)
         rc = buf_puts(&b, "]}\n");
     if (rc != 0) {
         free(b.p);
@@ -485,6 +516,9 @@ void fjx_api_close(fjx_api *a)
     for (size_t i = 0; a->conv && i < API_MODES * a->nprofiles; i++)
         fj_converter_close(a->conv[i]);
     free(a->conv);
+    for (size_t i = 0; a->to && i < a->ntargets; i++)
+        fj_converter_close(a->to[i]);
+    free(a->to);
     fj_clean_close(a->clean);
     free(a);
 }
@@ -517,6 +551,20 @@ int fjx_api_open(const fj_dict *dict, fjx_api **out)
             return -1;
         }
     }
+    while (fj_target_name(a->ntargets))
+        a->ntargets++;
+    a->to = calloc(a->ntargets ? a->ntargets : 1, sizeof *a->to);
+    if (!a->to) {
+        fprintf(stderr, "%s: serve: out of memory\n", prog);
+        fjx_api_close(a);
+        return -1;
+    }
+    for (size_t i = 0; i < a->ntargets; i++)
+        if (fj_converter_open_target(dict, fj_target_name(i), FJ_DEFAULT, &a->to[i], &err) != FJ_OK) {
+            fprintf(stderr, "%s: %s\n", prog, err.message);
+            fjx_api_close(a);
+            return -1;
+        }
     if (fj_clean_open(dict, NULL, 0, 0, &a->clean, &err) != FJ_OK) {
         fprintf(stderr, "%s: %s\n", prog, err.message);
         fjx_api_close(a);

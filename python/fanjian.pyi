@@ -27,13 +27,14 @@ class Detection(NamedTuple):
 
 def convert(
     text: str,
-    profile: str = "s2t",
+    profile: Optional[str] = None,
     *,
     compat: bool = False,
     quotes: _Quotes = None,
     punct: bool = False,
     dict: Optional[_Path] = None,
     repair: Literal["auto", "careful", "thorough", "off"] = "auto",
+    to: Optional[Literal["tw", "twp", "hk", "hkp", "hant", "cn", "hans"]] = None,
 ) -> str: ...
 def detect(text: str, *, dict: Optional[_Path] = None) -> Detection: ...
 def profiles(*, dict: Optional[_Path] = None) -> list[str]: ...
@@ -42,13 +43,14 @@ def clean(text: str, rules: Optional[str] = None, *, dict: Optional[_Path] = Non
 class Converter:
     def __init__(
         self,
-        profile: str = "s2t",
+        profile: Optional[str] = None,
         *,
         compat: bool = False,
         quotes: _Quotes = None,
         punct: bool = False,
         dict: Optional[_Path] = None,
         repair: Literal["auto", "careful", "thorough", "off"] = "auto",
+        to: Optional[Literal["tw", "twp", "hk", "hkp", "hant", "cn", "hans"]] = None,
     ) -> None: ...
     def convert(self, text: str, /) -> str: ...
     def close(self) -> None: ...

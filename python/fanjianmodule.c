@@ -141,14 +141,46 @@ typedef struct conv_entry {
     const dict_entry *dict;
     unsigned flags;
     fj_converter *conv;
+    char name[24]; /* the profile's canonical name, or "to:TARGET" */
 } conv_entry;
+
+/* A converter for `profile`: a profile's name or file, or "to:TARGET" for
+ * target-only conversion (fj_converter_open_target). */
+static fj_status open_named(const fj_dict *dict, const char *profile, unsigned flags,
+                            fj_converter **out, fj_error *err)
+{
+    if (strncmp(profile, "to:", 3) == 0)
+        return fj_converter_open_target(dict, profile + 3, flags, out, err);
+    return fj_converter_open(dict, profile, flags, out, err);
+}
+
+/* The name a converter answers to: "to:TARGET" as asked, else the
+ * profile's canonical name. */
+static const char *name_of(const fj_converter *c, const char *asked)
+{
+    return strncmp(asked, "to:", 3) == 0 ? asked : fj_converter_profile(c);
+}
+
+/* `to` as a profile string ("to:" TARGET) in buf, or `profile` (default
+ * "s2t"); NULL with ValueError when both are given. */
+static const char *profile_or_target(const char *profile, const char *to, char *buf, size_t size)
+{
+    if (to && profile) {
+        PyErr_SetString(PyExc_ValueError, "give a profile or to=, not both");
+        return NULL;
+    }
+    if (!to)
+        return profile ? profile : "s2t";
+    snprintf(buf, size, "to:%s", to);
+    return buf;
+}
 
 static conv_entry *conv_cache; /* under dict_lock */
 
 static conv_entry *conv_find(const dict_entry *d, unsigned flags, const char *name)
 {
     for (conv_entry *e = conv_cache; e; e = e->next)
-        if (e->dict == d && e->flags == flags && strcmp(fj_converter_profile(e->conv), name) == 0)
+        if (e->dict == d && e->flags == flags && strcmp(e->name, name) == 0)
             return e;
     return NULL;
 }
@@ -172,12 +204,12 @@ static fj_status conv_get(const dict_entry *d, const char *profile, unsigned fla
 
     fj_status st = FJ_OK;
     pthread_mutex_lock(&dict_lock);
-    conv_entry *e = conv_find(d, flags, key);
+    conv_entry *e = conv_find(d, flags, strncmp(profile, "to:", 3) == 0 ? profile : key);
     if (!e) {
         fj_converter *c = NULL;
-        st = fj_converter_open(d->dict, profile, flags, &c, err);
+        st = open_named(d->dict, profile, flags, &c, err);
         /* Should the library name it otherwise, keep one all the same. */
-        if (st == FJ_OK && (e = conv_find(d, flags, fj_converter_profile(c))) != NULL) {
+        if (st == FJ_OK && (e = conv_find(d, flags, name_of(c, profile))) != NULL) {
             fj_converter_close(c);
         } else if (st == FJ_OK) {
             e = malloc(sizeof *e);
@@ -188,6 +220,7 @@ static fj_status conv_get(const dict_entry *d, const char *profile, unsigned fla
                 e->dict = d;
                 e->flags = flags;
                 e->conv = c;
+                snprintf(e->name, sizeof e->name, "%s", name_of(c, profile));
                 e->next = conv_cache;
                 conv_cache = e;
             }
@@ -551,13 +584,13 @@ static int converter_setup(ConverterObject *self, dict_entry *dict, const char *
     fj_converter *c = NULL;
     fj_error err;
     memset(&err, 0, sizeof err);
-    fj_status st = fj_converter_open(dict->dict, profile, flags, &c, &err);
+    fj_status st = open_named(dict->dict, profile, flags, &c, &err);
     if (st != FJ_OK) {
         raise_fj(st, &err, 0);
         return -1;
     }
     const char *canonical = fj_converter_profile(c);
-    PyObject *name = PyUnicode_FromString(canonical);
+    PyObject *name = PyUnicode_FromString(name_of(c, profile));
     conv_handle *h = name ? PyMem_Malloc(sizeof *h) : NULL;
     if (!h) {
         Py_XDECREF(name);
@@ -603,14 +636,17 @@ static int mode_flags(int compat, const char *repair, unsigned *flags)
 
 static int Converter_init(ConverterObject *self, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"profile", "compat", "quotes", "punct", "dict", "repair", NULL};
-    const char *profile = "s2t", *repair = NULL;
+    static char *kwlist[] = {"profile", "compat", "quotes", "punct", "dict", "repair", "to", NULL};
+    const char *profile = NULL, *repair = NULL, *to = NULL;
     int compat = 0, punct = 0, quotes_given;
     unsigned flags;
     PyObject *quotes = Py_None, *dictarg = Py_None;
     fj_quotes q = FJ_QUOTES_KEEP;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|s$pOpOz:Converter", kwlist, &profile, &compat,
-                                     &quotes, &punct, &dictarg, &repair))
+    char target[32];
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|z$pOpOzz:Converter", kwlist, &profile, &compat,
+                                     &quotes, &punct, &dictarg, &repair, &to))
+        return -1;
+    if (!(profile = profile_or_target(profile, to, target, sizeof target)))
         return -1;
     if (quotes_arg(quotes, &q, &quotes_given) < 0 || mode_flags(compat, repair, &flags) < 0)
         return -1;
@@ -902,20 +938,24 @@ static PyTypeObject OpenCCType = {
 
 PyDoc_STRVAR(mod_convert_doc,
 "convert(text, profile='s2t', *, compat=False, quotes=None, punct=False, dict=None,\n"
-"        repair='auto') -> str\n\n"
-"Converts `text` (a str) with `profile`; the options are Converter's.\n"
+"        repair='auto', to=None) -> str\n\n"
+"Converts `text` (a str) with `profile`, or with to='tw' (twp, hk, hkp, hant,\n"
+"cn, hans) any input to that standard; the options are Converter's.\n"
 "The GIL is released while converting.");
 
 static PyObject *mod_convert(PyObject *Py_UNUSED(m), PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"text", "profile", "compat", "quotes", "punct", "dict", "repair", NULL};
+    static char *kwlist[] = {"text", "profile", "compat", "quotes", "punct", "dict", "repair", "to", NULL};
     PyObject *text, *quotes = Py_None, *dictarg = Py_None;
-    const char *profile = "s2t", *repair = NULL;
+    const char *profile = NULL, *repair = NULL, *to = NULL;
     int compat = 0, punct = 0, quotes_given;
     unsigned flags;
     fj_quotes q = FJ_QUOTES_KEEP;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|s$pOpOz:convert", kwlist, &text, &profile,
-                                     &compat, &quotes, &punct, &dictarg, &repair))
+    char target[32];
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|z$pOpOzz:convert", kwlist, &text, &profile,
+                                     &compat, &quotes, &punct, &dictarg, &repair, &to))
+        return NULL;
+    if (!(profile = profile_or_target(profile, to, target, sizeof target)))
         return NULL;
     if (text_arg(text, "convert") < 0 || quotes_arg(quotes, &q, &quotes_given) < 0 ||
         mode_flags(compat, repair, &flags) < 0)

@@ -33,11 +33,16 @@ static fj_converter *g_conv[16]; /* FJ_COMPAT */
 static fj_converter *g_def[16];  /* FJ_DEFAULT */
 static fj_converter *g_thr[16];  /* FJ_REPAIR_THOROUGH */
 static fj_clean *g_clean;        /* the default clean rules */
+static fj_converter *g_to[8];    /* fj_converter_open_target, by fj_target_name's index */
 
 /* The converter for `name` in the mode `flags` (FJ_COMPAT, FJ_DEFAULT or
  * FJ_REPAIR_THOROUGH). */
 static const fj_converter *conv_named(const char *name, unsigned flags)
 {
+    /* The pseudo-profile "to:TARGET": target-only conversion. */
+    for (size_t i = 0; strncmp(name, "to:", 3) == 0 && fj_target_name(i) && i < 8; i++)
+        if (strcmp(fj_target_name(i), name + 3) == 0)
+            return g_to[i];
     for (int i = 0; i < 16; i++)
         if (strcmp(t_profiles[i], name) == 0)
             return flags & FJ_COMPAT ? g_conv[i] : flags & FJ_REPAIR_THOROUGH ? g_thr[i] : g_def[i];
@@ -56,6 +61,12 @@ static int group_setup(void **state)
     }
     if (t_open_profiles("cases", g_dict, FJ_DEFAULT, g_def) != 0)
         return -1;
+    for (size_t i = 0; fj_target_name(i) && i < 8; i++)
+        if (fj_converter_open_target(g_dict, fj_target_name(i), FJ_DEFAULT, &g_to[i], &err) != FJ_OK) {
+            fprintf(stderr, "cases: fj_converter_open_target %s: %s\n", fj_target_name(i),
+                    err.message);
+            return -1;
+        }
     return t_open_profiles("cases", g_dict, FJ_REPAIR_THOROUGH, g_thr);
 }
 
@@ -63,6 +74,8 @@ static int group_teardown(void **state)
 {
     (void)state;
     fj_clean_close(g_clean);
+    for (size_t i = 0; i < 8; i++)
+        fj_converter_close(g_to[i]);
     t_close_profiles(g_def);
     t_close_profiles(g_thr);
     t_close_all(g_dict, g_conv);

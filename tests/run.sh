@@ -201,6 +201,10 @@ else
                 # damaged Traditional text: t2tw's default mode repairs it
                 printf '%b' "$expected" >"$TMP/case.exp"
                 run "$FJ" -c t2tw "$TMP/case.in" </dev/null ;;
+            to:*)
+                # target-only conversion (tests/cases/to.tsv)
+                printf '%b' "$expected" >"$TMP/case.exp"
+                run "$FJ" --to "${prof#to:}" "$TMP/case.in" </dev/null ;;
             clean)
                 case $expected in
                 drop) : >"$TMP/case.exp" ;;

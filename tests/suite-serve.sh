@@ -128,9 +128,11 @@ elif sv_start main; then
 
     sv_req /v1/profiles
     want=$("$FJ" --list | sed 's/.*/"&"/' | paste -sd, -)
-    if [ "$code" = 200 ] && [ "$(tr -d '\n' <"$TMP/sv.body")" = "{\"profiles\":[$want]}" ] &&
+    targets='"tw","twp","hk","hkp","hant","cn","hans"'
+    if [ "$code" = 200 ] &&
+        [ "$(tr -d '\n' <"$TMP/sv.body")" = "{\"profiles\":[$want],\"targets\":[$targets]}" ] &&
         [ "$("$FJ" --list | wc -l)" -eq 16 ]; then
-        ok "serve GET /v1/profiles lists the CLI's 16 profiles"
+        ok "serve GET /v1/profiles lists the CLI's 16 profiles and the targets"
     else
         bad "serve GET /v1/profiles lists the CLI's 16 profiles" "status $code: $(head -c 300 "$TMP/sv.body")"
     fi
@@ -361,7 +363,8 @@ for a, o in ((sys.argv[1], sys.argv[2]), (sys.argv[3], sys.argv[4])):
 import json, subprocess, sys
 out, url, chromium, fj = sys.argv[1:5]
 def cli(text, profile, *opts):
-    r = subprocess.run([fj, *opts, "-c", profile], input=text.encode(), capture_output=True, check=True)
+    which = ["--to", profile[3:]] if profile.startswith("to:") else ["-c", profile]
+    r = subprocess.run([fj, *opts, *which], input=text.encode(), capture_output=True, check=True)
     return r.stdout.decode()
 story = "头发干了\n天才一秒记住本站地址：www.fakebook.cc，最快更新无弹窗！\n他说"
 cases = [
@@ -371,6 +374,9 @@ cases = [
      "marks": "为\U0002B128为绤"},
     {"name": "clean drops a line (lengths differ)", "input": story, "profile": "s2t", "clean": True,
      "marks": "頭髮乾說"},
+    # the first choice of the page: any input to Taiwan's standard
+    {"name": "to:tw, Simplified and damaged Traditional clauses", "input": "头发干了，他衹好廻家。",
+     "profile": "to:tw", "marks": "頭髮乾只回"},
 ]
 # Too long for one character table: compared line by line.
 lines = ["头发干了，第%d行。\n" % i for i in range(1500)]
@@ -697,4 +703,49 @@ PY
         bad "serve convert \"clean\": true: the clean case files, span by span" "$(tr '\n' '|' <"$TMP/serve-clean.out" | head -c 600)"
     fi
     sv_stop clean-cases "$clean_pid" TERM
+fi
+
+# -- "to": target-only conversion, the case file through the API -----------------------
+if [ -x "$FJ" ] && command -v curl >/dev/null && command -v python3 >/dev/null &&
+    sv_start to-cases --threads 2; then
+    to_pid=$sv_pid
+    if python3 - "$sv_url" "$ROOT/tests/cases/to.tsv" >"$TMP/serve-to.out" 2>&1 <<'PY'
+import json, sys, urllib.error, urllib.request
+url, path = sys.argv[1], sys.argv[2]
+def post(obj):
+    req = urllib.request.Request(url + "/v1/convert", json.dumps(obj).encode(),
+                                 {"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, json.load(r)
+    except urllib.error.HTTPError as e:
+        return e.code, json.load(e)
+bad, n = [], 0
+for k, line in enumerate(open(path, encoding="utf-8"), 1):
+    cols = line.rstrip("\n").split("\t")
+    if line.startswith("#") or len(cols) != 3 or not cols[0].startswith("to:"):
+        continue
+    n += 1
+    code, got = post({"text": cols[1], "to": cols[0][3:]})
+    if code != 200 or got["text"] != cols[2] or got["profile"] != cols[0]:
+        bad.append("to.tsv:%d: %s %r, expected %r" % (k, code, got, cols[2]))
+targets = json.load(urllib.request.urlopen(url + "/v1/profiles", timeout=30))["targets"]
+if targets != ["tw", "twp", "hk", "hkp", "hant", "cn", "hans"]:
+    bad.append("targets: %r" % targets)
+for obj, want in (({"text": "x", "to": "xx"}, 400), ({"text": "x", "to": "tw", "profile": "s2t"}, 400),
+                  ({"text": "x", "to": "tw", "compat": True}, 400)):
+    code, _ = post(obj)
+    if code != want:
+        bad.append("%r: status %d, expected %d" % (obj, code, want))
+print("%d cases, %d differ" % (n, len(bad)))
+for b in bad[:5]:
+    print(b)
+sys.exit(1 if bad or n < 10 else 0)
+PY
+    then
+        ok "serve convert \"to\": the target case file, /v1/profiles' targets, refusals ($(head -n 1 "$TMP/serve-to.out"))"
+    else
+        bad "serve convert \"to\": the target case file" "$(tr '\n' '|' <"$TMP/serve-to.out" | head -c 600)"
+    fi
+    sv_stop to-cases "$to_pid" TERM
 fi

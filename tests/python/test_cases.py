@@ -34,7 +34,8 @@ def cli_convert(mode, opts, profile, data):
     path = os.path.join(TMP, "py-case.in")
     with open(path, "wb") as f:
         f.write(data)
-    args = {"compat": ["--compat"], "thorough": ["--repair=thorough"]}.get(mode, []) + opts + ["-c", profile, path]
+    which = ["--to", profile[3:]] if profile.startswith("to:") else ["-c", profile]
+    args = {"compat": ["--compat"], "thorough": ["--repair=thorough"]}.get(mode, []) + opts + which + [path]
     rc, out, err = cli(*args)
     if rc != 0:
         raise AssertionError("CLI %s: exit %d: %s" % (" ".join(args), rc, err.decode("utf-8", "replace")[:200]))
@@ -88,8 +89,9 @@ def case_file_test(path, label, force_mode=None):
                 else:
                     conv_profile = "t2tw" if profile == "repair" else profile
                     cmode = "default" if profile == "repair" else mode
-                    got = fanjian.convert(text, conv_profile, compat=(cmode == "compat"),
-                                          repair="thorough" if cmode == "thorough" else "careful")
+                    how = {"to": conv_profile[3:]} if conv_profile.startswith("to:") else \
+                        {"profile": conv_profile, "compat": cmode == "compat"}
+                    got = fanjian.convert(text, repair="thorough" if cmode == "thorough" else "auto", **how)
                     got_b = got.encode("utf-8", "surrogatepass")
                     by_cli = cli_convert(cmode, opts if profile != "repair" else [], conv_profile, inp)
                     if got_b != exp or got_b != by_cli:
