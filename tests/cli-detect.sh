@@ -100,7 +100,7 @@ XML
             printf '%s\n' '<?xml version="1.0" encoding="UTF-8"?>' \
                 '<html xmlns="http://www.w3.org/1999/xhtml" xml:lang="zh-TW"><head><title>第'"$n"'章</title></head><body>'
             for _ in $(seq 1 20); do
-                printf '%s\n' '<p>這是只有一個人的世界。清晨的霧氣還沒有散去，他推開窗戶，看見遠處的山頭。</p>'
+                printf '%s\n' '<p>這是只有一個人的世界。她的頭髮乾了，他推開窗戶，看見遠處的山頭。</p>'
             done
             printf '%s\n' '</body></html>'
         } >"$E/OEBPS/ch$n.xhtml"
