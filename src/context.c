@@ -31,17 +31,6 @@
 #define FJ_CP_LI_UNIT 0x91CCu   /* 里 */
 #define FJ_CP_LI_INSIDE_HK 0x88CFu /* 裏 */
 #define FJ_CP_ONLY 0x53EAu      /* 只 */
-/* Repair's damage estimate: a log-likelihood ratio, in thousandths of a
- * nat, that the text was converted character by character. Each character
- * that is a form of a reading with several adds its weight
- * (fj_converter.ctx_damage_w, from the word list's shares of the reading's
- * forms). It is kept within +-FJ_DAMAGE_LLR_BOUND, so that a book stitched
- * from sources turns within a few hundred such characters; at
- * FJ_DAMAGE_LLR_DAMAGED or more the text reads as damaged. The two bounds
- * were chosen on the tuning gold (correct text must not change) and the
- * damaged dev sentences. */
-#define FJ_DAMAGE_LLR_BOUND 20000
-#define FJ_DAMAGE_LLR_DAMAGED 10000
 
 /* Chunks are cut after a barrier once this long, to keep buffers small. */
 #define FJ_CTX_CHUNK 16384u
@@ -1139,24 +1128,6 @@ static void flush_batch(const fj_converter *c, fj_work *w, post_guard *g, fj_out
     g->at_run = UINT32_MAX;
 }
 
-/* The script-conversion step, and the steps after it, over complete text.
- * The text is cut into runs at barriers and every FJ_CTX_RUN_MAX characters
- * (points that depend on the text alone). In a run, a character goes through
- * the lattice only when some word could give it another form than its own
- * answer: it is marked ambiguous and a neighbouring pair occurs in such a
- * word. The lattice then sees FJ_CTX_REACH characters on each side. */
-/* Repair's damage estimate (see FJ_DAMAGE_LLR_BOUND): cp's evidence added
- * to llr, within the bounds. */
-static inline int32_t damage_add(const fj_converter *c, int32_t llr, uint32_t cp)
-{
-    if (cp < FJ_REC_FIRST || cp >= 0x10000 || c->ctx_damage_w[cp - FJ_REC_FIRST] == 0)
-        return llr;
-    llr += c->ctx_damage_w[cp - FJ_REC_FIRST];
-    return llr > FJ_DAMAGE_LLR_BOUND    ? FJ_DAMAGE_LLR_BOUND
-           : llr < -FJ_DAMAGE_LLR_BOUND ? -FJ_DAMAGE_LLR_BOUND
-                                        : llr;
-}
-
 int fj__damage_feed(const fj_converter *c, const unsigned char *text, size_t len, int32_t *llr)
 {
     if (!c->ctx_damage_w)
@@ -1166,13 +1137,19 @@ int fj__damage_feed(const fj_converter *c, const unsigned char *text, size_t len
         uint32_t cp;
         int k = fj_utf8_decode(p, end, &cp);
         if (k > 0)
-            v = damage_add(c, v, cp);
+            v = fj__damage_step(c->ctx_damage_w, v, cp);
         p += k > 0 ? (size_t)k : 1;
     }
     *llr = v;
     return v >= FJ_DAMAGE_LLR_DAMAGED;
 }
 
+/* The script-conversion step, and the steps after it, over complete text.
+ * The text is cut into runs at barriers and every FJ_CTX_RUN_MAX characters
+ * (points that depend on the text alone). In a run, a character goes through
+ * the lattice only when some word could give it another form than its own
+ * answer: it is marked ambiguous and a neighbouring pair occurs in such a
+ * word. The lattice then sees FJ_CTX_REACH characters on each side. */
 int fj__damage_observe(const fj_converter *c, uint32_t cp, uint32_t *share)
 {
     if (!c->ctx_repair || !c->ctx_damage_w || cp < FJ_REC_FIRST || cp >= 0x10000 ||

@@ -572,10 +572,28 @@ fj_status fj__converter_new_target(const fj_dict *dict, fj_converter *sub[4], in
     }
     memset(c, 0, sizeof *c);
     fj_status st = fj__script_table_new(dict, &c->to_script);
+    if (st == FJ_OK && !(c->to_class = fj__alloc(a, 0x10000)))
+        st = FJ_ERR_NOMEM;
     if (st != FJ_OK) {
+        fj__script_table_free(dict, c->to_script);
         fj__free(a, c, sizeof *c);
-        fj__set_error(error, st, 0, st == FJ_ERR_NOMEM ? "out of memory" : "dictionary lacks the character tables");
+        fj__set_error(error, st, 0,
+                      st == FJ_ERR_NOMEM ? "out of memory" : "dictionary lacks the character tables");
         return st;
+    }
+    /* Per BMP character: its script, whether it ends a clause, and whether
+     * every sub-converter takes it for a barrier (then clauses on both
+     * sides may be converted together; see src/target.c). */
+    for (uint32_t cp = 0; cp < 0x10000; cp++) {
+        unsigned cls = (unsigned)fj__script_class(c->to_script, cp);
+        if (fj__ends_clause(cp)) {
+            int barrier = 1;
+            for (int k = 0; k < 4; k++)
+                if (sub[k] && !(sub[k]->barrier[cp >> 3] >> (cp & 7) & 1))
+                    barrier = 0;
+            cls |= FJ_TO_ENDS_CLAUSE | (barrier ? FJ_TO_MERGEABLE : 0);
+        }
+        c->to_class[cp] = (unsigned char)cls;
     }
     c->dict = dict;
     c->engine = &fj__target_engine;
@@ -604,6 +622,7 @@ void fj_converter_close(fj_converter *c)
     fj_converter_close(c->to_rt[1]);
     fj__script_table_free(c->dict, c->to_script);
     fj_allocator a = c->allocator;
+    fj__free(a.alloc ? &a : NULL, c->to_class, 0x10000);
     for (uint32_t k = 0; k < FJ_MAX_STAGES; k++)
         fj__free(a.alloc ? &a : NULL, c->recs[k], FJ_REC_COUNT * sizeof(uint64_t));
     fj__free(a.alloc ? &a : NULL, c->ctx_table, FJ_REC_COUNT * sizeof(uint32_t));

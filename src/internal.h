@@ -128,6 +128,7 @@ struct fj_converter {
      * clauses stay as written) and the script table of fj_detect (owned). */
     fj_converter *to_sub[2];
     struct fj_script_table *to_script;
+    unsigned char *to_class; /* 0x10000 bytes, owned: script | FJ_TO_* */
     /* Damaged Traditional clauses go through Simplified instead: to_rt[0]
      * (t2s, tw2s, hk2s) then to_rt[1] (owned; NULL: no round trip). With
      * to_repair_only every clause is the Traditional one's (a repair
@@ -329,6 +330,30 @@ fj_status fj__converter_open_repair_auto(const fj_dict *dict, const char *profil
 fj_status fj__script_table_new(const fj_dict *dict, struct fj_script_table **out);
 void fj__script_table_free(const fj_dict *dict, struct fj_script_table *t);
 int fj__script_class(const struct fj_script_table *t, uint32_t cp);
+/* Repair's damage estimate: a log-likelihood ratio, in thousandths of a
+ * nat, that the text was converted character by character. Each character
+ * that is a form of a reading with several adds its weight
+ * (fj_converter.ctx_damage_w, from the word list's shares of the reading's
+ * forms). It is kept within +-FJ_DAMAGE_LLR_BOUND, so that a book stitched
+ * from sources turns within a few hundred such characters; at
+ * FJ_DAMAGE_LLR_DAMAGED or more the text reads as damaged. The two bounds
+ * were chosen on the tuning gold (correct text must not change) and the
+ * damaged dev sentences. */
+#define FJ_DAMAGE_LLR_BOUND 20000
+#define FJ_DAMAGE_LLR_DAMAGED 10000
+
+/* cp's evidence (w: a repair converter's ctx_damage_w) added to llr, within
+ * the bounds. */
+static inline int32_t fj__damage_step(const int16_t *w, int32_t llr, uint32_t cp)
+{
+    if (cp < FJ_REC_FIRST || cp >= 0x10000 || w[cp - FJ_REC_FIRST] == 0)
+        return llr;
+    llr += w[cp - FJ_REC_FIRST];
+    return llr > FJ_DAMAGE_LLR_BOUND    ? FJ_DAMAGE_LLR_BOUND
+           : llr < -FJ_DAMAGE_LLR_BOUND ? -FJ_DAMAGE_LLR_BOUND
+                                        : llr;
+}
+
 /* Repair: adds the damage evidence of text[0..len) to *llr (as the
  * converter's lattice does) and says whether it now reads as damaged; 0
  * for a converter without the estimate. */
@@ -339,6 +364,9 @@ int fj__damage_feed(const fj_converter *c, const unsigned char *text, size_t len
 int fj__damage_observe(const fj_converter *c, uint32_t cp, uint32_t *share);
 /* Repair: is cp a form of its reading other than the default (髮 for 发)? */
 int fj__ctx_other_form(const fj_converter *c, uint32_t cp);
+/* fj_converter.to_class's flags, above the script class (1, 2). */
+#define FJ_TO_ENDS_CLAUSE 4u
+#define FJ_TO_MERGEABLE 8u
 /* Clause punctuation (，。！？；：、 . , ! ? ; :) or a line break. */
 int fj__ends_clause(uint32_t cp);
 /* Repair: is cp, a "words" suspect, written in its reading's default form

@@ -18,6 +18,7 @@
 
 enum { ROUTE_TRADITIONAL = 0, ROUTE_SIMPLIFIED = 1 };
 
+
 static const struct {
     const char *name, *from_simplified, *from_traditional, *round_trip[2];
 } targets[] = {
@@ -57,26 +58,6 @@ static void convert_clause(const fj_converter *sub, const unsigned char *text, s
         len = sw->norm.len;
     }
     sub->engine->convert(sub, text, len, 1, o, sw);
-}
-
-/* The end of the clause that starts at p: after its last character, or 0
- * when more input could still extend it (only when !final). */
-static size_t clause_end(const unsigned char *p, const unsigned char *end, int final)
-{
-    const unsigned char *q = p;
-    while (q < end) {
-        uint32_t cp;
-        int k = fj_utf8_decode(q, end, &cp);
-        if (k == FJ_U8_INCOMPLETE && !final)
-            return 0;
-        size_t step = k > 0 ? (size_t)k : 1;
-        if ((size_t)(q - p) + step > FJ_TARGET_CLAUSE_MAX && q > p)
-            return (size_t)(q - p);
-        q += step;
-        if (k > 0 && fj__ends_clause(cp))
-            return (size_t)(q - p);
-    }
-    return final ? (size_t)(q - p) : 0;
 }
 
 /* A damaged Traditional clause keeps nothing beyond its Simplified reading
@@ -122,6 +103,71 @@ static void round_trip(const fj_converter *c, const unsigned char *text, size_t 
         fj__out_put(o, (const char *)b, (size_t)(bend - b));
 }
 
+/* What the scan of one clause found. */
+typedef struct clause {
+    size_t len;
+    size_t simp, trad; /* Simplified-only and Traditional-only characters */
+    int32_t llr;       /* the damage ratio, had the clause's evidence been read */
+    int mergeable;     /* it ends at a character that every sub-converter
+                        * treats as a barrier: converting it with the next
+                        * clause gives what converting them apart gives */
+} clause;
+
+/* Scans the clause that starts at p (after clause punctuation or a line
+ * break, or FJ_TARGET_CLAUSE_MAX bytes); 0 when more input could still
+ * extend it (only when !final). One pass: its end, its scripts, its damage
+ * evidence. */
+static int scan_clause(const fj_converter *c, const unsigned char *p, const unsigned char *end,
+                       int final, int32_t llr, clause *out)
+{
+    const int16_t *dw = c->to_rt[0] ? c->to_sub[0]->ctx_damage_w : NULL;
+    const unsigned char *q = p;
+    size_t simp = 0, trad = 0;
+    int mergeable = 0, ended = 0;
+    while (q < end) {
+        uint32_t cp;
+        int k = fj_utf8_decode_fast(q, end, &cp);
+        if (k == FJ_U8_INCOMPLETE && !final)
+            return 0;
+        size_t step = k > 0 ? (size_t)k : 1;
+        if ((size_t)(q - p) + step > FJ_TARGET_CLAUSE_MAX && q > p) {
+            ended = 1;
+            break;
+        }
+        q += step;
+        if (k <= 0)
+            continue;
+        unsigned cls = cp < 0x10000 ? c->to_class[cp] : (unsigned)fj__script_class(c->to_script, cp);
+        simp += (cls & 3) == 1;
+        trad += (cls & 3) == 2;
+        if (dw)
+            llr = fj__damage_step(dw, llr, cp);
+        if (cls & FJ_TO_ENDS_CLAUSE) {
+            mergeable = (cls & FJ_TO_MERGEABLE) != 0;
+            ended = 1;
+            break;
+        }
+    }
+    if (!ended && !final)
+        return 0;
+    *out = (clause){(size_t)(q - p), simp, trad, llr, mergeable};
+    return 1;
+}
+
+enum { KIND_TRADITIONAL = 0, KIND_SIMPLIFIED = 1, KIND_ROUND_TRIP = 2 };
+
+/* Converts text[0..len) the way `kind` says. */
+static void convert_kind(const fj_converter *c, int kind, const unsigned char *text, size_t len,
+                         fj_out *o, fj_work *w)
+{
+    if (len == 0)
+        return;
+    if (kind == KIND_ROUND_TRIP)
+        round_trip(c, text, len, o, w);
+    else
+        convert_clause(c->to_sub[kind], text, len, o, &w->sub[kind]);
+}
+
 static size_t convert_target(const fj_converter *c, const unsigned char *text, size_t len,
                              int final, fj_out *o, fj_work *w)
 {
@@ -135,33 +181,34 @@ static size_t convert_target(const fj_converter *c, const unsigned char *text, s
         for (int i = 0; i < 4; i++)
             fj__work_init(&w->sub[i], a);
     }
-    const unsigned char *p = text, *end = text + len;
-    while (p < end) {
-        size_t n = clause_end(p, end, final);
-        if (n == 0)
-            break;
-        size_t simp = 0, trad = 0;
-        for (const unsigned char *q = p; q < p + n;) {
-            uint32_t cp;
-            int k = fj_utf8_decode(q, p + n, &cp);
-            if (k > 0) {
-                int cls = fj__script_class(c->to_script, cp);
-                simp += cls == 1;
-                trad += cls == 2;
-            }
-            q += k > 0 ? (size_t)k : 1;
-        }
-        if (simp > trad && !c->to_repair_only)
+    const unsigned char *p = text, *end = text + len, *batch = text;
+    int batch_kind = -1;
+    clause cl;
+    while (p < end && scan_clause(c, p, end, final, w->damage_llr, &cl)) {
+        if (cl.simp > cl.trad && !c->to_repair_only)
             w->route = ROUTE_SIMPLIFIED;
-        else if (trad > simp)
+        else if (cl.trad > cl.simp)
             w->route = ROUTE_TRADITIONAL;
-        if (w->route == ROUTE_TRADITIONAL && c->to_rt[0] &&
-            fj__damage_feed(c->to_sub[0], p, n, &w->damage_llr))
-            round_trip(c, p, n, o, w);
-        else
-            convert_clause(c->to_sub[w->route], p, n, o, &w->sub[w->route]);
-        p += n;
+        int kind = w->route == ROUTE_SIMPLIFIED ? KIND_SIMPLIFIED : KIND_TRADITIONAL;
+        if (kind == KIND_TRADITIONAL && c->to_rt[0]) {
+            w->damage_llr = cl.llr;
+            if (cl.llr >= FJ_DAMAGE_LLR_DAMAGED)
+                kind = KIND_ROUND_TRIP;
+        }
+        /* Clauses of one kind go together, up to a boundary that is not a
+         * barrier everywhere. */
+        if (kind != batch_kind) {
+            convert_kind(c, batch_kind, batch, (size_t)(p - batch), o, w);
+            batch = p;
+            batch_kind = kind;
+        }
+        p += cl.len;
+        if (!cl.mergeable) {
+            convert_kind(c, batch_kind, batch, (size_t)(p - batch), o, w);
+            batch = p;
+        }
     }
+    convert_kind(c, batch_kind, batch, (size_t)(p - batch), o, w);
     return (size_t)(p - text);
 }
 
