@@ -454,6 +454,22 @@ void fj__profile_key(const char *name, char *key, size_t size)
     key[n] = 0;
 }
 
+/* A zeroed converter on `dict`, through its allocator; NULL (and the
+ * error) when out of memory. */
+static fj_converter *converter_new(const fj_dict *dict, fj_error *error)
+{
+    const fj_allocator *a = dict->allocator.alloc ? &dict->allocator : NULL;
+    fj_converter *c = fj__alloc(a, sizeof *c);
+    if (!c) {
+        fj__set_error(error, FJ_ERR_NOMEM, 0, "out of memory");
+        return NULL;
+    }
+    memset(c, 0, sizeof *c);
+    c->dict = dict;
+    c->allocator = dict->allocator;
+    return c;
+}
+
 fj_status fj_converter_open(const fj_dict *dict, const char *profile, unsigned flags,
                             fj_converter **out, fj_error *error)
 {
@@ -482,15 +498,10 @@ fj_status fj_converter_open(const fj_dict *dict, const char *profile, unsigned f
         img->contexts[rec - img->profiles].core_stage != FJ_NONE)
         return fj__converter_open_repair_auto(dict, key, flags, out, error);
     const fj_allocator *a = dict->allocator.alloc ? &dict->allocator : NULL;
-    fj_converter *c = fj__alloc(a, sizeof *c);
-    if (!c) {
-        fj__set_error(error, FJ_ERR_NOMEM, 0, "out of memory");
+    fj_converter *c = converter_new(dict, error);
+    if (!c)
         return FJ_ERR_NOMEM;
-    }
-    memset(c, 0, sizeof *c);
-    c->dict = dict;
     c->engine = &fj__compat_engine;
-    c->allocator = dict->allocator;
     c->profile = rec;
     c->flags = flags;
     c->ctx_repair_thorough = (flags & FJ_REPAIR_THOROUGH) != 0;
@@ -565,12 +576,9 @@ fj_status fj__converter_new_target(const fj_dict *dict, fj_converter *sub[4], in
                                    fj_converter **out, fj_error *error)
 {
     const fj_allocator *a = dict->allocator.alloc ? &dict->allocator : NULL;
-    fj_converter *c = fj__alloc(a, sizeof *c);
-    if (!c) {
-        fj__set_error(error, FJ_ERR_NOMEM, 0, "out of memory");
+    fj_converter *c = converter_new(dict, error);
+    if (!c)
         return FJ_ERR_NOMEM;
-    }
-    memset(c, 0, sizeof *c);
     fj_status st = fj__script_table_new(dict, &c->to_script);
     if (st == FJ_OK && !(c->to_class = fj__alloc(a, 0x10000)))
         st = FJ_ERR_NOMEM;
@@ -595,9 +603,7 @@ fj_status fj__converter_new_target(const fj_dict *dict, fj_converter *sub[4], in
         }
         c->to_class[cp] = (unsigned char)cls;
     }
-    c->dict = dict;
     c->engine = &fj__target_engine;
-    c->allocator = dict->allocator;
     /* Named after the conversion from Simplified (the style of quotes and
      * the language tag follow the target), else the other. */
     c->profile = (sub[1] ? sub[1] : sub[0])->profile;
