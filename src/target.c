@@ -130,12 +130,25 @@ static int scan_clause(const fj_converter *c, const unsigned char *p, const unsi
         if (k == FJ_U8_INCOMPLETE && !final)
             return 0;
         size_t step = k > 0 ? (size_t)k : 1;
+        int ids = 0;
+        if (k > 0 && fj_ids_arity(cp)) {
+            /* An ideographic description sequence is one unit, as in every
+             * engine: a clause never ends inside one (⿰。棱). */
+            size_t units;
+            int st = fj_ids_parse(q, end, &units);
+            if (st == FJ_IDS_INCOMPLETE && !final)
+                return 0;
+            if (st == FJ_IDS_COMPLETE) {
+                step = units;
+                ids = 1;
+            }
+        }
         if ((size_t)(q - p) + step > FJ_TARGET_CLAUSE_MAX && q > p) {
             ended = 1;
             break;
         }
         q += step;
-        if (k <= 0)
+        if (k <= 0 || ids)
             continue;
         unsigned cls = cp < 0x10000 ? c->to_class[cp] : (unsigned)fj__script_class(c->to_script, cp);
         simp += (cls & 3) == 1;
