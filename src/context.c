@@ -1128,22 +1128,6 @@ static void flush_batch(const fj_converter *c, fj_work *w, post_guard *g, fj_out
     g->at_run = UINT32_MAX;
 }
 
-int fj__damage_feed(const fj_converter *c, const unsigned char *text, size_t len, int32_t *llr)
-{
-    if (!c->ctx_damage_w)
-        return 0;
-    int32_t v = *llr;
-    for (const unsigned char *p = text, *end = text + len; p < end;) {
-        uint32_t cp;
-        int k = fj_utf8_decode(p, end, &cp);
-        if (k > 0)
-            v = fj__damage_step(c->ctx_damage_w, v, cp);
-        p += k > 0 ? (size_t)k : 1;
-    }
-    *llr = v;
-    return v >= FJ_DAMAGE_LLR_DAMAGED;
-}
-
 /* The script-conversion step, and the steps after it, over complete text.
  * The text is cut into runs at barriers and every FJ_CTX_RUN_MAX characters
  * (points that depend on the text alone). In a run, a character goes through

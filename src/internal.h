@@ -354,10 +354,6 @@ static inline int32_t fj__damage_step(const int16_t *w, int32_t llr, uint32_t cp
                                         : llr;
 }
 
-/* Repair: adds the damage evidence of text[0..len) to *llr (as the
- * converter's lattice does) and says whether it now reads as damaged; 0
- * for a converter without the estimate. */
-int fj__damage_feed(const fj_converter *c, const unsigned char *text, size_t len, int32_t *llr);
 /* Repair: 1 when cp is its reading's default form, 2 when it is another
  * (髮 for 发), 0 when it says nothing of damage; *share: the reading's share
  * of other forms in correct text, in ten-thousandths. */
