@@ -1146,6 +1146,32 @@ int fj__damage_observe(const fj_converter *c, uint32_t cp, uint32_t *share)
     return (e >> FJ_CTX_FIRST_FORM_BIT & 1) ? 1 : (e >> FJ_CTX_OTHER_FORM_BIT & 1) ? 2 : 0;
 }
 
+/* Does repair converter c write cp as itself wherever it stands? Only for a
+ * converter whose later steps fold into its table (ctx_fused): cp is then
+ * no suspect, its answer in a run and between runs is its own bytes, and it
+ * cannot start a longer key of a partly folded step. */
+int fj__ctx_keeps(const fj_converter *c, uint32_t cp)
+{
+    if (c->engine != &fj__context_engine || !c->ctx_repair || !c->ctx_fused ||
+        c->has_segmentation || cp >= 0x10000 || (cp >= 0xD800 && cp <= 0xDFFF) ||
+        fj_ids_arity(cp))
+        return 0;
+    if (c->has_normalization && (c->norm_always || fj__lookup(&c->normalization, cp) != 0))
+        return 0;
+    if (cp < FJ_REC_FIRST)
+        return is_barrier(c, cp); /* between runs, written as it is */
+    unsigned char u[4] = {0, 0, 0, 0};
+    fj_utf8_encode(cp, u);
+    uint32_t own = u[0] | (uint32_t)u[1] << 8 | (uint32_t)u[2] << 16;
+    uint32_t e = c->ctx_table[cp - FJ_REC_FIRST];
+    const uint32_t moves = 1u << FJ_CTX_AMBIGUOUS_BIT | 1u << FJ_CTX_SPECIAL_BIT |
+                           1u << FJ_CTX_UNSAFE_BIT | 1u << FJ_CTX_OTHER_FORM_BIT;
+    if ((c->ctx_post[cp - FJ_REC_FIRST] & 0xFFFFFFu) != own ||
+        (c->ctx_fused == 2 && (c->ctx_unsafe[cp >> 3] >> (cp & 7) & 1)))
+        return 0;
+    return (e >> FJ_CTX_BARRIER_BIT & 1) || (!(e & moves) && (e & 0xFFFFFFu) == own);
+}
+
 int fj__ctx_other_form(const fj_converter *c, uint32_t cp)
 {
     return c->ctx_repair && cp >= FJ_REC_FIRST && cp < 0x10000 &&
@@ -1232,8 +1258,10 @@ static void context_step(const fj_converter *c, const unsigned char *text, size_
             }
             /* Widen each undecided character into its window. */
             uint32_t open_until = 0; /* need[k] = 3 marks window members */
+            suspects = 0; /* whether any window is left */
             for (uint32_t i = 0; i < n; i++) {
                 if (need[i] == 2) {
+                    suspects = 1;
                     uint32_t lo = i > FJ_CTX_REACH ? i - FJ_CTX_REACH : 0;
                     for (uint32_t k = lo; k < i; k++)
                         need[k] = 3;

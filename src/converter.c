@@ -589,9 +589,11 @@ fj_status fj__converter_new_target(const fj_dict *dict, fj_converter *sub[4], in
                       st == FJ_ERR_NOMEM ? "out of memory" : "dictionary lacks the character tables");
         return st;
     }
-    /* Per BMP character: its script, whether it ends a clause, and whether
+    /* Per BMP character: its script, whether it ends a clause, whether
      * every sub-converter takes it for a barrier (then clauses on both
-     * sides may be converted together; see src/target.c). */
+     * sides may be converted together; see src/target.c), whether the
+     * Traditional converter keeps it anywhere, and whether it is damage
+     * evidence. */
     for (uint32_t cp = 0; cp < 0x10000; cp++) {
         unsigned cls = (unsigned)fj__script_class(c->to_script, cp);
         if (fj__ends_clause(cp)) {
@@ -601,6 +603,11 @@ fj_status fj__converter_new_target(const fj_dict *dict, fj_converter *sub[4], in
                     barrier = 0;
             cls |= FJ_TO_ENDS_CLAUSE | (barrier ? FJ_TO_MERGEABLE : 0);
         }
+        if (fj__ctx_keeps(sub[0], cp))
+            cls |= FJ_TO_KEEPS;
+        if (sub[2] && sub[0]->ctx_damage_w && cp >= FJ_REC_FIRST &&
+            sub[0]->ctx_damage_w[cp - FJ_REC_FIRST])
+            cls |= FJ_TO_DAMAGE;
         c->to_class[cp] = (unsigned char)cls;
     }
     c->engine = &fj__target_engine;

@@ -358,11 +358,15 @@ static inline int32_t fj__damage_step(const int16_t *w, int32_t llr, uint32_t cp
  * (髮 for 发), 0 when it says nothing of damage; *share: the reading's share
  * of other forms in correct text, in ten-thousandths. */
 int fj__damage_observe(const fj_converter *c, uint32_t cp, uint32_t *share);
+/* Repair: does converter c write cp as itself in any context? */
+int fj__ctx_keeps(const fj_converter *c, uint32_t cp);
 /* Repair: is cp a form of its reading other than the default (髮 for 发)? */
 int fj__ctx_other_form(const fj_converter *c, uint32_t cp);
 /* fj_converter.to_class's flags, above the script class (1, 2). */
 #define FJ_TO_ENDS_CLAUSE 4u
 #define FJ_TO_MERGEABLE 8u
+#define FJ_TO_KEEPS 16u  /* the Traditional converter writes it as itself anywhere */
+#define FJ_TO_DAMAGE 32u /* it has a damage weight (fj__damage_step) */
 /* Clause punctuation (，。！？；：、 . , ! ? ; :) or a line break. */
 int fj__ends_clause(uint32_t cp);
 /* Repair: is cp, a "words" suspect, written in its reading's default form

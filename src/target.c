@@ -15,6 +15,8 @@
 
 /* A clause longer than this is cut at a character boundary. */
 #define FJ_TARGET_CLAUSE_MAX 4096u
+/* Clauses scanned before they are converted. */
+#define FJ_TARGET_SCAN_BLOCK 256
 
 enum { ROUTE_TRADITIONAL = 0, ROUTE_SIMPLIFIED = 1 };
 
@@ -111,6 +113,8 @@ typedef struct clause {
     int mergeable;     /* it ends at a character that every sub-converter
                         * treats as a barrier: converting it with the next
                         * clause gives what converting them apart gives */
+    int kept;          /* the Traditional converter writes every character
+                        * of it as itself (FJ_TO_KEEPS) */
 } clause;
 
 /* Scans the clause that starts at p (after clause punctuation or a line
@@ -121,53 +125,81 @@ static int scan_clause(const fj_converter *c, const unsigned char *p, const unsi
                        int final, int32_t llr, clause *out)
 {
     const int16_t *dw = c->to_rt[0] ? c->to_sub[0]->ctx_damage_w : NULL;
-    const unsigned char *q = p;
+    const unsigned char *classes = c->to_class, *q = p,
+                        *limit = (size_t)(end - p) > FJ_TARGET_CLAUSE_MAX ? p + FJ_TARGET_CLAUSE_MAX
+                                                                          : end;
     size_t simp = 0, trad = 0;
+    unsigned all = FJ_TO_KEEPS;
     int mergeable = 0, ended = 0;
     while (q < end) {
-        uint32_t cp;
-        int k = fj_utf8_decode_fast(q, end, &cp);
-        if (k == FJ_U8_INCOMPLETE && !final)
-            return 0;
-        size_t step = k > 0 ? (size_t)k : 1;
-        int ids = 0;
-        if (k > 0 && fj_ids_arity(cp)) {
-            /* An ideographic description sequence is one unit, as in every
-             * engine: a clause never ends inside one (⿰。棱). */
-            size_t units;
-            int st = fj_ids_parse(q, end, &units);
-            if (st == FJ_IDS_INCOMPLETE && !final)
-                return 0;
-            if (st == FJ_IDS_COMPLETE) {
-                step = units;
-                ids = 1;
-            }
-        }
-        if ((size_t)(q - p) + step > FJ_TARGET_CLAUSE_MAX && q > p) {
-            ended = 1;
+        /* ASCII, most of it neither script nor the end of a clause. */
+        while (q < limit && *q < 0x80 && !(classes[*q] & FJ_TO_ENDS_CLAUSE))
+            all &= classes[*q++];
+        if (q >= end)
             break;
+        uint32_t cp;
+        unsigned cls;
+        size_t step;
+        if ((q[0] & 0xF0) == 0xE0 && end - q >= 3 && (q[1] & 0xC0) == 0x80 &&
+            (q[2] & 0xC0) == 0x80 &&
+            (cp = (q[0] & 0x0Fu) << 12 | (q[1] & 0x3Fu) << 6 | (q[2] & 0x3Fu)) >= 0x800 &&
+            (cp < 0xD800 || cp > 0xDFFF) && !fj_ids_arity(cp)) {
+            /* The common case: a three-byte character. */
+            if ((size_t)(q - p) + 3 > FJ_TARGET_CLAUSE_MAX) {
+                ended = 1;
+                break;
+            }
+            q += 3;
+            cls = classes[cp];
+        } else {
+            int k = fj_utf8_decode(q, end, &cp);
+            if (k == FJ_U8_INCOMPLETE && !final)
+                return 0;
+            step = k > 0 ? (size_t)k : 1;
+            int ids = 0;
+            if (k > 0 && fj_ids_arity(cp)) {
+                /* An ideographic description sequence is one unit, as in
+                 * every engine: a clause never ends inside one (⿰。棱). */
+                size_t units;
+                int st = fj_ids_parse(q, end, &units);
+                if (st == FJ_IDS_INCOMPLETE && !final)
+                    return 0;
+                if (st == FJ_IDS_COMPLETE) {
+                    step = units;
+                    ids = 1;
+                }
+            }
+            if ((size_t)(q - p) + step > FJ_TARGET_CLAUSE_MAX && q > p) {
+                ended = 1;
+                break;
+            }
+            q += step;
+            if (k <= 0 || ids) {
+                all = 0;
+                continue;
+            }
+            cls = cp < 0x10000 ? classes[cp] : (unsigned)fj__script_class(c->to_script, cp);
         }
-        q += step;
-        if (k <= 0 || ids)
-            continue;
-        unsigned cls = cp < 0x10000 ? c->to_class[cp] : (unsigned)fj__script_class(c->to_script, cp);
+        all &= cls;
         simp += (cls & 3) == 1;
         trad += (cls & 3) == 2;
-        if (dw)
-            llr = fj__damage_step(dw, llr, cp);
-        if (cls & FJ_TO_ENDS_CLAUSE) {
-            mergeable = (cls & FJ_TO_MERGEABLE) != 0;
-            ended = 1;
-            break;
+        if (cls & (FJ_TO_DAMAGE | FJ_TO_ENDS_CLAUSE)) {
+            if (dw && (cls & FJ_TO_DAMAGE))
+                llr = fj__damage_step(dw, llr, cp);
+            if (cls & FJ_TO_ENDS_CLAUSE) {
+                mergeable = (cls & FJ_TO_MERGEABLE) != 0;
+                ended = 1;
+                break;
+            }
         }
     }
     if (!ended && !final)
         return 0;
-    *out = (clause){(size_t)(q - p), simp, trad, llr, mergeable};
+    *out = (clause){(size_t)(q - p), simp, trad, llr, mergeable, (all & FJ_TO_KEEPS) != 0};
     return 1;
 }
 
-enum { KIND_TRADITIONAL = 0, KIND_SIMPLIFIED = 1, KIND_ROUND_TRIP = 2 };
+enum { KIND_TRADITIONAL = 0, KIND_SIMPLIFIED = 1, KIND_ROUND_TRIP = 2, KIND_AS_WRITTEN = 3 };
 
 /* Converts text[0..len) the way `kind` says. */
 static void convert_kind(const fj_converter *c, int kind, const unsigned char *text, size_t len,
@@ -177,6 +209,8 @@ static void convert_kind(const fj_converter *c, int kind, const unsigned char *t
         return;
     if (kind == KIND_ROUND_TRIP)
         round_trip(c, text, len, o, w);
+    else if (kind == KIND_AS_WRITTEN)
+        fj__out_put(o, (const char *)text, len);
     else
         convert_clause(c->to_sub[kind], text, len, o, &w->sub[kind]);
 }
@@ -195,30 +229,54 @@ static size_t convert_target(const fj_converter *c, const unsigned char *text, s
             fj__work_init(&w->sub[i], a);
     }
     const unsigned char *p = text, *end = text + len, *batch = text;
-    int batch_kind = -1;
-    clause cl;
-    while (p < end && scan_clause(c, p, end, final, w->damage_llr, &cl)) {
-        if (cl.simp > cl.trad && !c->to_repair_only)
-            w->route = ROUTE_SIMPLIFIED;
-        else if (cl.trad > cl.simp)
-            w->route = ROUTE_TRADITIONAL;
-        int kind = w->route == ROUTE_SIMPLIFIED ? KIND_SIMPLIFIED : KIND_TRADITIONAL;
-        if (kind == KIND_TRADITIONAL && c->to_rt[0]) {
-            w->damage_llr = cl.llr;
-            if (cl.llr >= FJ_DAMAGE_LLR_DAMAGED)
-                kind = KIND_ROUND_TRIP;
+    int batch_kind = -1, more = 1;
+    /* The clauses are scanned a block at a time, then converted: each pass
+     * keeps its own tables in the cache. */
+    struct {
+        uint32_t len;
+        unsigned char kind, mergeable;
+    } block[FJ_TARGET_SCAN_BLOCK];
+    while (more) {
+        size_t n = 0;
+        const unsigned char *q = p;
+        clause cl;
+        while (n < FJ_TARGET_SCAN_BLOCK && q < end &&
+               (more = scan_clause(c, q, end, final, w->damage_llr, &cl)) != 0) {
+            if (cl.simp > cl.trad && !c->to_repair_only)
+                w->route = ROUTE_SIMPLIFIED;
+            else if (cl.trad > cl.simp)
+                w->route = ROUTE_TRADITIONAL;
+            int kind = w->route == ROUTE_SIMPLIFIED ? KIND_SIMPLIFIED : KIND_TRADITIONAL;
+            if (kind == KIND_TRADITIONAL && c->to_rt[0]) {
+                w->damage_llr = cl.llr;
+                if (cl.llr >= FJ_DAMAGE_LLR_DAMAGED)
+                    kind = KIND_ROUND_TRIP;
+            }
+            /* What the Traditional converter would write as it stands is
+             * copied (the clause ends at a cut of that converter). */
+            if (kind == KIND_TRADITIONAL && cl.kept)
+                kind = KIND_AS_WRITTEN;
+            block[n].len = (uint32_t)cl.len;
+            block[n].kind = (unsigned char)kind;
+            block[n].mergeable = (unsigned char)cl.mergeable;
+            n++;
+            q += cl.len;
         }
-        /* Clauses of one kind go together, up to a boundary that is not a
-         * barrier everywhere. */
-        if (kind != batch_kind) {
-            convert_kind(c, batch_kind, batch, (size_t)(p - batch), o, w);
-            batch = p;
-            batch_kind = kind;
-        }
-        p += cl.len;
-        if (!cl.mergeable) {
-            convert_kind(c, batch_kind, batch, (size_t)(p - batch), o, w);
-            batch = p;
+        if (q >= end)
+            more = 0;
+        for (size_t i = 0; i < n; i++) {
+            /* Clauses of one kind go together, up to a boundary that is
+             * not a barrier everywhere. */
+            if (block[i].kind != batch_kind) {
+                convert_kind(c, batch_kind, batch, (size_t)(p - batch), o, w);
+                batch = p;
+                batch_kind = block[i].kind;
+            }
+            p += block[i].len;
+            if (!block[i].mergeable) {
+                convert_kind(c, batch_kind, batch, (size_t)(p - batch), o, w);
+                batch = p;
+            }
         }
     }
     convert_kind(c, batch_kind, batch, (size_t)(p - batch), o, w);
