@@ -2243,6 +2243,31 @@ static void test_huge_han_line(void **state)
 
 /* ---- 6. Differential test against the reference ------------------------------------ */
 
+/* cp (a scalar value) in UTF-8; its length. */
+static size_t utf8_of(uint32_t cp, unsigned char u[4])
+{
+    if (cp < 0x80) {
+        u[0] = (unsigned char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        u[0] = (unsigned char)(0xC0 | cp >> 6);
+        u[1] = (unsigned char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        u[0] = (unsigned char)(0xE0 | cp >> 12);
+        u[1] = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
+        u[2] = (unsigned char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    u[0] = (unsigned char)(0xF0 | cp >> 18);
+    u[1] = (unsigned char)(0x80 | (cp >> 12 & 0x3F));
+    u[2] = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
+    u[3] = (unsigned char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
 static void test_differential_reference(void **state)
 {
     (void)state;
@@ -2290,26 +2315,7 @@ static void test_differential_reference(void **state)
                     if (cp >= 0xD800 && cp <= 0xDFFF)
                         cp = 0x4E00;
                     unsigned char u[4];
-                    size_t ul;
-                    if (cp < 0x80) {
-                        u[0] = (unsigned char)cp;
-                        ul = 1;
-                    } else if (cp < 0x800) {
-                        u[0] = (unsigned char)(0xC0 | cp >> 6);
-                        u[1] = (unsigned char)(0x80 | (cp & 0x3F));
-                        ul = 2;
-                    } else if (cp < 0x10000) {
-                        u[0] = (unsigned char)(0xE0 | cp >> 12);
-                        u[1] = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
-                        u[2] = (unsigned char)(0x80 | (cp & 0x3F));
-                        ul = 3;
-                    } else {
-                        u[0] = (unsigned char)(0xF0 | cp >> 18);
-                        u[1] = (unsigned char)(0x80 | (cp >> 12 & 0x3F));
-                        u[2] = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
-                        u[3] = (unsigned char)(0x80 | (cp & 0x3F));
-                        ul = 4;
-                    }
+                    size_t ul = utf8_of(cp, u);
                     tb_add(&in, u, ul);
                 }
             }
@@ -3195,6 +3201,46 @@ static void test_default_non_han_unchanged(void **state)
 
 /* fj_convert with the caller's buffer: the size reported, exact and short
  * buffers, and the same bytes as fj_convert_alloc. */
+/* Repair auto copies a clause whose every character the careful converter
+ * writes as itself; each character, alone and beside an ambiguous one, must
+ * come out of auto as out of careful. */
+static void test_repair_auto_characters_as_careful(void **state)
+{
+    (void)state;
+    static const char *const profiles[] = {"t2tw", "t2hk", "tw2t", "hk2t"};
+    for (size_t k = 0; k < sizeof profiles / sizeof profiles[0]; k++) {
+        fj_converter *a, *cf;
+        fj_error err;
+        assert_int_equal(fj_converter_open(g_dict, profiles[k], FJ_DEFAULT, &a, &err), FJ_OK);
+        assert_int_equal(
+            fj_converter_open(g_dict, profiles[k], FJ_DEFAULT | FJ_REPAIR_CAREFUL, &cf, &err),
+            FJ_OK);
+        size_t differ = 0;
+        char in[64], out_a[256], out_c[256];
+        for (uint32_t cp = 0x20; cp < 0x10000; cp++) {
+            if (cp >= 0xD800 && cp <= 0xDFFF)
+                continue;
+            unsigned char u[4];
+            size_t ul = utf8_of(cp, u);
+            for (int form = 0; form < 3; form++) {
+                /* alone; after 頭 (頭髮 or 頭發); before 里 */
+                int n = form == 0   ? snprintf(in, sizeof in, "%.*s。", (int)ul, (char *)u)
+                        : form == 1 ? snprintf(in, sizeof in, "頭%.*s。", (int)ul, (char *)u)
+                                    : snprintf(in, sizeof in, "%.*s里，", (int)ul, (char *)u);
+                size_t la, lc;
+                assert_int_equal(fj_convert(a, in, (size_t)n, out_a, sizeof out_a, &la), FJ_OK);
+                assert_int_equal(fj_convert(cf, in, (size_t)n, out_c, sizeof out_c, &lc), FJ_OK);
+                if ((la != lc || memcmp(out_a, out_c, la) != 0) && ++differ <= 5)
+                    print_message("%s: U+%04X (form %d): auto %.*s, careful %.*s\n", profiles[k],
+                                  cp, form, (int)la, out_a, (int)lc, out_c);
+            }
+        }
+        fj_converter_close(a);
+        fj_converter_close(cf);
+        assert_int_equal(differ, 0);
+    }
+}
+
 static void test_default_buffer_sizes(void **state)
 {
     (void)state;
@@ -3369,6 +3415,7 @@ int main(void)
         cmocka_unit_test(test_curated_table_errors),
         cmocka_unit_test(test_default_idempotent),
         cmocka_unit_test(test_default_stream_equals_oneshot),
+        cmocka_unit_test(test_repair_auto_characters_as_careful),
         cmocka_unit_test(test_default_folded_steps),
         cmocka_unit_test(test_punct),
         cmocka_unit_test(test_chewing_reader_figures),
