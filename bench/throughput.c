@@ -2,7 +2,9 @@
  * fj_convert, repeatedly, and prints MB/s (input bytes, 1 MB = 1e6 bytes).
  * Separates the engine's speed from file I/O.
  *
- *   throughput DICT PROFILE FILE [REPEATS]
+ *   throughput [--default [--careful]] DICT PROFILE FILE [REPEATS]
+ *       --default: the context model; --careful: repair without the
+ *       damage estimate (FJ_REPAIR_CAREFUL)
  *       "PROFILE X MB/s (best of N, Y MB), open Z ms" (human-readable)
  *   throughput --tsv DICT PROFILE FILE [REPEATS] [OUT]
  *       one tab-separated line for scripts:
@@ -113,6 +115,11 @@ int main(int argc, char **argv)
         mode_flags = FJ_DEFAULT; /* the context model instead of OpenCC's matching */
         argv++;
         argc--;
+        if (argc > 1 && strcmp(argv[1], "--careful") == 0) {
+            mode_flags |= FJ_REPAIR_CAREFUL; /* repair without the damage estimate */
+            argv++;
+            argc--;
+        }
     }
     if (argc > 1 && strcmp(argv[1], "--open-only") == 0) {
         int runs = argc == 5 ? atoi(argv[4]) : 0;
@@ -128,8 +135,8 @@ int main(int argc, char **argv)
         argc--;
     }
     if (argc < 4 || argc > (tsv ? 6 : 5)) {
-        fprintf(stderr, "usage: throughput [--default] [--tsv] DICT PROFILE FILE [REPEATS]%s\n"
-                        "       throughput [--default] --open-only DICT PROFILE RUNS\n",
+        fprintf(stderr, "usage: throughput [--default [--careful]] [--tsv] DICT PROFILE FILE [REPEATS]%s\n"
+                        "       throughput [--default [--careful]] --open-only DICT PROFILE RUNS\n",
                 tsv ? " [OUT]" : "");
         return 2;
     }
