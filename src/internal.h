@@ -261,6 +261,12 @@ typedef struct fj_work {
      * ratio, in thousandths, that the text was converted character by
      * character. One stream or one call sees it grow the same way. */
     int32_t damage_llr;
+    /* The first clauses of a text are judged together, on the evidence of
+     * its first FJ_DAMAGE_WINDOW bytes (damage_window_llr): set once that
+     * much is read; damage_window_left bytes of them are still to go. */
+    int damage_window_set;
+    int32_t damage_window_llr;
+    size_t damage_window_left;
     /* Target-only conversion (src/target.c): the two sub-converters' works
      * (allocated on first use) and the route of the last clause. */
     struct fj_work *sub;

@@ -141,6 +141,9 @@ void fj__work_init(fj_work *w, const fj_allocator *a)
     for (int i = 0; i < 3; i++)
         fj__out_init_growable(&w->ctx[i], a);
     w->damage_llr = 0;
+    w->damage_window_set = 0;
+    w->damage_window_llr = 0;
+    w->damage_window_left = 0;
     w->sub = NULL;
     w->route = 0;
     fj__out_init_growable(&w->round_trip[0], a);

@@ -15,6 +15,11 @@
 
 /* A clause longer than this is cut at a character boundary. */
 #define FJ_TARGET_CLAUSE_MAX 4096u
+/* The first clauses of a text, up to this many bytes, are judged together
+ * on their evidence: a text starts with no estimate. */
+#ifndef FJ_DAMAGE_WINDOW
+#define FJ_DAMAGE_WINDOW 8192u
+#endif
 /* Clauses scanned before they are converted. */
 #define FJ_TARGET_SCAN_BLOCK 256
 
@@ -215,6 +220,41 @@ static void convert_kind(const fj_converter *c, int kind, const unsigned char *t
         convert_clause(c->to_sub[kind], text, len, o, &w->sub[kind]);
 }
 
+/* The route a clause takes after `route`: by its scripts, else as before. */
+static int next_route(const fj_converter *c, const clause *cl, int route)
+{
+    if (cl->simp > cl->trad && !c->to_repair_only)
+        return ROUTE_SIMPLIFIED;
+    if (cl->trad > cl->simp)
+        return ROUTE_TRADITIONAL;
+    return route;
+}
+
+/* The damage evidence of the clauses in the first FJ_DAMAGE_WINDOW bytes
+ * of a text (whole clauses, at least one), gathered as the conversion will
+ * gather it; 0 when more input is needed to see them. */
+static int first_window(const fj_converter *c, const unsigned char *text, size_t len, int final,
+                        const fj_work *w, size_t *span, int32_t *llr)
+{
+    const unsigned char *q = text, *end = text + len;
+    int route = w->route;
+    int32_t v = w->damage_llr;
+    clause cl;
+    while (q < end && (size_t)(q - text) < FJ_DAMAGE_WINDOW) {
+        if (!scan_clause(c, q, end, final, v, &cl))
+            return 0;
+        route = next_route(c, &cl, route);
+        if (route == ROUTE_TRADITIONAL)
+            v = cl.llr;
+        q += cl.len;
+    }
+    if (q >= end && !final)
+        return 0;
+    *span = (size_t)(q - text);
+    *llr = v;
+    return 1;
+}
+
 static size_t convert_target(const fj_converter *c, const unsigned char *text, size_t len,
                              int final, fj_out *o, fj_work *w)
 {
@@ -227,6 +267,11 @@ static size_t convert_target(const fj_converter *c, const unsigned char *text, s
         }
         for (int i = 0; i < 4; i++)
             fj__work_init(&w->sub[i], a);
+    }
+    if (c->to_rt[0] && !w->damage_window_set) {
+        if (!first_window(c, text, len, final, w, &w->damage_window_left, &w->damage_window_llr))
+            return 0;
+        w->damage_window_set = 1;
     }
     const unsigned char *p = text, *end = text + len, *batch = text;
     int batch_kind = -1, more = 1;
@@ -242,14 +287,15 @@ static size_t convert_target(const fj_converter *c, const unsigned char *text, s
         clause cl;
         while (n < FJ_TARGET_SCAN_BLOCK && q < end &&
                (more = scan_clause(c, q, end, final, w->damage_llr, &cl)) != 0) {
-            if (cl.simp > cl.trad && !c->to_repair_only)
-                w->route = ROUTE_SIMPLIFIED;
-            else if (cl.trad > cl.simp)
-                w->route = ROUTE_TRADITIONAL;
+            w->route = next_route(c, &cl, w->route);
             int kind = w->route == ROUTE_SIMPLIFIED ? KIND_SIMPLIFIED : KIND_TRADITIONAL;
+            int in_window = w->damage_window_left > 0;
+            if (in_window)
+                w->damage_window_left -= cl.len < w->damage_window_left ? cl.len
+                                                                        : w->damage_window_left;
             if (kind == KIND_TRADITIONAL && c->to_rt[0]) {
                 w->damage_llr = cl.llr;
-                if (cl.llr >= FJ_DAMAGE_LLR_DAMAGED)
+                if ((in_window ? w->damage_window_llr : cl.llr) >= FJ_DAMAGE_LLR_DAMAGED)
                     kind = KIND_ROUND_TRIP;
             }
             /* What the Traditional converter would write as it stands is

@@ -49,6 +49,24 @@ else
     python3 "$RD" trickle 7 <"$RA/both.txt" | "$FJ" -c t2tw >"$RA/both.stream.txt"
     check "repair auto: a stream read in short pieces equals the file converted at once" \
         cmp -s "$RA/both.stream.txt" "$RA/both.auto.txt"
+    # A chapter on its own: its first clauses are judged on the evidence of
+    # the first 8 KiB, so a short damaged text is repaired from its first
+    # line on. Measured when written, lines 301-400: auto 2 errors, the round
+    # trip 2, and 7 without the window.
+    sed -n 301,400p "$RA/damaged.txt" >"$RA/chapter.txt"
+    sed -n 301,400p "$RA/gold.txt" >"$RA/chapter.gold.txt"
+    "$FJ" -c t2tw -i "$RA/chapter.txt" -o "$RA/chapter.auto.txt"
+    "$FJ" -c t2s -i "$RA/chapter.txt" | "$FJ" -c s2tw >"$RA/chapter.rt.txt"
+    e_ch=$(python3 "$RD" errors "$RA/chapter.gold.txt" "$RA/chapter.auto.txt")
+    e_rt=$(python3 "$RD" errors "$RA/chapter.gold.txt" "$RA/chapter.rt.txt")
+    if [ -n "$e_ch" ] && [ "$e_ch" -le "$e_rt" ] 2>/dev/null; then
+        ok "repair auto: a damaged chapter of 100 lines alone, $e_ch errors (round trip $e_rt)"
+    else
+        bad "repair auto: a damaged chapter of 100 lines alone" "$e_ch errors, round trip $e_rt"
+    fi
+    python3 "$RD" trickle 11 <"$RA/chapter.txt" | "$FJ" -c t2tw >"$RA/chapter.stream.txt"
+    check "repair auto: the chapter read in short pieces equals the chapter converted at once" \
+        cmp -s "$RA/chapter.stream.txt" "$RA/chapter.auto.txt"
     # Off: the profile's steps alone, as --compat.
     "$FJ" -c t2tw --repair=off -i "$RA/damaged.txt" -o "$RA/off.txt"
     "$FJ" -c t2tw --compat -i "$RA/damaged.txt" -o "$RA/compat.txt"
