@@ -308,7 +308,8 @@ class Runner:
     def command(self, system, profile, inp, out):
         if system == 'opencc':
             return ['opencc', '-c', profile + '.json', '-i', inp, '-o', out]
-        mode = {'compat': ['--compat'], 'thorough': ['--repair=thorough']}.get(system, [])
+        mode = {'compat': ['--compat'], 'thorough': ['--repair=thorough'],
+                'careful': ['--repair=careful']}.get(system, [])
         return [self.fanjian] + mode + ['-c', profile, '-i', inp, '-o', out]
 
     def run(self, system, profile, inp, out):
@@ -538,19 +539,21 @@ def repair_check(runner_factory, gold, work, profile, tag):
         runner.run(s, profile, gold, out[s])
     runner.close()
     a = read_lines(out['compat'])
+    never = never_right_chars(runner_factory, profile, work, tag,
+                              [read_lines(out[s]) for s in ('default', 'thorough')], a)
     result = {}
     for s in ('default', 'thorough'):
         name = tag if s == 'default' else f'{tag}-thorough'
-        result[s] = changed_lines(a, read_lines(out[s]), os.path.join(work, f'{name}.diff.txt'))
+        result[s] = changed_lines(a, read_lines(out[s]), os.path.join(work, f'{name}.diff.txt'),
+                                  never)
     return result
 
 
-def changed_lines(a, b, diff_path):
+def changed_lines(a, b, diff_path, never):
     """The lines of b that differ from a: (lines, changed lines as (line
-    number, a, b, only never-right characters), character pairs with counts),
+    number, a, b, only characters of `never`), character pairs with counts),
     also written to diff_path."""
     changed, pairs = [], {}
-    never = never_right_chars()
     for i, (x, y) in enumerate(zip(a, b)):
         if x == y:
             continue
@@ -568,19 +571,23 @@ def changed_lines(a, b, diff_path):
     return len(a) - 1, changed, sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
-def never_right_chars():
-    """The characters data/context/repair.tsv classes "always": never the
-    right form in modern text (衹 祇 廻 顔 ...), so repair changes them even
-    alone. A gold line that holds one is not correct text."""
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'data', 'context',
-                        'repair.tsv')
-    chars = set()
-    with open(path, encoding='utf-8') as f:
-        for line in f:
-            cols = line.rstrip('\n').split('\t')
-            if len(cols) == 3 and cols[2] == 'always' and not line.startswith('#'):
-                chars.add(cols[0])
-    return chars
+def never_right_chars(runner_factory, profile, work, tag, outputs, a):
+    """The characters that repair changes even alone, with nothing around
+    them (`-c PROFILE --repair=careful` on each, one per line): the forms it
+    takes for never right in modern text (衹, 祇, 麽, 顔: data/context/repair.tsv's
+    and those fjdict derives from the data). Only the characters the outputs
+    change are tried. A gold line that holds one is not correct text."""
+    candidates = sorted({p for b in outputs for x, y in zip(a, b) if x != y and len(x) == len(y)
+                         for p, q in zip(x, y) if p != q})
+    if not candidates:
+        return set()
+    inp = os.path.join(work, f'{tag}.alone.in.txt')
+    res = os.path.join(work, f'{tag}.alone.careful.txt')
+    write_lines(inp, candidates)
+    runner = runner_factory()
+    runner.run('careful', profile, inp, res)
+    runner.close()
+    return {c for c, r in zip(candidates, read_lines(res)) if r != c}
 
 
 def read_fiction(path):
@@ -855,8 +862,9 @@ def render(args, entries, absent, stats, gold, scores, idem, same_as_compat, ndi
       f'{num(len(changed) - never)} of them change a character that can be right. '
       'The gold is natively written, so each change is a false repair unless the gold itself '
       'holds a non-standard form: the other '
-      f'{num(never)} change only characters that `data/context/repair.tsv` classes as never '
-      'right in modern text (祇 for 只, 顔 for 顏). Character changes: ' +
+      f'{num(never)} change only characters that repair changes even alone, the forms it takes '
+      'for never right in modern text (`data/context/repair.tsv`\'s and those derived from the '
+      'data: 祇 for 只, 顔 for 顏). Character changes: ' +
       (', '.join(f'{k} {v}' for k, v in pairs) if pairs else 'none') +
       '. Lines in `repair-of-gold.diff.txt`.\n')
     total, changed, pairs = repaired['hk']['default']
