@@ -185,6 +185,7 @@ static inline void put_answer(fj_out *o, uint32_t a)
 typedef struct ctx_emit {
     fj_out *o;
     int fuse, unsafe;
+    int32_t repair_bias; /* added to the cost of each repair (fj_work.repair_bias) */
 } ctx_emit;
 
 /* The one-character answer for cp (three UTF-8 bytes, first lowest), or 0
@@ -419,7 +420,7 @@ static int32_t repair_change_cost(const fj_converter *c, const ctx_char *run, ui
  * length. */
 static int32_t repair_extra_cost(const fj_converter *c, const ctx_char *run, uint32_t n,
                                  uint32_t i, uint32_t j, const unsigned char *t, uint32_t tl,
-                                 uint64_t *changed)
+                                 int32_t bias, uint64_t *changed)
 {
     *changed = 0;
     if (j - i < 2 || !t)
@@ -439,7 +440,7 @@ static int32_t repair_extra_cost(const fj_converter *c, const ctx_char *run, uin
         if (!explicit_forms)
             f = default_form(c, run[k].reading);
         if (f != cp) {
-            extra += repair_change_cost(c, run, n, k);
+            extra += repair_change_cost(c, run, n, k) + bias;
             if (k - i < 64)
                 *changed |= (uint64_t)1 << (k - i);
         }
@@ -629,7 +630,7 @@ static void lattice(const fj_converter *c, const unsigned char *text, const ctx_
                         region_target(c, run, i, j, &t, &tl);
                     if (c->ctx_repair) {
                         uint64_t changed;
-                        int32_t extra = repair_extra_cost(c, run, n, i, j, t, tl, &changed);
+                        int32_t extra = repair_extra_cost(c, run, n, i, j, t, tl, em->repair_bias, &changed);
                         if (extra && written_attested_within(c, run, i, j, changed))
                             t = NULL; /* the word as written: only "always" suspects change */
                         else
@@ -898,7 +899,7 @@ static int window_fits(const fj_converter *c, const unsigned char *text, ctx_cha
     for (uint32_t k = ws; k < we; k++)
         if (run[k].reading == UINT32_MAX)
             run[k].reading = reading_of(c, run[k].cp);
-    ctx_emit em = {scratch, 0, 0};
+    ctx_emit em = {scratch, 0, 0, 0};
     scratch->len = 0;
     lattice(c, text, run + ws, we - ws, &em, ws == 0, 0, ends);
     scratch->len = 0;
@@ -1194,7 +1195,7 @@ static void context_step(const fj_converter *c, const unsigned char *text, size_
     post_guard batch = {c, text, NULL, runs, 0, NULL, UINT32_MAX, 0, 0, 0};
     if (batched)
         ro->len = 0;
-    ctx_emit between = {batched ? ro : o, c->ctx_fused != 0, 0};
+    ctx_emit between = {batched ? ro : o, c->ctx_fused != 0, 0, 0};
     while (p < end) {
         uint32_t n = 0, suspects = 0, seen = 0;
         while (p < end && n < FJ_CTX_RUN_MAX) {
@@ -1271,7 +1272,7 @@ static void context_step(const fj_converter *c, const unsigned char *text, size_
                     need[i] = 3;
             }
         }
-        ctx_emit em = {ro, c->ctx_fused != 0, 0};
+        ctx_emit em = {ro, c->ctx_fused != 0, 0, w->repair_bias};
         /* A run with a character already in the target script and none
          * that exists only in the source script is written in the target
          * script: every character keeps its form (台 stays 台 in 平台上).

@@ -141,6 +141,7 @@ void fj__work_init(fj_work *w, const fj_allocator *a)
     for (int i = 0; i < 3; i++)
         fj__out_init_growable(&w->ctx[i], a);
     w->damage_llr = 0;
+    w->repair_bias = 0;
     w->damage_window_set = 0;
     w->damage_window_llr = 0;
     w->damage_window_left = 0;

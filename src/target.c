@@ -20,6 +20,12 @@
 #ifndef FJ_DAMAGE_WINDOW
 #define FJ_DAMAGE_WINDOW 8192u
 #endif
+/* Repair of a clause after which the damage ratio is -FJ_DAMAGE_LLR_CORRECT
+ * or less (the text reads as correct): each change of a character that is
+ * right in some words costs this much more, in the lattice's units (0.01
+ * nat): a written form stays unless a word makes the change 10 nats more
+ * likely than careful repair asks. */
+#define FJ_REPAIR_CORRECT_BIAS 1000
 /* Clauses scanned before they are converted. */
 #define FJ_TARGET_SCAN_BLOCK 256
 
@@ -204,7 +210,13 @@ static int scan_clause(const fj_converter *c, const unsigned char *p, const unsi
     return 1;
 }
 
-enum { KIND_TRADITIONAL = 0, KIND_SIMPLIFIED = 1, KIND_ROUND_TRIP = 2, KIND_AS_WRITTEN = 3 };
+enum {
+    KIND_TRADITIONAL = 0,
+    KIND_SIMPLIFIED = 1,
+    KIND_ROUND_TRIP = 2,
+    KIND_AS_WRITTEN = 3,
+    KIND_CORRECT = 4 /* Traditional, and it reads as correct */
+};
 
 /* Converts text[0..len) the way `kind` says. */
 static void convert_kind(const fj_converter *c, int kind, const unsigned char *text, size_t len,
@@ -216,7 +228,11 @@ static void convert_kind(const fj_converter *c, int kind, const unsigned char *t
         round_trip(c, text, len, o, w);
     else if (kind == KIND_AS_WRITTEN)
         fj__out_put(o, (const char *)text, len);
-    else
+    else if (kind == KIND_CORRECT) {
+        w->sub[0].repair_bias = FJ_REPAIR_CORRECT_BIAS;
+        convert_clause(c->to_sub[0], text, len, o, &w->sub[0]);
+        w->sub[0].repair_bias = 0;
+    } else
         convert_clause(c->to_sub[kind], text, len, o, &w->sub[kind]);
 }
 
@@ -295,12 +311,15 @@ static size_t convert_target(const fj_converter *c, const unsigned char *text, s
                                                                         : w->damage_window_left;
             if (kind == KIND_TRADITIONAL && c->to_rt[0]) {
                 w->damage_llr = cl.llr;
-                if ((in_window ? w->damage_window_llr : cl.llr) >= FJ_DAMAGE_LLR_DAMAGED)
+                int32_t v = in_window ? w->damage_window_llr : cl.llr;
+                if (v >= FJ_DAMAGE_LLR_DAMAGED)
                     kind = KIND_ROUND_TRIP;
+                else if (v <= -FJ_DAMAGE_LLR_CORRECT)
+                    kind = KIND_CORRECT;
             }
             /* What the Traditional converter would write as it stands is
              * copied (the clause ends at a cut of that converter). */
-            if (kind == KIND_TRADITIONAL && cl.kept)
+            if ((kind == KIND_TRADITIONAL || kind == KIND_CORRECT) && cl.kept)
                 kind = KIND_AS_WRITTEN;
             block[n].len = (uint32_t)cl.len;
             block[n].kind = (unsigned char)kind;

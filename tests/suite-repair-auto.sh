@@ -1,6 +1,6 @@
 # Repair's damage estimate (--repair=auto, the default): text converted
 # character by character is repaired as freely as a conversion from
-# Simplified, correct text is left as careful repair leaves it, and a stream
+# Simplified, correct text is changed less than careful repair changes it, and a stream
 # equals one call. Sourced by tests/run.sh, which provides FJ, ROOT, TMP, run,
 # ok, bad, check, skip, err1 and FANJIAN_OPENCC_DATA.
 
@@ -30,11 +30,19 @@ else
     else
         bad "repair auto: damaged dev sentences" "auto $e_auto, careful $e_careful, thorough $e_thorough, input $e_in"
     fi
-    # Correct text: the estimate stays low and auto writes what careful writes.
+    # Correct text: the estimate turns negative, and a clause that reads as
+    # correct changes a character only where a word makes it 10 nats more
+    # likely, so auto changes less than careful. Measured when written:
+    # auto 0 characters, careful 4 (复合 -> 複合, 里程表 -> 里程錶, ...).
     "$FJ" -c t2tw --repair=auto -i "$RA/gold.txt" -o "$RA/gold.auto.txt"
     "$FJ" -c t2tw --repair=careful -i "$RA/gold.txt" -o "$RA/gold.careful.txt"
-    check "repair auto: correct text comes out as careful repair writes it" \
-        cmp -s "$RA/gold.auto.txt" "$RA/gold.careful.txt"
+    g_auto=$(python3 "$RD" errors "$RA/gold.txt" "$RA/gold.auto.txt")
+    g_careful=$(python3 "$RD" errors "$RA/gold.txt" "$RA/gold.careful.txt")
+    if [ -n "$g_auto" ] && [ "$g_auto" -lt "$g_careful" ] 2>/dev/null; then
+        ok "repair auto: correct text, $g_auto characters changed (careful $g_careful)"
+    else
+        bad "repair auto: correct text changes less than careful" "auto $g_auto, careful $g_careful"
+    fi
     # The same damaged sentences after the correct ones: the estimate turns.
     cat "$RA/gold.txt" "$RA/damaged.txt" >"$RA/both.txt"
     cat "$RA/gold.txt" "$RA/gold.txt" >"$RA/both.gold.txt"
