@@ -30,6 +30,12 @@
 extern "C" {
 #endif
 
+/* The version of this header. FJ_VERSION_NUMBER grows with every release:
+ * 0xMMmmpp (major, minor, patch), so 0.1.0 is 0x000100. */
+#define FJ_VERSION_MAJOR 0
+#define FJ_VERSION_MINOR 1
+#define FJ_VERSION_PATCH 0
+#define FJ_VERSION_NUMBER (FJ_VERSION_MAJOR << 16 | FJ_VERSION_MINOR << 8 | FJ_VERSION_PATCH)
 #define FJ_VERSION_STRING "0.1.0"
 
 /* ---- 1. Errors ---------------------------------------------------------- */
@@ -62,8 +68,10 @@ typedef struct fj_error {
 /* A static, human-readable description of a status code. Never NULL. */
 const char *fj_strerror(fj_status status);
 
-/* The library's version, e.g. "0.1.0". */
+/* The library's version, e.g. "0.1.0", and as a number (FJ_VERSION_NUMBER
+ * of the library that is running, which may be newer than the header). */
 const char *fj_version(void);
+unsigned fj_version_number(void);
 
 /* ---- 2. Memory ---------------------------------------------------------- */
 

@@ -21,3 +21,5 @@ const char *fj_strerror(fj_status status)
 }
 
 const char *fj_version(void) { return FJ_VERSION_STRING; }
+
+unsigned fj_version_number(void) { return FJ_VERSION_NUMBER; }

@@ -82,6 +82,36 @@ else
                ! readelf -d '$INST_SHIM' | grep -q 'NEEDED.*libfanjian'"
 fi
 
+# ---- the header from C99 and from C++ ---------------------------------------------------
+# tests/header_consumer.c, compiled both ways with -pedantic -Werror and
+# linked with the build's libfanjian.a, converts with the build's image.
+
+for inst_lang in c99 c++11; do
+    if [ "$inst_lang" = c99 ]; then
+        inst_comp=$TEST_CC inst_x=(-x c -std=c99)
+    else
+        inst_comp=c++ inst_x=(-x c++ -std=c++11)
+    fi
+    if ! command -v "$inst_comp" >/dev/null; then
+        skip "fanjian.h as $inst_lang" "no $inst_comp"
+        continue
+    fi
+    # shellcheck disable=SC2086 # TEST_SAN: compiler flags
+    if "$inst_comp" $TEST_SAN "${inst_x[@]}" -pedantic -Wall -Wextra -Werror -I"$ROOT/include" \
+        -o "$INST_DIR/header-$inst_lang" "$ROOT/tests/header_consumer.c" -x none "$B/libfanjian.a" \
+        -lm >"$TMP/inst-cc.log" 2>&1; then
+        "$INST_DIR/header-$inst_lang" "$B/fanjian.fjd" >"$TMP/out" 2>"$TMP/err"
+        inst_rc=$?
+        check "fanjian.h as $inst_lang (-pedantic -Werror): links and converts 头发干了" \
+            test "$inst_rc" -eq 0 -a "$(cat "$TMP/out")" = "$INST_VERSION $(printf '%06x' \
+            "$(sed -n 's/^#define FJ_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p' \
+                "$ROOT/include/fanjian.h" | awk '{n = n * 256 + $1} END {print n}')") 頭髮乾了"
+    else
+        bad "fanjian.h as $inst_lang (-pedantic -Werror)" \
+            "compiling failed: $(head -n 3 "$TMP/inst-cc.log" | tr '\n' ' ')"
+    fi
+done
+
 # ---- the OpenCC API: a program written to OpenCC's opencc.h ---------------------------
 # Its output on every OpenCC-compatible case must equal `fanjian --compat`'s.
 # The configuration is spelt three ways in turn: NAME.json, NAME, and a path.

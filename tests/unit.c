@@ -482,6 +482,10 @@ static void test_strerror_and_version(void **state)
     assert_non_null(fj_strerror((fj_status)1000));
     assert_non_null(fj_version());
     assert_string_equal(fj_version(), FJ_VERSION_STRING);
+    assert_int_equal(fj_version_number(), FJ_VERSION_NUMBER);
+    char parts[32];
+    snprintf(parts, sizeof parts, "%d.%d.%d", FJ_VERSION_MAJOR, FJ_VERSION_MINOR, FJ_VERSION_PATCH);
+    assert_string_equal(parts, FJ_VERSION_STRING);
     assert_non_null(fj_dict_default_path());
 }
 
