@@ -53,7 +53,8 @@ $(FLAGS_STAMP): FORCE
 	@echo '$(CC) $(CFLAGS) $(LDFLAGS)' | cmp -s - $@ || echo '$(CC) $(CFLAGS) $(LDFLAGS)' > $@
 .PHONY: FORCE
 FORCE:
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD) -path $(BUILD)/bench-cache -prune -o -path $(BUILD)/accuracy -prune \
+                   -o -name '*.d' -type f -print 2>/dev/null)
 
 $(BUILD)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
