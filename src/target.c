@@ -17,9 +17,7 @@
 #define FJ_TARGET_CLAUSE_MAX 4096u
 /* The first clauses of a text, up to this many bytes, are judged together
  * on their evidence: a text starts with no estimate. */
-#ifndef FJ_DAMAGE_WINDOW
 #define FJ_DAMAGE_WINDOW 8192u
-#endif
 /* Repair of a clause after which the damage ratio is -FJ_DAMAGE_LLR_CORRECT
  * or less (the text reads as correct): each change of a character that is
  * right in some words costs this much more, in the lattice's units (0.01
