@@ -114,7 +114,8 @@ $(REGION)/.fetched: scripts/fetch-region.sh
 # Simplified Chinese (LGPL-2.1+), read and pruned by fjdict.
 LM       = $(BUILD)/zh_CN.lm
 $(LM): scripts/fetch-deb.sh
-	./scripts/fetch-deb.sh libime-data-language-model:amd64 1.0.16-1 \
+	./scripts/fetch-deb.sh --source $@.source LGPL-2.1+ "word trigram language model" \
+	    libime-data-language-model:amd64 1.0.16-1 \
 	    a9363f915fbefc8ae1ddab3a8147b6c77fdeaa8adb8ab580bc130601d1539665 \
 	    usr/lib/x86_64-linux-gnu/libime/zh_CN.lm $@
 
@@ -125,10 +126,14 @@ $(LM): scripts/fetch-deb.sh
 # without it; `make LM_WEIGHT=0.5` builds it in.
 LM_WEIGHT ?= 0
 LM_ARGS   = $(if $(filter-out 0 0.0,$(LM_WEIGHT)),--lm $(LM) --lm-weight $(LM_WEIGHT))
+# What the image names as its sources (fj_dict_info), as the fetch scripts wrote them.
+SOURCES   = $(DATA)/source.tsv $(ESSAY).source $(REGION)/chewing.source $(REGION)/cantonese.source \
+            $(if $(LM_ARGS),$(LM).source)
 $(DICT): $(BUILD)/fjdict $(DATA)/.fetched $(ESSAY) $(REGION)/.fetched $(if $(LM_ARGS),$(LM)) \
          $(wildcard data/context/*.tsv) $(BUILD)/.lm-weight-$(LM_WEIGHT)
 	$(BUILD)/fjdict --compile $(DATA) -o $@ --essay $(ESSAY) $(LM_ARGS) --curated data/context \
-	    --taiwan $(REGION)/chewing --hongkong $(REGION)/essay-cantonese.txt
+	    --taiwan $(REGION)/chewing --hongkong $(REGION)/essay-cantonese.txt \
+	    $(foreach s,$(SOURCES),--source $(s))
 # A change of weight rebuilds the image.
 $(BUILD)/.lm-weight-$(LM_WEIGHT):
 	@mkdir -p $(BUILD) && rm -f $(BUILD)/.lm-weight-* && touch $@

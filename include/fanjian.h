@@ -113,6 +113,30 @@ void fj_dict_close(fj_dict *dict);
 /* The path fj_dict_open(NULL, ...) tries last. */
 const char *fj_dict_default_path(void);
 
+/* What an image says of itself. The caller sets `size` to
+ * sizeof(fj_dict_info_rec); fields added later lie beyond it. */
+typedef struct fj_dict_info_rec {
+    size_t size;
+    unsigned format_version; /* the image format */
+    size_t source_count;     /* the third-party data it was built from */
+} fj_dict_info_rec;
+
+/* One source of an image's data. The strings belong to the image and stay
+ * valid until fj_dict_close. */
+typedef struct fj_dict_source {
+    const char *name;    /* "OpenCC", "rime-essay", ... */
+    const char *version; /* as its publisher numbers it: "1.4.2" */
+    const char *license; /* its terms, an SPDX expression: "Apache-2.0" */
+    const char *role;    /* what the image takes from it */
+} fj_dict_source;
+
+/* Fills `info` (FJ_ERR_INVALID_ARGUMENT when its size is too small). An
+ * image built without the sources named has a source_count of 0. */
+fj_status fj_dict_info(const fj_dict *dict, fj_dict_info_rec *info);
+
+/* Source i, 0 <= i < source_count. */
+fj_status fj_dict_source_at(const fj_dict *dict, size_t i, fj_dict_source *source);
+
 /* Profile names the dictionary offers ("s2t", "t2s", "s2tw", ...). Returns
  * the number of profiles; index past the end gives NULL. */
 size_t fj_dict_profile_count(const fj_dict *dict);

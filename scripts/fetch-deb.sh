@@ -2,8 +2,15 @@
 # Fetches one pinned Debian package, verifies its sha256, caches it, and
 # extracts files of it. The build's third-party data comes this way; nothing
 # fetched is committed.
-#   fetch-deb.sh PACKAGE[:ARCH] VERSION SHA256 PATH_IN_PACKAGE DEST [PATH DEST ...]
+#   fetch-deb.sh [--source FILE LICENCE ROLE] PACKAGE[:ARCH] VERSION SHA256 PATH_IN_PACKAGE DEST [PATH DEST ...]
+# --source: also writes FILE, the line "PACKAGE<TAB>VERSION<TAB>LICENCE<TAB>ROLE"
+# by which the dictionary image names its sources (fjdict --source).
 set -euo pipefail
+source_file=
+if [ "${1:-}" = --source ]; then
+    source_file=${2:?} source_license=${3:?} source_role=${4:?}
+    shift 4
+fi
 
 spec=${1:?usage: fetch-deb.sh PACKAGE[:ARCH] VERSION SHA256 PATH_IN_PACKAGE DEST [PATH DEST ...]}
 version=${2:?} sha256=${3:?}
@@ -59,3 +66,9 @@ while [ $# -gt 0 ]; do
     mv "$dest.tmp.$$" "$dest"
     echo "fetch-deb: $package $version: $inner -> $dest (sha256 verified)"
 done
+if [ -n "$source_file" ]; then
+    mkdir -p "$(dirname "$source_file")"
+    printf '%s\t%s\t%s\t%s\n' "$package" "$version" "$source_license" "$source_role" \
+        >"$source_file.tmp.$$"
+    mv "$source_file.tmp.$$" "$source_file"
+fi

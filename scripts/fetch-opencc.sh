@@ -33,4 +33,6 @@ tar -xzf "$tarball" -C "$dest.tmp" package/data/dictionary package/data/config p
 mv "$dest.tmp/package/data/dictionary" "$dest.tmp/package/data/config" "$dest.tmp/package/LICENSE" "$dest.tmp/"
 rm -rf "$dest.tmp/package" "$dest"
 mv "$dest.tmp" "$dest"
+# How the dictionary image names this source (fjdict --source).
+printf 'OpenCC\t%s\tApache-2.0\tdictionaries and configurations\n' "$version" >"$dest/source.tsv"
 echo "fetch-opencc: OpenCC $version data in $dest (sha512 verified)"

@@ -213,6 +213,19 @@ fj_status fj__image_load(fj_image *img, const unsigned char *data, size_t size, 
             return bad(e, (size_t)s.offset, "language model size");
     }
 #undef SECTION
+    /* The sources: optional (an image from before them has none). */
+    if (section(data, count, FJ_SEC_SOURCES, 1, &s, NULL, "sources") == FJ_OK && s.size) {
+        if (s.p[s.size - 1] != 0)
+            return bad(e, (size_t)s.offset, "sources");
+        uint64_t strings = 0;
+        for (uint64_t i = 0; i < s.size; i++)
+            strings += s.p[i] == 0;
+        if (strings % 4)
+            return bad(e, (size_t)s.offset, "sources");
+        img->sources = (const char *)s.p;
+        img->sources_size = (uint32_t)s.size;
+        img->source_count = (uint32_t)(strings / 4);
+    }
 
     /* Every offset the matcher follows is checked here, once. */
     /* Branch-free over all nodes (the largest section), then find the
@@ -487,6 +500,30 @@ void fj_dict_close(fj_dict *d)
 }
 
 const fj_image *fj__dict_image(const fj_dict *dict) { return &dict->image; }
+
+fj_status fj_dict_info(const fj_dict *dict, fj_dict_info_rec *info)
+{
+    if (!dict || !info || info->size < sizeof *info)
+        return FJ_ERR_INVALID_ARGUMENT;
+    info->format_version = FJ_IMAGE_VERSION;
+    info->source_count = dict->image.source_count;
+    return FJ_OK;
+}
+
+fj_status fj_dict_source_at(const fj_dict *dict, size_t i, fj_dict_source *source)
+{
+    if (!dict || !source || i >= dict->image.source_count)
+        return FJ_ERR_INVALID_ARGUMENT;
+    const char *p = dict->image.sources;
+    for (size_t k = 0; k < 4 * i; k++)
+        p += strlen(p) + 1;
+    const char **field[4] = {&source->name, &source->version, &source->license, &source->role};
+    for (int k = 0; k < 4; k++) {
+        *field[k] = p;
+        p += strlen(p) + 1;
+    }
+    return FJ_OK;
+}
 
 size_t fj_dict_profile_count(const fj_dict *dict) { return dict ? dict->image.profile_count : 0; }
 

@@ -41,6 +41,9 @@
 #define FJ_SEC_LANGMOD  FJ_TAG('L', 'M', 'T', 'B') /* u32 slots: the language model's context
                                                     * costs, see fj_lm_key */
 #define FJ_SEC_SRCONLY  FJ_TAG('S', 'O', 'N', 'L') /* FJ_BARRIER_BYTES bit sets, see fj_context_rec */
+#define FJ_SEC_SOURCES  FJ_TAG('S', 'R', 'C', 'S') /* optional: per third-party source, four
+                                                    * NUL-terminated UTF-8 strings: name,
+                                                    * version, licence, role */
 #define FJ_SEC_DAMAGEW  FJ_TAG('D', 'M', 'G', 'W') /* 0x10000 int16 quadruples or none: per BMP
                                                     * reading with several Traditional forms,
                                                     * what seeing its first form and one of its

@@ -40,6 +40,8 @@ typedef struct fj_image {
     uint32_t ambiguous_count, source_only_count;
     const uint32_t *lm_slots; /* LMTB, 1 << lm_bits slots; lm_bits 0: none */
     const int16_t *damage_weights; /* DMGW, 0x10000 quadruples, or NULL */
+    const char *sources;           /* SRCS, or NULL */
+    uint32_t sources_size, source_count;
     uint32_t lm_bits;
 } fj_image;
 

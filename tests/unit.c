@@ -489,6 +489,39 @@ static void test_strerror_and_version(void **state)
     assert_non_null(fj_dict_default_path());
 }
 
+/* The image names what it was built from (fjdict --source, from the fetch
+ * scripts): OpenCC 1.4.2, rime-essay and the regional word data, with their
+ * versions and terms. */
+static void test_dict_sources(void **state)
+{
+    (void)state;
+    fj_dict_info_rec info = {sizeof info, 0, 0};
+    assert_int_equal(fj_dict_info(g_dict, &info), FJ_OK);
+    assert_int_equal(info.format_version, FJ_IMAGE_VERSION);
+    fj_dict_info_rec small = {sizeof small - 1, 0, 0};
+    assert_int_equal(fj_dict_info(g_dict, &small), FJ_ERR_INVALID_ARGUMENT);
+    assert_int_equal(fj_dict_info(NULL, &info), FJ_ERR_INVALID_ARGUMENT);
+    fj_dict_source src;
+    assert_int_equal(fj_dict_source_at(g_dict, info.source_count, &src), FJ_ERR_INVALID_ARGUMENT);
+    int opencc = 0, essay = 0, chewing = 0, cantonese = 0;
+    for (size_t i = 0; i < info.source_count; i++) {
+        assert_int_equal(fj_dict_source_at(g_dict, i, &src), FJ_OK);
+        assert_true(src.name[0] && src.version[0] && src.license[0] && src.role[0]);
+        if (strcmp(src.name, "OpenCC") == 0) {
+            opencc++;
+            assert_string_equal(src.version, "1.4.2");
+            assert_string_equal(src.license, "Apache-2.0");
+        }
+        essay += strcmp(src.name, "rime-essay") == 0;
+        chewing += strcmp(src.name, "libchewing3-data") == 0;
+        cantonese += strcmp(src.name, "rime-data-jyut6ping3") == 0;
+    }
+    assert_int_equal(opencc, 1);
+    assert_int_equal(essay, 1);
+    assert_int_equal(chewing, 1);
+    assert_int_equal(cantonese, 1);
+}
+
 static void test_profile_list(void **state)
 {
     (void)state;
@@ -3392,6 +3425,7 @@ int main(void)
         cmocka_unit_test(test_unknown_profile),
         cmocka_unit_test(test_profile_aliases),
         cmocka_unit_test(test_strerror_and_version),
+        cmocka_unit_test(test_dict_sources),
         cmocka_unit_test(test_profile_list),
         cmocka_unit_test(test_image_pristine),
         cmocka_unit_test(test_image_truncated),

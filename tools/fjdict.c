@@ -646,9 +646,62 @@ static int build_regions(const oc_data *data, const model_words *essay, const ch
     return 0;
 }
 
+/* The image's sources (FJ_SEC_SOURCES) from files of lines
+ * "NAME<TAB>VERSION<TAB>LICENCE<TAB>ROLE", as the fetch scripts write them:
+ * four NUL-terminated strings each. 0 on success; else a message in err. */
+static int read_sources(const char *const *paths, size_t n, char **blob, size_t *len, char *err,
+                        size_t errsize)
+{
+    *blob = NULL;
+    *len = 0;
+    for (size_t i = 0; i < n; i++) {
+        FILE *f = fopen(paths[i], "r");
+        if (!f) {
+            snprintf(err, errsize, "%s: %s", paths[i], strerror(errno));
+            return 1;
+        }
+        char line[1024];
+        int lineno = 0;
+        while (fgets(line, sizeof line, f)) {
+            lineno++;
+            size_t l = strlen(line);
+            if (l && line[l - 1] == '\n')
+                line[--l] = 0;
+            if (l == 0 || line[0] == '#')
+                continue;
+            size_t tabs = 0;
+            int empty = line[0] == '\t' || line[l - 1] == '\t';
+            for (size_t k = 0; k < l; k++)
+                if (line[k] == '\t') {
+                    tabs++;
+                    empty |= line[k + 1] == '\t';
+                    line[k] = 0;
+                }
+            if (tabs != 3 || empty) {
+                snprintf(err, errsize, "%s:%d: expected NAME, VERSION, LICENCE and ROLE, by tabs",
+                         paths[i], lineno);
+                fclose(f);
+                return 1;
+            }
+            char *grown = realloc(*blob, *len + l + 1);
+            if (!grown) {
+                snprintf(err, errsize, "out of memory");
+                fclose(f);
+                return 1;
+            }
+            *blob = grown;
+            memcpy(*blob + *len, line, l + 1);
+            *len += l + 1;
+        }
+        fclose(f);
+    }
+    return 0;
+}
+
 static int compile(const char *dir, const char *out, const char *essay_path, const char *lm_path,
                    double lm_weight, const char *curated_dir, int skip_misfits,
-                   const char *const region_paths[REGION_COUNT])
+                   const char *const region_paths[REGION_COUNT], const char *sources,
+                   size_t sources_len)
 {
     char err[1024] = "";
     oc_data *data = oc_data_load(dir, err, sizeof err);
@@ -990,6 +1043,7 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
         {FJ_SEC_SRCONLY, srconly, have_model ? 3 * (size_t)FJ_BARRIER_BYTES : 0},
         {FJ_SEC_DAMAGEW, repair.damage_weights, repair.damage_weights ? 0x80000 : 0},
         {FJ_SEC_LANGMOD, lm_tab.slots, lm_tab.bits ? (size_t)4 << lm_tab.bits : 0},
+        {FJ_SEC_SOURCES, sources, sources_len},
     };
     printf("fjdict: %zu source dictionaries, %zu profiles, %zu matchers, %zu nodes, %zu blocks\n",
            data->source_count, data->profile_count, b.matcher_count, b.node_count,
@@ -1144,7 +1198,7 @@ static int lint_build_image(const char *data_dir, const char *image_path, const 
 {
     /* The same model as the default image: no language model (LM_WEIGHT 0). */
     static const char *const no_regions[REGION_COUNT] = {NULL, NULL};
-    return compile(data_dir, image_path, essay_path, NULL, 0, curated_dir, 0, no_regions);
+    return compile(data_dir, image_path, essay_path, NULL, 0, curated_dir, 0, no_regions, NULL, 0);
 }
 
 /* libchewing's phrases with their frequencies, one a line. */
@@ -1167,6 +1221,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: fjdict --compile OPENCC_DATA_DIR -o IMAGE [--essay FILE [--lm MODEL.lm]\n"
                "                                   [--curated DIR [--skip-misfits]]\n"
                "                                   [--taiwan CHEWING_DIR] [--hongkong FILE]]\n"
+               "                                   [--source FILE ...]\n"
                "       fjdict --decompile IMAGE OUTDIR\n"
                "       fjdict --lm-dump MODEL.lm unigrams|bigrams|trigrams [WORD...]\n"
                "       fjdict --chewing CHEWING_DIR\n"
@@ -1184,6 +1239,8 @@ static void usage(FILE *f)
                "s2tw's and s2twp's model; --hongkong: a word list with counts\n"
                "(essay-cantonese.txt) choosing those of s2hk and s2hkp. --chewing: lists\n"
                "libchewing's phrases as PHRASE<TAB>FREQUENCY.\n"
+               "--source: a file of lines NAME<TAB>VERSION<TAB>LICENCE<TAB>ROLE, one per\n"
+               "third-party source, which the image names (fj_dict_info).\n"
                "--lint: refuses conflicting entries in the curated tables of DIR (exit\n"
                "status 1) and counts them; with --data and --essay, also warns of\n"
                "s2t.tsv and t2s.tsv entries that change nothing.\n",
@@ -1196,6 +1253,8 @@ int main(int argc, char **argv)
         const char *essay = NULL, *curated = NULL, *lm = NULL;
         const char *region_paths[REGION_COUNT] = {NULL, NULL};
         double lm_weight = FJ_LM_WEIGHT;
+        const char *source_paths[16];
+        size_t source_count = 0;
         int i = 5, skip_misfits = 0;
         for (; i < argc; i++) {
             if (strcmp(argv[i], "--essay") == 0 && i + 1 < argc)
@@ -1212,13 +1271,25 @@ int main(int argc, char **argv)
                 region_paths[REGION_HK] = argv[++i];
             else if (strcmp(argv[i], "--skip-misfits") == 0)
                 skip_misfits = 1;
+            else if (strcmp(argv[i], "--source") == 0 && i + 1 < argc && source_count < 16)
+                source_paths[source_count++] = argv[++i];
             else
                 break;
         }
         if (i == argc && (!curated || essay) && (!lm || essay) &&
-            (essay || (!region_paths[REGION_TW] && !region_paths[REGION_HK])))
-            return compile(argv[2], argv[4], essay, lm, lm_weight, curated, skip_misfits,
-                           region_paths);
+            (essay || (!region_paths[REGION_TW] && !region_paths[REGION_HK]))) {
+            char *sources, err[1100];
+            size_t sources_len;
+            if (read_sources(source_paths, source_count, &sources, &sources_len, err,
+                             sizeof err) != 0) {
+                fprintf(stderr, "fjdict: %s\n", err);
+                return 1;
+            }
+            int rc = compile(argv[2], argv[4], essay, lm, lm_weight, curated, skip_misfits,
+                             region_paths, sources, sources_len);
+            free(sources);
+            return rc;
+        }
     }
     if (argc == 3 && strcmp(argv[1], "--chewing") == 0)
         return list_chewing(argv[2]);
