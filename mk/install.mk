@@ -43,6 +43,17 @@ $(SO_MAJOR): $(SO_REAL)
 $(SO_DEV): $(SO_MAJOR)
 	ln -sf $(notdir $<) $@
 
+# -- the ABI baseline that tests/suite-abi.sh compares libfanjian.so with ------
+# (Debian's abigail-tools). After a deliberate change of the ABI:
+#   make abi-baseline    rewrites abi/libfanjian.abi from the built library
+ABIDW = abidw --headers-dir include --drop-private-types --no-corpus-path --no-show-locs \
+        --drop-undefined-syms
+.PHONY: abi-baseline
+abi-baseline: $(SO_REAL)
+	@mkdir -p abi
+	$(ABIDW) $(SO_REAL) | sed "s| comp-dir-path='[^']*'||" > abi/libfanjian.abi.tmp
+	mv abi/libfanjian.abi.tmp abi/libfanjian.abi
+
 # -- libopencc.so.1.1: OpenCC's C API (compat/opencc.h), self-contained --------
 COMPAT_OBJ  = $(BUILD)/pic/compat/opencc.o
 COMPAT_SO   = $(BUILD)/compat/libopencc.so.1.1
