@@ -20,6 +20,15 @@
  * Thread safety: there is no global state. An opened fj_dict and the
  * fj_converters made from it are immutable and may be shared by any number of
  * threads. An fj_stream belongs to one thread at a time.
+ *
+ * Ownership: what fj_X_open gives (a dictionary, a converter, clean-up
+ * rules) is read-only once open, may be shared, and is released with
+ * fj_X_close; what fj_X_new gives (a stream) holds changing state, belongs
+ * to one caller, and is released with fj_X_free. Both take NULL as a no-op.
+ * Output a function allocates (fj_convert_alloc) is released with fj_free
+ * on the converter that made it. Strings a handle returns belong to it and
+ * stay valid until it is closed. A struct the caller fills for the library
+ * and that may grow (fj_dict_info_rec) starts with its size.
  */
 #ifndef FANJIAN_H
 #define FANJIAN_H
