@@ -21,16 +21,12 @@
 /* Repair: the cost of changing a written character that is right in some
  * words (an in_words suspect), about -ln(1/12) in model units: the written
  * form is taken as right unless a word makes the change clearly more likely.
- * 裡, 里 and 只 are each common and right on their own (inside; a unit of
- * distance; only), so changing one of them needs about -ln(1/3000). Chosen
+ * The characters of repair-rules.txt's `common` role (裡, 里, 只) are each
+ * right on their own, so changing one of them needs about -ln(1/3000). Chosen
  * from a few values by the false changes on make accuracy's gold and the
  * repair of the dev sentences. */
 #define FJ_CTX_REPAIR_PENALTY 250
 #define FJ_CTX_REPAIR_PENALTY_COMMON 800
-#define FJ_CP_LI_INSIDE 0x88E1u /* 裡 */
-#define FJ_CP_LI_UNIT 0x91CCu   /* 里 */
-#define FJ_CP_LI_INSIDE_HK 0x88CFu /* 裏 */
-#define FJ_CP_ONLY 0x53EAu      /* 只 */
 
 /* Chunks are cut after a barrier once this long, to keep buffers small. */
 #define FJ_CTX_CHUNK 16384u
@@ -236,11 +232,11 @@ static void emit_default(const fj_converter *c, ctx_emit *em, uint32_t reading)
 extern const unsigned char fj__repair_rules[];
 extern const size_t fj__repair_rules_size;
 
-fj_status fj__repair_rules_load(unsigned char *classes, fj_error *e)
+fj_status fj__repair_rules_load(uint16_t *classes, fj_error *e)
 {
     static const struct {
         const char *name;
-        unsigned char bit;
+        uint16_t bit;
     } roles[] = {{"count", FJ_RULE_COUNT},
                  {"digit", FJ_RULE_DIGIT},
                  {"week-after", FJ_RULE_WEEK_AFTER},
@@ -248,8 +244,12 @@ fj_status fj__repair_rules_load(unsigned char *classes, fj_error *e)
                  {"week-before", FJ_RULE_WEEK_BEFORE},
                  {"week-year", FJ_RULE_WEEK_YEAR},
                  {"demonstrative", FJ_RULE_DEMONSTRATIVE},
-                 {"after-only", FJ_RULE_AFTER_ONLY}};
-    memset(classes, 0, 0x10000);
+                 {"after-only", FJ_RULE_AFTER_ONLY},
+                 {"week", FJ_RULE_WEEK},
+                 {"li-inside", FJ_RULE_LI_INSIDE},
+                 {"measure-only", FJ_RULE_MEASURE_ONLY},
+                 {"common", FJ_RULE_COMMON}};
+    memset(classes, 0, 0x10000 * sizeof *classes);
     const unsigned char *p = fj__repair_rules, *end = p + fj__repair_rules_size;
     while (p < end) {
         const unsigned char *eol = memchr(p, '\n', (size_t)(end - p));
@@ -274,7 +274,7 @@ fj_status fj__repair_rules_load(unsigned char *classes, fj_error *e)
                                   "repair rules: not a BMP character");
                     return FJ_ERR_DICT_FORMAT;
                 }
-                classes[cp] |= roles[i].bit;
+                classes[cp] = (uint16_t)(classes[cp] | roles[i].bit);
                 q += k;
             }
         }
@@ -292,7 +292,7 @@ static inline int has_role(const fj_converter *c, uint32_t cp, unsigned role)
  * careless form of the unit 里 whatever the words around it. */
 static int li_after_number(const fj_converter *c, const ctx_char *run, uint32_t k)
 {
-    return (run[k].cp == FJ_CP_LI_INSIDE || run[k].cp == FJ_CP_LI_INSIDE_HK) && k > 0 &&
+    return has_role(c, run[k].cp, FJ_RULE_LI_INSIDE) && k > 0 &&
            has_role(c, run[k - 1].cp, FJ_RULE_COUNT | FJ_RULE_DIGIT);
 }
 
@@ -303,7 +303,7 @@ static int li_after_number(const fj_converter *c, const ctx_char *run, uint32_t 
  * in data/context/repair-rules.txt. */
 static int week_zhou(const fj_converter *c, const ctx_char *run, uint32_t k, uint32_t n)
 {
-    if (!fj__repair_positional(run[k].cp))
+    if (!has_role(c, run[k].cp, FJ_RULE_WEEK))
         return 0;
     uint32_t next = k + 1 < n ? run[k + 1].cp : 0;
     if (has_role(c, next, FJ_RULE_WEEK_BEFORE))
@@ -399,17 +399,18 @@ static int32_t repair_change_cost(const fj_converter *c, const ctx_char *run, ui
                                   uint32_t k)
 {
     uint32_t cp = run[k].cp;
-    if (cp == FJ_CP_ONLY && k > 0 && has_role(c, run[k - 1].cp, FJ_RULE_COUNT) &&
+    int only = has_role(c, cp, FJ_RULE_MEASURE_ONLY);
+    if (only && k > 0 && has_role(c, run[k - 1].cp, FJ_RULE_COUNT) &&
         !(k + 1 < n && written_pair_is_word(c, run, k)))
         return FJ_CTX_REPAIR_PENALTY;
     /* After 這 or 那, 只 is the measure word unless what follows often
      * follows the adverb (這只是); punctuation, Latin and digits too. */
-    if (cp == FJ_CP_ONLY && k > 0 && has_role(c, run[k - 1].cp, FJ_RULE_DEMONSTRATIVE) &&
+    if (only && k > 0 && has_role(c, run[k - 1].cp, FJ_RULE_DEMONSTRATIVE) &&
         k + 1 < n && !(run[k + 1].cp < 0x3400 || has_role(c, run[k + 1].cp, FJ_RULE_AFTER_ONLY)) &&
         !written_pair_is_word(c, run, k))
         return FJ_CTX_REPAIR_PENALTY;
 
-    if (cp == FJ_CP_LI_INSIDE || cp == FJ_CP_LI_UNIT || cp == FJ_CP_ONLY)
+    if (has_role(c, cp, FJ_RULE_COMMON))
         return FJ_CTX_REPAIR_PENALTY_COMMON;
     return FJ_CTX_REPAIR_PENALTY;
 }

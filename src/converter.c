@@ -307,7 +307,7 @@ static fj_status build_context_tables(fj_converter *c, const fj_image *img,
     c->ctx_repair = (cx->flags & FJ_CONTEXT_REPAIR) != 0;
     c->ctx_post_first = cx->core_stage + (c->ctx_repair ? 0 : 1);
     if (c->ctx_repair) {
-        c->ctx_rules = fj__alloc(a, 0x10000);
+        c->ctx_rules = fj__alloc(a, 0x10000 * sizeof *c->ctx_rules);
         if (!c->ctx_rules)
             return FJ_ERR_NOMEM;
         fj_status st = fj__repair_rules_load(c->ctx_rules, NULL);
@@ -393,7 +393,7 @@ static fj_status build_context_tables(fj_converter *c, const fj_image *img,
             int always = c->ctx_always[cp >> 3] >> (cp & 7) & 1;
             int in_words = c->ctx_in_words[cp >> 3] >> (cp & 7) & 1;
             gated = !always && in_words && fj__ctx_suspect_is_default(c, cp);
-            if (always || (in_words && !gated) || fj__repair_positional(cp))
+            if (always || (in_words && !gated) || (c->ctx_rules[cp] & FJ_RULE_WEEK))
                 r = 1u << FJ_REC_SPECIAL_BIT;
         }
         if (!c->ctx_repair && !(r >> FJ_REC_SPECIAL_BIT & 1)) {
@@ -639,7 +639,7 @@ void fj_converter_close(fj_converter *c)
     for (uint32_t k = 0; k < FJ_MAX_STAGES; k++)
         fj__free(a.alloc ? &a : NULL, c->recs[k], FJ_REC_COUNT * sizeof(uint64_t));
     fj__free(a.alloc ? &a : NULL, c->ctx_table, FJ_REC_COUNT * sizeof(uint32_t));
-    fj__free(a.alloc ? &a : NULL, c->ctx_rules, 0x10000);
+    fj__free(a.alloc ? &a : NULL, c->ctx_rules, 0x10000 * sizeof *c->ctx_rules);
     fj__free(a.alloc ? &a : NULL, c->ctx_damage_w, FJ_REC_COUNT * sizeof(int16_t));
     fj__free(a.alloc ? &a : NULL, c->ctx_post, FJ_REC_COUNT * sizeof(uint32_t));
     fj__free(a.alloc ? &a : NULL, c->ctx_unsafe, FJ_BARRIER_BYTES);

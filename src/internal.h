@@ -166,7 +166,7 @@ struct fj_converter {
     fj_matcher ctx_attested; /* repair: words kept as written; empty when none */
     int ctx_has_attested;
     fj_matcher ctx_fold, ctx_words;
-    unsigned char *ctx_rules; /* repair: 0x10000 role bytes (FJ_RULE_*), owned */
+    uint16_t *ctx_rules; /* repair: 0x10000 role sets (FJ_RULE_*), owned */
     /* Repair: what each character adds to the damage estimate (FJ_REC_COUNT
      * entries, owned; see mark_forms). */
     int16_t *ctx_damage_w;
@@ -395,7 +395,7 @@ uint32_t fj__ctx_default_of(const fj_converter *c, uint32_t cp);
 /* Repair: cp's reading (cp itself when the fold table has none). */
 uint32_t fj__ctx_reading(const fj_converter *c, uint32_t cp);
 /* Repair's positional rules (data/context/repair-rules.txt, compiled in):
- * one bit per role in a byte per BMP character. */
+ * one bit per role in 16 bits per BMP character. */
 enum {
     FJ_RULE_COUNT = 1 << 0,
     FJ_RULE_DIGIT = 1 << 1,
@@ -404,16 +404,14 @@ enum {
     FJ_RULE_WEEK_BEFORE = 1 << 4,
     FJ_RULE_WEEK_YEAR = 1 << 5,
     FJ_RULE_DEMONSTRATIVE = 1 << 6,
-    FJ_RULE_AFTER_ONLY = 1 << 7
+    FJ_RULE_AFTER_ONLY = 1 << 7,
+    FJ_RULE_WEEK = 1 << 8,         /* right as written but where it is the week */
+    FJ_RULE_LI_INSIDE = 1 << 9,    /* the unit 里 after a number */
+    FJ_RULE_MEASURE_ONLY = 1 << 10, /* the measure word 隻 after a count */
+    FJ_RULE_COMMON = 1 << 11       /* right on its own: changing it costs more */
 };
 /* Fills classes[0x10000] from the compiled-in rules: FJ_OK, or
  * FJ_ERR_DICT_FORMAT with the line at fault in e. */
-fj_status fj__repair_rules_load(unsigned char *classes, fj_error *e);
-/* Repair: a character that is right as written except in some positions
- * (周 for the week, 下周 -> 下週), which the lattice must see. */
-static inline int fj__repair_positional(uint32_t cp)
-{
-    return cp == 0x5468; /* 周 */
-}
+fj_status fj__repair_rules_load(uint16_t *classes, fj_error *e);
 
 #endif
