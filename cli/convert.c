@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "convert.h"
-#include "display.h"
 
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -131,13 +130,13 @@ fj_status fjx_open_dict(const char *path, fj_dict **dict, fj_error *err)
 struct fjx_text {
     const fjx_settings *s;
     fjx_sink *out;
-    fjx_recoder *encoder; /* UTF-8 -> s->to_encoding, or NULL */
+    fjf_recoder *encoder; /* UTF-8 -> s->to_encoding, or NULL */
     fj_punct *punct;
     fj_stream *conv;
     fj_clean_stream *clean; /* per input: its lines are numbered from 1 */
-    fjx_legado_stage *legado; /* per input, before clean: Legado removals */
+    fjf_legado_stage *legado; /* per input, before clean: Legado removals */
     unsigned long long removed_spans, removed_lines, removed_chars; /* per input, for --report */
-    fjx_recoder *decoder;   /* per input, when it is not UTF-8 */
+    fjf_recoder *decoder;   /* per input, when it is not UTF-8 */
     int check_utf8;         /* UTF-8 input, strict: stop at the first invalid byte */
     unsigned char carry[4]; /* a UTF-8 sequence cut by the end of a read */
     size_t carry_len;
@@ -145,14 +144,14 @@ struct fjx_text {
     const char *name;       /* the current input */
     fj_status conv_status;
     int encode_failed;
-    fjx_error encode_error;
+    fjf_error encode_error;
     char *buf;
 };
 
 static int to_encoder(void *ctx, const char *data, size_t len)
 {
     fjx_text *t = ctx;
-    if (fjx_recoder_feed(t->encoder, data, len, &t->encode_error) != 0) {
+    if (fjf_recoder_feed(t->encoder, data, len, &t->encode_error) != 0) {
         t->encode_failed = 1;
         return -1;
     }
@@ -203,7 +202,7 @@ static int to_head(void *ctx, const char *data, size_t len)
 {
     fjx_text *t = ctx;
     if (t->legado)
-        return fjx_legado_stage_feed(t->legado, data, len);
+        return fjf_legado_stage_feed(t->legado, data, len);
     return after_legado(t, data, len);
 }
 
@@ -215,7 +214,7 @@ static int legado_begin(fjx_text *t, const char *name)
         return 0;
     const char *slash = strrchr(name, '/');
     const char *book = strcmp(name, "standard input") == 0 ? NULL : slash ? slash + 1 : name;
-    return fjx_legado_stage_new(t->s->legado, name, book, t->s->report, after_legado, t,
+    return fjf_legado_stage_new(t->s->legado, name, book, t->s->report, after_legado, t,
                                 &t->legado);
 }
 
@@ -223,11 +222,11 @@ static int report_line(void *ctx, const fj_clean_removal *r)
 {
     fjx_text *t = ctx;
     /* Lines the Legado rules dropped still count. */
-    unsigned long long line = t->legado ? fjx_legado_stage_line(t->legado, r->line) : r->line;
+    unsigned long long line = t->legado ? fjf_legado_stage_line(t->legado, r->line) : r->line;
     /* One whole line at a time, whatever -r's other threads print. */
     flockfile(stderr);
     fprintf(stderr, "%s:%llu:%llu: ", t->name, line, r->column);
-    fjx_display_text(stderr, r->text, r->len);
+    fjf_display_text(stderr, r->text, r->len);
     putc('\n', stderr);
     funlockfile(stderr);
     t->removed_spans++;
@@ -263,9 +262,9 @@ int fjx_text_begin(const fjx_settings *s, fjx_sink *out, fjx_text **out_text)
     t->out = out;
     t->conv_status = FJ_OK;
     t->name = out->name;
-    fjx_error err;
+    fjf_error err;
     if (s->to_encoding && !is_utf8_name(s->to_encoding) &&
-        fjx_recoder_new("UTF-8", s->to_encoding, s->recode_flags, fjx_sink_write, out,
+        fjf_recoder_new("UTF-8", s->to_encoding, s->recode_flags, fjx_sink_write, out,
                         &t->encoder, &err) != 0) {
         fprintf(stderr, "fanjian: %s\n", err.message);
         fjx_text_free(t);
@@ -489,10 +488,10 @@ static int feed_checked_utf8(fjx_text *t, const char *data, size_t len)
 
 static int feed_decoded(fjx_text *t, const char *data, size_t len)
 {
-    fjx_error err;
+    fjf_error err;
     int rc;
     if (t->decoder)
-        rc = fjx_recoder_feed(t->decoder, data, len, &err);
+        rc = fjf_recoder_feed(t->decoder, data, len, &err);
     else if (t->check_utf8)
         rc = feed_checked_utf8(t, data, len);
     else
@@ -516,14 +515,14 @@ int fjx_text_input(fjx_text *t, int fd, const char *name, unsigned long long *by
         fprintf(stderr, "fanjian: cannot read %s: %s\n", name, strerror(errno));
         return -1;
     }
-    fjx_encoding enc;
-    fjx_error err;
+    fjf_encoding enc;
+    fjf_error err;
     if (s->from_encoding) {
         memset(&enc, 0, sizeof enc);
         snprintf(enc.name, sizeof enc.name, "%s", s->from_encoding);
         enc.source = "given";
-    } else if (fjx_encoding_detect(t->buf, (size_t)n, eof, &enc, &err) != 0) {
-        if (!(s->recode_flags & FJX_LOSSY)) {
+    } else if (fjf_encoding_detect(t->buf, (size_t)n, eof, &enc, &err) != 0) {
+        if (!(s->recode_flags & FJF_LOSSY)) {
             fprintf(stderr, "fanjian: %s: %s (give --from-encoding, or --lossy)\n", name,
                     err.message);
             return -1;
@@ -534,12 +533,12 @@ int fjx_text_input(fjx_text *t, int fd, const char *name, unsigned long long *by
     }
     int rc = 0;
     if (!is_utf8_name(enc.name) &&
-        fjx_recoder_new(enc.name, "UTF-8", s->recode_flags & FJX_LOSSY, to_head, t, &t->decoder,
+        fjf_recoder_new(enc.name, "UTF-8", s->recode_flags & FJF_LOSSY, to_head, t, &t->decoder,
                         &err) != 0) {
         fprintf(stderr, "fanjian: %s: %s\n", name, err.message);
         return -1;
     }
-    t->check_utf8 = is_utf8_name(enc.name) && !(s->recode_flags & FJX_LOSSY);
+    t->check_utf8 = is_utf8_name(enc.name) && !(s->recode_flags & FJF_LOSSY);
     t->carry_len = 0;
     t->fed = 0;
     t->removed_spans = t->removed_lines = t->removed_chars = 0;
@@ -572,17 +571,17 @@ int fjx_text_input(fjx_text *t, int fd, const char *name, unsigned long long *by
                 name, t->fed - t->carry_len);
         rc = -1;
     }
-    if (rc == 0 && t->decoder && fjx_recoder_finish(t->decoder, &err) != 0) {
+    if (rc == 0 && t->decoder && fjf_recoder_finish(t->decoder, &err) != 0) {
         if (chain_failed(t))
             report_chain_failure(t, FJ_OK);
         else
             fprintf(stderr, "fanjian: %s: %s\n", name, err.message);
         rc = -1;
     }
-    if (rc == 0 && t->decoder && fjx_recoder_replaced(t->decoder))
+    if (rc == 0 && t->decoder && fjf_recoder_replaced(t->decoder))
         fprintf(stderr, "fanjian: %s: %llu bytes were not valid %s and became U+FFFD\n", name,
-                fjx_recoder_replaced(t->decoder), enc.name);
-    if (rc == 0 && t->legado && fjx_legado_stage_finish(t->legado) != 0) {
+                fjf_recoder_replaced(t->decoder), enc.name);
+    if (rc == 0 && t->legado && fjf_legado_stage_finish(t->legado) != 0) {
         if (chain_failed(t))
             report_chain_failure(t, FJ_OK);
         rc = -1;
@@ -599,9 +598,9 @@ int fjx_text_input(fjx_text *t, int fd, const char *name, unsigned long long *by
     }
     fj_clean_stream_free(t->clean);
     t->clean = NULL;
-    fjx_legado_stage_free(t->legado);
+    fjf_legado_stage_free(t->legado);
     t->legado = NULL;
-    fjx_recoder_free(t->decoder);
+    fjf_recoder_free(t->decoder);
     t->decoder = NULL;
     if (bytes_read)
         *bytes_read = total;
@@ -615,8 +614,8 @@ int fjx_text_end(fjx_text *t)
         st = fj_stream_finish(t->conv);
     if (st == FJ_OK && t->punct)
         st = fj_punct_finish(t->punct);
-    fjx_error err;
-    if (st == FJ_OK && t->encoder && fjx_recoder_finish(t->encoder, &err) != 0) {
+    fjf_error err;
+    if (st == FJ_OK && t->encoder && fjf_recoder_finish(t->encoder, &err) != 0) {
         if (!t->out->failed) {
             fprintf(stderr, "fanjian: %s: cannot write %s: %s\n", t->out->name,
                     t->s->to_encoding, err.message);
@@ -628,9 +627,9 @@ int fjx_text_end(fjx_text *t)
         report_chain_failure(t, st);
         return -1;
     }
-    if (t->encoder && fjx_recoder_replaced(t->encoder))
+    if (t->encoder && fjf_recoder_replaced(t->encoder))
         fprintf(stderr, "fanjian: %s: %llu characters have no %s form and became '?'\n",
-                t->out->name, fjx_recoder_replaced(t->encoder), t->s->to_encoding);
+                t->out->name, fjf_recoder_replaced(t->encoder), t->s->to_encoding);
     return 0;
 }
 
@@ -639,11 +638,11 @@ void fjx_text_free(fjx_text *t)
     if (!t)
         return;
     fj_clean_stream_free(t->clean);
-    fjx_legado_stage_free(t->legado);
-    fjx_recoder_free(t->decoder);
+    fjf_legado_stage_free(t->legado);
+    fjf_recoder_free(t->decoder);
     fj_stream_free(t->conv);
     fj_punct_free(t->punct);
-    fjx_recoder_free(t->encoder);
+    fjf_recoder_free(t->encoder);
     free(t->buf);
     free(t);
 }
@@ -652,15 +651,15 @@ void fjx_text_free(fjx_text *t)
 
 static int buf_write(void *ctx, const char *data, size_t len)
 {
-    return fjx_buf_append(ctx, data, len);
+    return fjf_buf_append(ctx, data, len);
 }
 
 /* One text span of a document: converted, then typography. */
-static int convert_span(void *ctx, const char *text, size_t len, fjx_buf *out)
+static int convert_span(void *ctx, const char *text, size_t len, fjf_buf *out)
 {
     const fjx_settings *s = ctx;
     if (!s->conv)
-        return fjx_buf_append(out, text, len);
+        return fjf_buf_append(out, text, len);
     char *converted = NULL;
     size_t converted_len = 0;
     if (fj_convert_alloc(s->conv, text, len, &converted, &converted_len) != FJ_OK)
@@ -675,7 +674,7 @@ static int convert_span(void *ctx, const char *text, size_t len, fjx_buf *out)
                  : -1;
         fj_punct_free(p);
     } else {
-        rc = fjx_buf_append(out, converted, converted_len);
+        rc = fjf_buf_append(out, converted, converted_len);
     }
     fj_free(s->conv, converted);
     return rc;
@@ -699,12 +698,12 @@ static int report_removal(void *ctx, const char *part, const fj_clean_removal *r
     flockfile(stderr); /* one line, whole, when -r converts files in parallel */
     if (part) { /* an EPUB entry: BOOK!ENTRY:LINE:COLUMN */
         fprintf(stderr, "%s!", d->name);
-        fjx_display_text(stderr, part, strlen(part));
+        fjf_display_text(stderr, part, strlen(part));
     } else {
         fputs(d->name, stderr);
     }
     fprintf(stderr, ":%llu:%llu: ", r->line, r->column);
-    fjx_display_text(stderr, r->text, r->len);
+    fjf_display_text(stderr, r->text, r->len);
     putc('\n', stderr);
     funlockfile(stderr);
     return 0;
@@ -718,27 +717,27 @@ static void print_clean_summary(const doc_report *d)
 
 char *fjx_convert_name(const fjx_settings *s, const char *name)
 {
-    fjx_buf b = {0};
+    fjf_buf b = {0};
     fjx_settings plain = *s;
     plain.quotes = FJ_QUOTES_KEEP;
     plain.punct_flags = 0;
-    if (convert_span(&plain, name, strlen(name), &b) != 0 || fjx_buf_append(&b, "", 1) != 0) {
-        fjx_buf_free(&b);
+    if (convert_span(&plain, name, strlen(name), &b) != 0 || fjf_buf_append(&b, "", 1) != 0) {
+        fjf_buf_free(&b);
         return NULL;
     }
     return b.data;
 }
 
 int fjx_decode_whole(const fjx_settings *s, const char *data, size_t len, const char *name,
-                     char **utf8, size_t *utf8_len, fjx_encoding *enc)
+                     char **utf8, size_t *utf8_len, fjf_encoding *enc)
 {
-    fjx_error err;
+    fjf_error err;
     memset(enc, 0, sizeof *enc);
     if (s->from_encoding) {
         snprintf(enc->name, sizeof enc->name, "%s", s->from_encoding);
         enc->source = "given";
-    } else if (fjx_encoding_detect(data, len, 1, enc, &err) != 0) {
-        if (!(s->recode_flags & FJX_LOSSY)) {
+    } else if (fjf_encoding_detect(data, len, 1, enc, &err) != 0) {
+        if (!(s->recode_flags & FJF_LOSSY)) {
             fprintf(stderr, "fanjian: %s: %s (give --from-encoding, or --lossy)\n", name,
                     err.message);
             return -1;
@@ -751,52 +750,52 @@ int fjx_decode_whole(const fjx_settings *s, const char *data, size_t len, const 
         *utf8_len = len;
         return 0;
     }
-    fjx_buf b = {0};
-    fjx_recoder *r = NULL;
-    if (fjx_recoder_new(enc->name, "UTF-8", s->recode_flags & FJX_LOSSY, buf_write, &b, &r,
+    fjf_buf b = {0};
+    fjf_recoder *r = NULL;
+    if (fjf_recoder_new(enc->name, "UTF-8", s->recode_flags & FJF_LOSSY, buf_write, &b, &r,
                         &err) != 0 ||
-        fjx_recoder_feed(r, data, len, &err) != 0 || fjx_recoder_finish(r, &err) != 0) {
+        fjf_recoder_feed(r, data, len, &err) != 0 || fjf_recoder_finish(r, &err) != 0) {
         fprintf(stderr, "fanjian: %s: %s\n", name, err.message);
-        fjx_recoder_free(r);
-        fjx_buf_free(&b);
+        fjf_recoder_free(r);
+        fjf_buf_free(&b);
         return -1;
     }
-    if (fjx_recoder_replaced(r))
+    if (fjf_recoder_replaced(r))
         fprintf(stderr, "fanjian: %s: %llu bytes were not valid %s and became U+FFFD\n", name,
-                fjx_recoder_replaced(r), enc->name);
-    fjx_recoder_free(r);
+                fjf_recoder_replaced(r), enc->name);
+    fjf_recoder_free(r);
     *utf8 = b.data ? b.data : calloc(1, 1);
     *utf8_len = b.len;
     return *utf8 ? 0 : -1;
 }
 
-static int rewrite(fjx_format format, const char *in, size_t len, const fjx_rewrite *rw,
-                   fjx_buf *out, fjx_error *err)
+static int rewrite(fjf_format format, const char *in, size_t len, const fjf_rewrite *rw,
+                   fjf_buf *out, fjf_error *err)
 {
     switch (format) {
-    case FJX_HTML:
-        return fjx_html_rewrite(in, len, rw, out, err);
-    case FJX_XHTML:
-        return fjx_xml_rewrite(FJX_XML_XHTML, in, len, rw, out, err);
-    case FJX_MARKDOWN:
-        return fjx_markdown_rewrite(in, len, rw, out, err);
-    case FJX_SRT:
-        return fjx_srt_rewrite(in, len, rw, out, err);
-    case FJX_ASS:
-        return fjx_ass_rewrite(in, len, rw, out, err);
-    case FJX_VTT:
-        return fjx_vtt_rewrite(in, len, rw, out, err);
+    case FJF_HTML:
+        return fjf_html_rewrite(in, len, rw, out, err);
+    case FJF_XHTML:
+        return fjf_xml_rewrite(FJF_XML_XHTML, in, len, rw, out, err);
+    case FJF_MARKDOWN:
+        return fjf_markdown_rewrite(in, len, rw, out, err);
+    case FJF_SRT:
+        return fjf_srt_rewrite(in, len, rw, out, err);
+    case FJF_ASS:
+        return fjf_ass_rewrite(in, len, rw, out, err);
+    case FJF_VTT:
+        return fjf_vtt_rewrite(in, len, rw, out, err);
     default:
-        fjx_error_set(err, FJX_NO_OFFSET, "not a document format");
+        fjf_error_set(err, FJF_NO_OFFSET, "not a document format");
         return -1;
     }
 }
 
-int fjx_document_convert(const fjx_settings *s, fjx_format format, int fd, const char *name,
+int fjx_document_convert(const fjx_settings *s, fjf_format format, int fd, const char *name,
                          fjx_sink *out, unsigned long long *bytes_read)
 {
     size_t len = 0;
-    char *data = fjx_read_all(fd, &len, format == FJX_EPUB ? s->limits.max_total
+    char *data = fjx_read_all(fd, &len, format == FJF_EPUB ? s->limits.max_total
                                                            : DOCUMENT_LIMIT);
     if (!data) {
         fprintf(stderr, "fanjian: cannot read %s: %s\n", name,
@@ -805,8 +804,8 @@ int fjx_document_convert(const fjx_settings *s, fjx_format format, int fd, const
     }
     if (bytes_read)
         *bytes_read = len;
-    fjx_error err;
-    fjx_rewrite rw = {0};
+    fjf_error err;
+    fjf_rewrite rw = {0};
     rw.text = convert_span;
     rw.text_ctx = (void *)(uintptr_t)s;
     rw.lang = s->lang;
@@ -826,8 +825,8 @@ int fjx_document_convert(const fjx_settings *s, fjx_format format, int fd, const
         rw.report_ctx = &report;
     }
     int rc = 0;
-    if (format == FJX_EPUB) {
-        rc = fjx_epub_convert(data, len, out->fd, &rw, &s->limits, &err);
+    if (format == FJF_EPUB) {
+        rc = fjf_epub_convert(data, len, out->fd, &rw, &s->limits, &err);
         if (rc != 0)
             fprintf(stderr, "fanjian: %s: %s\n", name, err.message);
         else if (rw.report)
@@ -837,7 +836,7 @@ int fjx_document_convert(const fjx_settings *s, fjx_format format, int fd, const
     }
     char *utf8 = NULL;
     size_t utf8_len = 0;
-    fjx_encoding enc;
+    fjf_encoding enc;
     if (fjx_decode_whole(s, data, len, name, &utf8, &utf8_len, &enc) != 0) {
         free(data);
         return -1;
@@ -846,48 +845,48 @@ int fjx_document_convert(const fjx_settings *s, fjx_format format, int fd, const
     /* A document that declares its charset must declare the one written. */
     if (strcmp(enc.name, to) != 0)
         rw.charset = to;
-    fjx_buf converted = {0};
+    fjf_buf converted = {0};
     if (rewrite(format, utf8, utf8_len, &rw, &converted, &err) != 0) {
-        if (err.offset != FJX_NO_OFFSET)
+        if (err.offset != FJF_NO_OFFSET)
             fprintf(stderr, "fanjian: %s: %s (byte %zu)\n", name, err.message, err.offset);
         else
             fprintf(stderr, "fanjian: %s: %s\n", name, err.message);
         rc = -1;
     } else if (!is_utf8_name(to)) {
-        fjx_recoder *r = NULL;
-        if (fjx_recoder_new("UTF-8", to, s->recode_flags, fjx_sink_write, out, &r, &err) != 0 ||
-            fjx_recoder_feed(r, converted.data ? converted.data : "", converted.len, &err) != 0 ||
-            fjx_recoder_finish(r, &err) != 0) {
+        fjf_recoder *r = NULL;
+        if (fjf_recoder_new("UTF-8", to, s->recode_flags, fjx_sink_write, out, &r, &err) != 0 ||
+            fjf_recoder_feed(r, converted.data ? converted.data : "", converted.len, &err) != 0 ||
+            fjf_recoder_finish(r, &err) != 0) {
             if (out->failed)
                 fprintf(stderr, "fanjian: cannot write %s: %s\n", out->name, strerror(out->err));
             else
                 fprintf(stderr, "fanjian: %s: cannot write %s: %s\n", name, to, err.message);
             rc = -1;
         }
-        fjx_recoder_free(r);
+        fjf_recoder_free(r);
     } else if (fjx_sink_write(out, converted.data ? converted.data : "", converted.len) != 0) {
         fprintf(stderr, "fanjian: cannot write %s: %s\n", out->name, strerror(out->err));
         rc = -1;
     }
     if (rc == 0 && rw.report)
         print_clean_summary(&report);
-    fjx_buf_free(&converted);
+    fjf_buf_free(&converted);
     if (utf8 != data)
         free(utf8);
     free(data);
     return rc;
 }
 
-int fjx_document_text(const fjx_settings *s, fjx_format format, const char *in, size_t len,
-                      fjx_text_fn fn, void *ctx, fjx_error *err)
+int fjx_document_text(const fjx_settings *s, fjf_format format, const char *in, size_t len,
+                      fjf_text_fn fn, void *ctx, fjf_error *err)
 {
-    fjx_rewrite rw = {0};
+    fjf_rewrite rw = {0};
     rw.text = fn;
     rw.text_ctx = ctx;
-    if (format == FJX_EPUB)
-        return fjx_epub_convert(in, len, -1, &rw, &s->limits, err);
-    fjx_buf markup = {0}; /* what the rewrite keeps, unwanted here */
+    if (format == FJF_EPUB)
+        return fjf_epub_convert(in, len, -1, &rw, &s->limits, err);
+    fjf_buf markup = {0}; /* what the rewrite keeps, unwanted here */
     int rc = rewrite(format, in, len, &rw, &markup, err);
-    fjx_buf_free(&markup);
+    fjf_buf_free(&markup);
     return rc;
 }

@@ -8,24 +8,22 @@
 #include <signal.h>
 
 #include "fanjian.h"
-#include "display.h"
-#include "files.h"
-#include "legado.h"
+#include "fanjian-formats.h"
 
 /* What to do with every input; immutable while threads convert. */
 typedef struct fjx_settings {
     const fj_converter *conv; /* NULL: no script conversion (-c none, clean) */
     const fj_clean *cleaner;  /* NULL: keep every line */
-    const fjx_legado *legado; /* Legado removal rules (--rules), before cleaner; or NULL */
+    const fjf_legado *legado; /* Legado removal rules (--rules), before cleaner; or NULL */
     int report;               /* list dropped lines on stderr */
     int quotes;               /* fj_quotes */
     unsigned punct_flags;
     const char *from_encoding; /* iconv name, or NULL: detect each input */
     const char *to_encoding;   /* iconv name, or NULL: UTF-8 */
-    unsigned recode_flags;     /* FJX_LOSSY */
-    int format;                /* fjx_format, or -1: by each input's extension */
+    unsigned recode_flags;     /* FJF_LOSSY */
+    int format;                /* fjf_format, or -1: by each input's extension */
     const char *lang;          /* language tag for markup (zh-TW ...), or NULL */
-    fjx_epub_limits limits;
+    fjf_epub_limits limits;
 } fjx_settings;
 
 /* Opens the dictionary the way every command does: `path` (--dict), else
@@ -59,7 +57,7 @@ int fjx_sink_write(void *ctx, const char *data, size_t len); /* an fj_write_fn *
  * straight to, not replaced. */
 typedef struct fjx_outfile {
     const char *path;             /* the target as named, made safe to print (shown) */
-    char shown[FJX_DISPLAY_MAX];
+    char shown[FJF_DISPLAY_MAX];
     int dir_fd;                   /* the directory the target is in */
     int own_dir;                  /* dir_fd is ours to close */
     char name[NAME_MAX + 1];      /* the target's name in dir_fd */
@@ -105,15 +103,15 @@ void fjx_text_free(fjx_text *t);
 
 /* Reads `fd` to its end, converts it as `format` and writes it to `out`.
  * 0, or -1 (reported, naming `name`). */
-int fjx_document_convert(const fjx_settings *s, fjx_format format, int fd, const char *name,
+int fjx_document_convert(const fjx_settings *s, fjf_format format, int fd, const char *name,
                          fjx_sink *out, unsigned long long *bytes_read);
 
 /* Hands the text of the document in[0..len) to `fn`, span by span, as the
  * conversion would see it, and writes nothing (for detection). `in` is
  * UTF-8 (see fjx_decode_whole), an EPUB the archive's bytes. 0, or -1
  * with err set. */
-int fjx_document_text(const fjx_settings *s, fjx_format format, const char *in, size_t len,
-                      fjx_text_fn fn, void *ctx, fjx_error *err);
+int fjx_document_text(const fjx_settings *s, fjf_format format, const char *in, size_t len,
+                      fjf_text_fn fn, void *ctx, fjf_error *err);
 
 /* Converts a file name (one path component) with s->conv; a new string, or
  * NULL (no memory). */
@@ -127,6 +125,6 @@ char *fjx_read_all(int fd, size_t *len, unsigned long long limit);
  * as detected; *utf8 is `data` itself when it already is UTF-8. 0, or -1
  * (reported, naming `name`). */
 int fjx_decode_whole(const fjx_settings *s, const char *data, size_t len, const char *name,
-                     char **utf8, size_t *utf8_len, fjx_encoding *enc);
+                     char **utf8, size_t *utf8_len, fjf_encoding *enc);
 
 #endif

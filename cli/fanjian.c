@@ -110,11 +110,11 @@ static void usage(FILE *f)
 }
 
 /* An input as a message names it: "standard input" for -, else its path
- * made safe to print (cli/display.h). */
+ * made safe to print (fjf_display_name). */
 static const char *input_shown(const char *input, char *buf)
 {
     return strcmp(input, "-") == 0 ? "standard input"
-                                   : fjx_display_name(input, buf, FJX_DISPLAY_MAX);
+                                   : fjf_display_name(input, buf, FJF_DISPLAY_MAX);
 }
 
 /* ---- fanjian detect ----------------------------------------------------------- */
@@ -157,7 +157,7 @@ static void json_string(FILE *f, const char *s)
 }
 
 /* The UTF-8 text of raw[0..len) for detection, and the name of the
- * encoding read (cli/encoding.c's names). Decoded when detected cleanly;
+ * encoding read (fjf_encoding_canonical). Decoded when detected cleanly;
  * a damaged text in an encoding that detection still names (a GBK file
  * with a bad byte, a UTF-16 file cut short) with replacement characters,
  * except UTF-16 or UTF-32 whose bytes read as UTF-8 are text (a mark
@@ -167,9 +167,9 @@ static void json_string(FILE *f, const char *s)
 static int detect_decode(const fj_dict *dict, char *raw, size_t len, const char *shown,
                          char **text, size_t *text_len, char encoding[32])
 {
-    fjx_encoding enc;
-    fjx_error err;
-    int clean = fjx_encoding_detect(raw, len, 1, &enc, &err) == 0;
+    fjf_encoding enc;
+    fjf_error err;
+    int clean = fjf_encoding_detect(raw, len, 1, &enc, &err) == 0;
     *text = raw;
     *text_len = len;
     snprintf(encoding, 32, "UTF-8");
@@ -185,8 +185,8 @@ static int detect_decode(const fj_dict *dict, char *raw, size_t len, const char 
     memset(&given, 0, sizeof given);
     given.format = -1;
     given.from_encoding = enc.name;
-    given.recode_flags = clean ? 0 : FJX_LOSSY;
-    fjx_encoding read;
+    given.recode_flags = clean ? 0 : FJF_LOSSY;
+    fjf_encoding read;
     if (fjx_decode_whole(&given, raw, len, shown, text, text_len, &read) != 0)
         return -1;
     snprintf(encoding, 32, "%s", enc.name);
@@ -195,27 +195,27 @@ static int detect_decode(const fj_dict *dict, char *raw, size_t len, const char 
 
 /* A document's text spans, one per line (a span ends where a tag or a
  * line of markup does), for fj_detect. */
-static int collect_text(void *ctx, const char *text, size_t len, fjx_buf *out)
+static int collect_text(void *ctx, const char *text, size_t len, fjf_buf *out)
 {
     (void)out;
-    fjx_buf *all = ctx;
-    if (all->len && fjx_buf_append(all, "\n", 1) != 0)
+    fjf_buf *all = ctx;
+    if (all->len && fjf_buf_append(all, "\n", 1) != 0)
         return -1;
-    return fjx_buf_append(all, text, len);
+    return fjf_buf_append(all, text, len);
 }
 
 /* What `fanjian detect` found in one input. */
 typedef struct detected {
     fj_detection r;
     fj_script_span *spans; /* with --json, for plain text */
-    fjx_format format;
+    fjf_format format;
     const char *encoding; /* as read; NULL for binary */
 } detected;
 
 /* Upper case for display: EPUB, HTML. */
-static void format_shown(fjx_format format, char *buf, size_t size)
+static void format_shown(fjf_format format, char *buf, size_t size)
 {
-    const char *name = fjx_format_name(format);
+    const char *name = fjf_format_name(format);
     size_t i = 0;
     for (; name[i] && i + 1 < size; i++)
         buf[i] = name[i] >= 'a' && name[i] <= 'z' ? (char)(name[i] - 'a' + 'A') : name[i];
@@ -238,7 +238,7 @@ static void print_detected(FILE *f, const char *shown, const detected *d)
     if (d->encoding) {
         char format[16];
         format_shown(d->format, format, sizeof format);
-        if (d->format != FJX_TEXT)
+        if (d->format != FJF_TEXT)
             fprintf(f, " (%s, %s)", format, d->encoding);
         else
             fprintf(f, " (%s)", d->encoding);
@@ -254,7 +254,7 @@ static void print_detected_json(FILE *f, const char *input, const detected *d)
     const fj_detection *r = &d->r;
     fputs("{\"file\":", f);
     json_string(f, input);
-    fprintf(f, ",\"format\":\"%s\",\"encoding\":", fjx_format_name(d->format));
+    fprintf(f, ",\"format\":\"%s\",\"encoding\":", fjf_format_name(d->format));
     if (d->encoding)
         json_string(f, d->encoding);
     else
@@ -266,7 +266,7 @@ static void print_detected_json(FILE *f, const char *input, const detected *d)
         fputs("null,\"spans\":", f);
     else
         fprintf(f, "%.2f,\"spans\":", r->damage);
-    if (d->format != FJX_TEXT) {
+    if (d->format != FJF_TEXT) {
         fputs("null}\n", f);
         return;
     }
@@ -299,26 +299,26 @@ static fj_status detect_text(const fj_dict *dict, const char *text, size_t len, 
 static int detect_input(const fj_dict *dict, const fjx_settings *s, char *raw, size_t len,
                         const char *shown, int json, detected *d, char encoding[32])
 {
-    fjx_error err;
-    fjx_buf all = {0};
+    fjf_error err;
+    fjf_buf all = {0};
     char *text = raw;
     size_t text_len = len;
     fj_status st = FJ_OK;
     int rc = 0;
     snprintf(encoding, 32, "UTF-8"); /* EPUB content is read as UTF-8 */
-    if (d->format != FJX_EPUB &&
+    if (d->format != FJF_EPUB &&
         detect_decode(dict, raw, len, shown, &text, &text_len, encoding) != 0)
         return -1;
-    if (d->format == FJX_TEXT) {
+    if (d->format == FJF_TEXT) {
         st = detect_text(dict, text, text_len, json, d);
     } else {
         /* A document that is not text at all is binary, whatever its markup
          * (fj_detect judges that by the first 8 KiB). */
-        if (d->format != FJX_EPUB)
+        if (d->format != FJF_EPUB)
             st = fj_detect(dict, text, text_len < 8192 ? text_len : 8192, &d->r);
         if (st == FJ_OK && d->r.script != FJ_SCRIPT_BINARY) {
             if (fjx_document_text(s, d->format, text, text_len, collect_text, &all, &err) != 0) {
-                if (err.offset != FJX_NO_OFFSET)
+                if (err.offset != FJF_NO_OFFSET)
                     fprintf(stderr, "%s: %s: %s (byte %zu)\n", prog, shown, err.message,
                             err.offset);
                 else
@@ -334,7 +334,7 @@ static int detect_input(const fj_dict *dict, const fjx_settings *s, char *raw, s
         rc = -1;
     }
     d->encoding = d->r.script == FJ_SCRIPT_BINARY ? NULL : encoding;
-    fjx_buf_free(&all);
+    fjf_buf_free(&all);
     if (text != raw)
         free(text);
     return rc;
@@ -354,7 +354,7 @@ static int detect_main(int argc, char **argv)
             json = 1;
         else if (strcmp(a, "--format") == 0 || strncmp(a, "--format=", 9) == 0) {
             const char *val = a[8] == '=' ? a + 9 : i + 1 < argc ? argv[++i] : NULL;
-            format = val ? fjx_format_from_name(val) : -1;
+            format = val ? fjf_format_from_name(val) : -1;
             if (format < 0) {
                 fprintf(stderr, "%s: detect: --format takes text, html, xhtml, markdown, srt, "
                                 "ass, vtt or epub%s%s\n", prog, val ? ", not " : "", val ? val : "");
@@ -396,7 +396,7 @@ static int detect_main(int argc, char **argv)
     fjx_settings plain;
     memset(&plain, 0, sizeof plain);
     plain.format = -1;
-    char shown[FJX_DISPLAY_MAX];
+    char shown[FJF_DISPLAY_MAX];
     for (size_t i = 0; i < ninputs; i++) {
         int is_stdin = strcmp(inputs[i], "-") == 0;
         input_shown(inputs[i], shown);
@@ -414,9 +414,9 @@ static int detect_main(int argc, char **argv)
             close(fd);
         detected d;
         memset(&d, 0, sizeof d);
-        d.format = format >= 0 ? (fjx_format)format
-                   : is_stdin  ? FJX_TEXT
-                               : fjx_format_from_path(inputs[i]);
+        d.format = format >= 0 ? (fjf_format)format
+                   : is_stdin  ? FJF_TEXT
+                               : fjf_format_from_path(inputs[i]);
         char encoding[32];
         if (detect_input(dict, &plain, raw, len, shown, json, &d, encoding) != 0)
             rc = 1;
@@ -440,16 +440,16 @@ static int detect_main(int argc, char **argv)
 /* ---- conversion ------------------------------------------------------------------ */
 
 /* Reads the --rules files and opens the clean-up rules; 0 on success. A
- * file whose text starts with '[' or '{' holds Legado rules (cli/legado.h),
+ * file whose text starts with '[' or '{' holds Legado rules (fanjian-formats.h),
  * which go into *legado; the others are in the native format. */
 static int open_clean(const fj_dict *dict, const char **files, size_t nfiles, fj_clean **out,
-                      fjx_legado **legado)
+                      fjf_legado **legado)
 {
     fj_clean_rules *rules = calloc(nfiles ? nfiles : 1, sizeof *rules);
     size_t nnative = 0;
     int rc = rules ? 0 : 1;
     for (size_t i = 0; i < nfiles && rc == 0; i++) {
-        char shown[FJX_DISPLAY_MAX];
+        char shown[FJF_DISPLAY_MAX];
         input_shown(files[i], shown);
         int fd = open(files[i], O_RDONLY | O_CLOEXEC);
         size_t len = 0;
@@ -460,8 +460,8 @@ static int open_clean(const fj_dict *dict, const char **files, size_t nfiles, fj
         }
         if (fd >= 0)
             close(fd);
-        if (text && fjx_legado_detect(text, len)) {
-            rc = fjx_legado_add(legado, text, len, shown) == 0 ? 0 : 1;
+        if (text && fjf_legado_detect(text, len)) {
+            rc = fjf_legado_add(legado, text, len, shown) == 0 ? 0 : 1;
             free(text);
             continue;
         }
@@ -482,18 +482,18 @@ static int open_clean(const fj_dict *dict, const char **files, size_t nfiles, fj
 }
 
 /* The format of an input: --format, else its extension; standard input is text. */
-static fjx_format input_format(const fjx_settings *s, const char *input)
+static fjf_format input_format(const fjx_settings *s, const char *input)
 {
     if (s->format >= 0)
-        return (fjx_format)s->format;
-    return strcmp(input, "-") == 0 ? FJX_TEXT : fjx_format_from_path(input);
+        return (fjf_format)s->format;
+    return strcmp(input, "-") == 0 ? FJF_TEXT : fjf_format_from_path(input);
 }
 
 /* Converts one input (text or document) into `out`. */
-static int convert_input(const fjx_settings *s, int fd, const char *name, fjx_format format,
+static int convert_input(const fjx_settings *s, int fd, const char *name, fjf_format format,
                          fjx_sink *out)
 {
-    if (format != FJX_TEXT)
+    if (format != FJF_TEXT)
         return fjx_document_convert(s, format, fd, name, out, NULL);
     fjx_text *t = NULL;
     int rc = fjx_text_begin(s, out, &t);
@@ -518,8 +518,8 @@ static char *directory_of(const char *path)
  * with --rename. A new name already taken is an error: both files are kept. */
 static int convert_one_in_place(const fjx_settings *s, const char *in, int rename_files, int sync)
 {
-    char shown[FJX_DISPLAY_MAX];
-    fjx_display_name(in, shown, sizeof shown);
+    char shown[FJF_DISPLAY_MAX];
+    fjf_display_name(in, shown, sizeof shown);
     struct stat link_sb;
     if (rename_files && lstat(in, &link_sb) == 0 && S_ISLNK(link_sb.st_mode)) {
         fprintf(stderr, "%s: %s: a symbolic link is not renamed: convert its target\n", prog, shown);
@@ -587,9 +587,9 @@ static int convert_one_in_place(const fjx_settings *s, const char *in, int renam
             fjx_outfile_abort(&of);
         }
         if (clash) {
-            char taken_shown[FJX_DISPLAY_MAX];
+            char taken_shown[FJF_DISPLAY_MAX];
             fprintf(stderr, "%s: %s: not converted: its new name %s is taken (both kept)\n", prog,
-                    shown, fjx_display_name(target, taken_shown, sizeof taken_shown));
+                    shown, fjf_display_name(target, taken_shown, sizeof taken_shown));
         }
     }
     close(fd);
@@ -624,7 +624,7 @@ static int convert_in_place(const fjx_settings *s, const char **inputs, size_t n
 /* Canonical encoding name for an option, or exits. */
 static const char *encoding_option(const char *option, const char *value, char *buf)
 {
-    const char *name = fjx_encoding_canonical(value, buf);
+    const char *name = fjf_encoding_canonical(value, buf);
     if (!name) {
         fprintf(stderr, "%s: %s: unknown encoding %s\n", prog, option, value);
         exit(2);
@@ -680,7 +680,7 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
         else if (TAKES("--to-encoding", "--to-encoding"))
             set.to_encoding = encoding_option(a, val, to_buf);
         else if (TAKES("--format", "--format")) {
-            set.format = fjx_format_from_name(val);
+            set.format = fjf_format_from_name(val);
             if (set.format < 0) {
                 fprintf(stderr, "%s: --format takes text, html, xhtml, markdown, srt, ass, vtt "
                                 "or epub, not %s\n", prog, val);
@@ -696,7 +696,7 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
         else if (strcmp(a, "--fsync") == 0)
             sync_output = 1;
         else if (strcmp(a, "--lossy") == 0)
-            set.recode_flags |= FJX_LOSSY;
+            set.recode_flags |= FJF_LOSSY;
         else if (strcmp(a, "--in-place") == 0)
             in_place = 1;
         else if (strcmp(a, "--rename") == 0)
@@ -804,10 +804,10 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
         return 2;
     }
     fj_clean *cleaner = NULL;
-    fjx_legado *legado = NULL;
+    fjf_legado *legado = NULL;
     if (clean && open_clean(dict, rules, nrules, &cleaner, &legado) != 0) {
         fj_clean_close(cleaner);
-        fjx_legado_free(legado);
+        fjf_legado_free(legado);
         fj_converter_close(conv);
         fj_dict_close(dict);
         return 2;
@@ -837,15 +837,15 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
         /* Documents are converted one by one; text inputs are one text. */
         size_t documents = 0;
         for (size_t i = 0; i < ninputs; i++)
-            documents += input_format(&set, inputs[i]) != FJX_TEXT;
+            documents += input_format(&set, inputs[i]) != FJF_TEXT;
         int to_file = output && strcmp(output, "-") != 0;
-        char shown[FJX_DISPLAY_MAX];
+        char shown[FJF_DISPLAY_MAX];
         if (documents && ninputs > 1) {
             fprintf(stderr, "%s: %s is a document (%s): convert documents one at a time, "
                             "or a tree with -r\n", prog, input_shown(inputs[0], shown),
-                    fjx_format_name(input_format(&set, inputs[0])));
+                    fjf_format_name(input_format(&set, inputs[0])));
             rc = 2;
-        } else if (documents && input_format(&set, inputs[0]) == FJX_EPUB && !to_file &&
+        } else if (documents && input_format(&set, inputs[0]) == FJF_EPUB && !to_file &&
                    isatty(1)) {
             fprintf(stderr, "%s: an EPUB is not written to a terminal: use -o FILE\n", prog);
             rc = 2;
@@ -874,7 +874,7 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
                 for (size_t j = 0; j < ninputs; j++)
                     if (fds[j] > 0)
                         close(fds[j]);
-            } else if (documents && input_format(&set, inputs[0]) == FJX_EPUB && of.through &&
+            } else if (documents && input_format(&set, inputs[0]) == FJF_EPUB && of.through &&
                        isatty(of.sink.fd)) {
                 fprintf(stderr, "%s: an EPUB is not written to a terminal: use -o FILE\n", prog);
                 fjx_outfile_abort(&of);
@@ -917,7 +917,7 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
         free(fds);
     }
     fj_clean_close(cleaner);
-    fjx_legado_free(legado);
+    fjf_legado_free(legado);
     fj_converter_close(conv);
     fj_dict_close(dict);
     return rc;

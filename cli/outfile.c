@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "convert.h"
-#include "display.h"
 
 int fjx_sink_write(void *ctx, const char *data, size_t len)
 {
@@ -211,7 +210,7 @@ static int create_temporary(fjx_outfile *o)
 static void init(fjx_outfile *o, const char *shown)
 {
     memset(o, 0, sizeof *o);
-    o->path = fjx_display_name(shown, o->shown, sizeof o->shown);
+    o->path = fjf_display_name(shown, o->shown, sizeof o->shown);
     o->dir_fd = -1;
     o->like_fd = -1;
     o->sink.fd = -1;

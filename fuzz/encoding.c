@@ -7,7 +7,7 @@
  * round-trip (UTF-8, GB18030, UTF-16LE/BE without a mark). */
 #include <string.h>
 
-#include "../cli/files.h"
+#include "fanjian-formats.h"
 #include "fuzz.h"
 
 static const char *const encodings[] = {NULL, "UTF-8", "GB18030", "BIG5", "BIG5-HKSCS",
@@ -18,23 +18,23 @@ static const char *const encodings[] = {NULL, "UTF-8", "GB18030", "BIG5", "BIG5-
 static int recode(const char *from, const char *to, unsigned flags, const char *in, size_t n,
                   uint64_t seed, fuzz_sink *out)
 {
-    fjx_recoder *r = NULL;
-    fjx_error err;
-    if (fjx_recoder_new(from, to, flags, fuzz_collect, out, &r, &err) != 0)
+    fjf_recoder *r = NULL;
+    fjf_error err;
+    if (fjf_recoder_new(from, to, flags, fuzz_collect, out, &r, &err) != 0)
         return -1;
     int rc = 0;
     for (size_t at = 0; at < n && rc == 0;) {
         size_t piece = seed ? (size_t)(fuzz_next(&seed) % 9) : n;
         if (piece > n - at)
             piece = n - at;
-        rc = fjx_recoder_feed(r, in + at, piece, &err);
+        rc = fjf_recoder_feed(r, in + at, piece, &err);
         at += piece;
     }
     if (rc == 0)
-        rc = fjx_recoder_finish(r, &err);
+        rc = fjf_recoder_finish(r, &err);
     if (rc != 0)
         FUZZ_ASSERT(err.message[0] != 0);
-    fjx_recoder_free(r);
+    fjf_recoder_free(r);
     return rc;
 }
 
@@ -43,15 +43,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 10)
         return 0;
     const char *from = encodings[data[0] % (sizeof encodings / sizeof encodings[0])];
-    unsigned flags = data[1] & 1 ? FJX_LOSSY : 0;
+    unsigned flags = data[1] & 1 ? FJF_LOSSY : 0;
     uint64_t seed;
     memcpy(&seed, data + 2, 8);
     seed |= 1;
     const char *in = (const char *)data + 10;
     size_t n = size - 10;
-    fjx_encoding enc;
-    fjx_error err;
-    int detected = fjx_encoding_detect(in, n, (data[1] & 2) == 0, &enc, &err);
+    fjf_encoding enc;
+    fjf_error err;
+    int detected = fjf_encoding_detect(in, n, (data[1] & 2) == 0, &enc, &err);
     FUZZ_ASSERT(enc.name[0] != 0 || detected != 0);
     if (!from)
         from = enc.name[0] ? enc.name : "UTF-8";
@@ -64,9 +64,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_ASSERT(whole.len == pieces.len &&
                     (whole.len == 0 || memcmp(whole.p, pieces.p, whole.len) == 0));
         /* Lossy UTF-8 input keeps its bytes: only other sources must give valid UTF-8. */
-        if (strcmp(from, "UTF-8") != 0 || !(flags & FJX_LOSSY))
+        if (strcmp(from, "UTF-8") != 0 || !(flags & FJF_LOSSY))
             FUZZ_ASSERT(fuzz_valid_utf8((const unsigned char *)whole.p, whole.len));
-        if (!(flags & FJX_LOSSY) &&
+        if (!(flags & FJF_LOSSY) &&
             (!strcmp(from, "UTF-8") || !strcmp(from, "GB18030") || !strcmp(from, "UTF-16LE") ||
              !strcmp(from, "UTF-16BE"))) {
             fuzz_sink back = {0};
@@ -75,7 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             free(back.p);
         }
     } else {
-        FUZZ_ASSERT(!(flags & FJX_LOSSY));
+        FUZZ_ASSERT(!(flags & FJF_LOSSY));
     }
     free(whole.p);
     free(pieces.p);

@@ -9,23 +9,23 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../cli/files.h"
+#include "fanjian-formats.h"
 #include "fuzz.h"
 
-static int copy_span(void *ctx, const char *text, size_t len, fjx_buf *out)
+static int copy_span(void *ctx, const char *text, size_t len, fjf_buf *out)
 {
     (void)ctx;
-    return fjx_buf_append(out, text, len);
+    return fjf_buf_append(out, text, len);
 }
 
 static int convert(const char *in, size_t n, char **out, size_t *out_len)
 {
     int fd = memfd_create("fuzz-epub", 0);
     FUZZ_ASSERT(fd >= 0);
-    fjx_rewrite rw = {copy_span, NULL, "zh-TW", NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
-    fjx_epub_limits limits = {8u << 20, 4u << 20, 512};
-    fjx_error err;
-    int rc = fjx_epub_convert(in, n, fd, &rw, &limits, &err);
+    fjf_rewrite rw = {copy_span, NULL, "zh-TW", NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    fjf_epub_limits limits = {8u << 20, 4u << 20, 512};
+    fjf_error err;
+    int rc = fjf_epub_convert(in, n, fd, &rw, &limits, &err);
     if (rc != 0) {
         FUZZ_ASSERT(err.message[0] != 0);
     } else {
@@ -42,10 +42,10 @@ static int convert(const char *in, size_t n, char **out, size_t *out_len)
 /* The read-only pass: a book is read or refused with a message. */
 static int read_only(const char *in, size_t n)
 {
-    fjx_rewrite rw = {copy_span, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
-    fjx_epub_limits limits = {8u << 20, 4u << 20, 512};
-    fjx_error err;
-    int rc = fjx_epub_convert(in, n, -1, &rw, &limits, &err);
+    fjf_rewrite rw = {copy_span, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    fjf_epub_limits limits = {8u << 20, 4u << 20, 512};
+    fjf_error err;
+    int rc = fjf_epub_convert(in, n, -1, &rw, &limits, &err);
     FUZZ_ASSERT(rc == 0 || err.message[0] != 0);
     return rc;
 }

@@ -11,9 +11,9 @@ FUZZ_BUILD   = build-fuzz
 FUZZ_COMMON  = fuzz/common.c
 FUZZ_SEEDS   = $(BUILD)/fuzz/seeds
 FUZZ_SAN     = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-# The file formats' code and the server's JSON API (serve_api.o), without
-# the CLI's own plumbing and the server's HTTP side.
-FUZZ_CLI_OBJ = $(filter-out %/serve.o %/batch.o %/convert.o %/outfile.o %/web_index.o,$(CLI_OBJ))
+# The server's JSON API (serve_api.o) and libfanjian-formats, without the
+# CLI's own plumbing and the server's HTTP side.
+FUZZ_CLI_OBJ = $(BUILD)/cli/serve_api.o $(FMT_LIB)
 
 # Without libFuzzer: the current build's compiler and sanitizers.
 FUZZ_STANDALONE = $(FUZZ_TARGETS:%=$(BUILD)/fuzz/standalone-%)
@@ -21,7 +21,7 @@ $(BUILD)/fuzz/standalone-%: fuzz/%.c $(FUZZ_COMMON) fuzz/standalone.c fuzz/fuzz.
         $(FUZZ_CLI_OBJ) $(BUILD)/tools/ocdata.o $(BUILD)/libfanjian.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ fuzz/$*.c $(FUZZ_COMMON) fuzz/standalone.c \
-	    $(FUZZ_CLI_OBJ) $(BUILD)/tools/ocdata.o $(BUILD)/libfanjian.a $(CLI_LIBS) -ljansson -lm
+	    $(FUZZ_CLI_OBJ) $(BUILD)/tools/ocdata.o $(BUILD)/libfanjian.a $(FMT_LIBS) -lm
 
 $(BUILD)/fuzz/seeds/.made: fuzz/seeds.sh $(BUILD)/fjdict $(DATA)/.fetched $(ESSAY) \
         $(wildcard tests/cases/*.tsv) $(wildcard data/context/*.tsv)
@@ -41,7 +41,7 @@ fuzz-bins: $(FUZZ_BINS)
 $(FUZZ_BUILD)/fuzz-%: fuzz/%.c $(FUZZ_COMMON) fuzz/fuzz.h $(FUZZ_CLI_OBJ) $(BUILD)/tools/ocdata.o \
         $(BUILD)/libfanjian.a
 	$(CC) $(CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ fuzz/$*.c $(FUZZ_COMMON) \
-	    $(FUZZ_CLI_OBJ) $(BUILD)/tools/ocdata.o $(BUILD)/libfanjian.a $(CLI_LIBS) -ljansson -lm
+	    $(FUZZ_CLI_OBJ) $(BUILD)/tools/ocdata.o $(BUILD)/libfanjian.a $(FMT_LIBS) -lm
 
 FUZZ_SECONDS      ?= 60
 FUZZ_LONG_SECONDS ?= 3600

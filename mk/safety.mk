@@ -9,8 +9,8 @@ $(SWAP_PRELOAD): tests/swap-preload.c
 
 CHECK_DEPS += $(SWAP_PRELOAD)
 
-# cli/display.c (file names made safe for messages), tested on its own.
-$(BUILD)/tests/display: $(BUILD)/tests/display.o $(BUILD)/cli/display.o
+# formats/display.c (file names made safe for messages), tested on its own.
+$(BUILD)/tests/display: $(BUILD)/tests/display.o $(BUILD)/formats/display.o
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
 
 CHECK_DEPS += $(BUILD)/tests/display

@@ -1,4 +1,4 @@
-/* Tests (cmocka) for file names as messages show them (cli/display.c). */
+/* Tests (cmocka) for file names as messages show them (formats/display.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,12 +8,12 @@
 
 #include <string.h>
 
-#include "../cli/display.h"
+#include "fanjian-formats.h"
 
 static void expect_shown(const char *name, const char *expected)
 {
-    char buf[FJX_DISPLAY_MAX];
-    assert_string_equal(fjx_display_name(name, buf, sizeof buf), expected);
+    char buf[FJF_DISPLAY_MAX];
+    assert_string_equal(fjf_display_name(name, buf, sizeof buf), expected);
 }
 
 static void test_printable_names_unchanged(void **state)
@@ -56,14 +56,14 @@ static void test_truncated_to_the_buffer(void **state)
 {
     (void)state;
     char buf[10];
-    assert_string_equal(fjx_display_name("abcdefghijklmnop", buf, sizeof buf), "abcdef...");
-    assert_string_equal(fjx_display_name("abcdefghi", buf, sizeof buf), "abcdefghi");
+    assert_string_equal(fjf_display_name("abcdefghijklmnop", buf, sizeof buf), "abcdef...");
+    assert_string_equal(fjf_display_name("abcdefghi", buf, sizeof buf), "abcdefghi");
     /* A character or an escape is never cut in half. */
-    assert_string_equal(fjx_display_name("头发头发头发", buf, sizeof buf), "头发...");
-    assert_string_equal(fjx_display_name("abcde\033xyz", buf, sizeof buf), "abcde...");
+    assert_string_equal(fjf_display_name("头发头发头发", buf, sizeof buf), "头发...");
+    assert_string_equal(fjf_display_name("abcde\033xyz", buf, sizeof buf), "abcde...");
     char tiny[2];
-    assert_string_equal(fjx_display_name("abc", tiny, sizeof tiny), "");
-    assert_int_equal(strlen(fjx_display_name("abc", buf, 1)), 0);
+    assert_string_equal(fjf_display_name("abc", tiny, sizeof tiny), "");
+    assert_int_equal(strlen(fjf_display_name("abc", buf, 1)), 0);
 }
 
 int main(void)

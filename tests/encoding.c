@@ -1,4 +1,4 @@
-/* Tests (cmocka) for the CLI's encoding layer (cli/encoding.c): detection,
+/* Tests (cmocka) for libfanjian-formats' encodings (formats/encoding.c): detection,
  * encoding names and the streaming recoder.
  *
  * The fixtures are made here, at run time, by encoding the UTF-8 prose
@@ -9,7 +9,7 @@
 #include <iconv.h>
 #include <pthread.h>
 
-#include "../cli/files.h"
+#include "fanjian-formats.h"
 
 /* ---- texts -------------------------------------------------------------------- */
 
@@ -128,7 +128,7 @@ enum { WHOLE = 0, BYTE_BY_BYTE = 1 };          /* else: random pieces, seeded */
 typedef struct recoded {
     int rc;                  /* 0, or -1 from the feed or finish that failed */
     tbuf out;
-    fjx_error err;
+    fjf_error err;
     unsigned long long replaced;
 } recoded;
 
@@ -138,9 +138,9 @@ static recoded recode(const char *from, const char *to, unsigned flags, const ch
     recoded r;
     memset(&r, 0, sizeof r);
     tb_add(&r.out, "", 0);
-    fjx_recoder *rec;
-    if (fjx_recoder_new(from, to, flags, tb_write, &r.out, &rec, &r.err) != 0)
-        fail_msg("fjx_recoder_new(%s, %s): %s", from, to, r.err.message);
+    fjf_recoder *rec;
+    if (fjf_recoder_new(from, to, flags, tb_write, &r.out, &rec, &r.err) != 0)
+        fail_msg("fjf_recoder_new(%s, %s): %s", from, to, r.err.message);
     uint64_t seed = chunking;
     size_t pos = 0;
     while (pos < len && r.rc == 0) {
@@ -149,13 +149,13 @@ static recoded recode(const char *from, const char *to, unsigned flags, const ch
             n = 1;
         else if (chunking != WHOLE)
             n = 1 + t_below(&seed, n < 300 ? n : 300);
-        r.rc = fjx_recoder_feed(rec, data + pos, n, &r.err);
+        r.rc = fjf_recoder_feed(rec, data + pos, n, &r.err);
         pos += n;
     }
     if (r.rc == 0)
-        r.rc = fjx_recoder_finish(rec, &r.err);
-    r.replaced = fjx_recoder_replaced(rec);
-    fjx_recoder_free(rec);
+        r.rc = fjf_recoder_finish(rec, &r.err);
+    r.replaced = fjf_recoder_replaced(rec);
+    fjf_recoder_free(rec);
     return r;
 }
 
@@ -172,11 +172,11 @@ static void assert_recodes_to(const char *from, const char *to, unsigned flags, 
     }
 }
 
-static fjx_encoding detect(const char *data, size_t len, int complete)
+static fjf_encoding detect(const char *data, size_t len, int complete)
 {
-    fjx_encoding enc;
-    fjx_error err;
-    if (fjx_encoding_detect(data, len, complete, &enc, &err) != 0)
+    fjf_encoding enc;
+    fjf_error err;
+    if (fjf_encoding_detect(data, len, complete, &enc, &err) != 0)
         fail_msg("detection failed: %s", err.message);
     return enc;
 }
@@ -186,7 +186,7 @@ static void assert_detected(const char *encoding, const char *text, const char *
 {
     size_t len;
     char *bytes = encode_str(encoding, text, &len);
-    fjx_encoding enc = detect(bytes, len, 1);
+    fjf_encoding enc = detect(bytes, len, 1);
     if (strcmp(enc.name, encoding) != 0)
         fail_msg("%zu bytes of %s taken for %s (%s)", len, encoding, enc.name, enc.source);
     assert_int_equal(enc.bom_len, 0);
@@ -200,7 +200,7 @@ static void assert_detected(const char *encoding, const char *text, const char *
 static void test_detect_empty_and_ascii(void **state)
 {
     (void)state;
-    fjx_encoding enc = detect("", 0, 1);
+    fjf_encoding enc = detect("", 0, 1);
     assert_string_equal(enc.name, "UTF-8");
     assert_string_equal(enc.source, "utf-8");
     enc = detect("Chapter 1\r\nIt was a quiet morning.\n", 36, 1);
@@ -212,7 +212,7 @@ static void test_detect_empty_and_ascii(void **state)
 static void test_detect_utf8(void **state)
 {
     (void)state;
-    fjx_encoding enc = detect(SIMPLIFIED, strlen(SIMPLIFIED), 1);
+    fjf_encoding enc = detect(SIMPLIFIED, strlen(SIMPLIFIED), 1);
     assert_string_equal(enc.name, "UTF-8");
     assert_string_equal(enc.source, "utf-8");
     assert_int_equal(enc.bom_len, 0);
@@ -239,7 +239,7 @@ static void test_detect_utf16_with_bom(void **state)
         tbuf b = {0};
         tb_add(&b, cases[i].bom, 2);
         tb_add(&b, body, len);
-        fjx_encoding enc = detect(b.p, b.len, 1);
+        fjf_encoding enc = detect(b.p, b.len, 1);
         assert_string_equal(enc.name, cases[i].encoding);
         assert_string_equal(enc.source, "bom");
         assert_int_equal(enc.bom_len, 2);
@@ -255,7 +255,7 @@ static void test_detect_utf16_without_bom(void **state)
     const char *text = "Chapter 1: 风起\nIt rained all morning.\n";
     size_t len;
     char *le = encode_str("UTF-16LE", text, &len);
-    fjx_encoding enc = detect(le, len, 1);
+    fjf_encoding enc = detect(le, len, 1);
     assert_string_equal(enc.name, "UTF-16LE");
     assert_int_equal(enc.bom_len, 0);
     free(le);
@@ -273,7 +273,7 @@ static void test_detect_gb18030_bom(void **state)
     tbuf b = {0};
     tb_add(&b, "\x84\x31\x95\x33", 4);
     tb_add(&b, body, len);
-    fjx_encoding enc = detect(b.p, b.len, 1);
+    fjf_encoding enc = detect(b.p, b.len, 1);
     assert_string_equal(enc.name, "GB18030");
     assert_string_equal(enc.source, "bom");
     assert_int_equal(enc.bom_len, 4);
@@ -296,7 +296,7 @@ static void test_detect_chapters(void **state)
             char *bytes = encode(cases[c].encoding, text, text_len, &len);
             const char *want = strcmp(cases[c].encoding, "GBK") == 0 ? "GB18030"
                                                                       : cases[c].encoding;
-            fjx_encoding enc = detect(bytes, len, 1);
+            fjf_encoding enc = detect(bytes, len, 1);
             assert_string_equal(enc.name, want);
             assert_string_equal(enc.source, "detector");
             /* Cut anywhere, even inside a character: complete = 0. */
@@ -321,7 +321,7 @@ static void test_detect_gbk_only_text(void **state)
     assert_int_equal(iconv(cd, &in, &in_left, &o, &out_left), (size_t)-1);
     iconv_close(cd);
 
-    fjx_encoding enc = detect(gbk, len, 1);
+    fjf_encoding enc = detect(gbk, len, 1);
     assert_string_equal(enc.name, "GB18030");
     assert_recodes_to(enc.name, "UTF-8", 0, gbk, len, GBK_ONLY, strlen(GBK_ONLY));
     free(gbk);
@@ -358,11 +358,11 @@ static void test_big5_is_the_default_for_taiwan(void **state)
     assert_string_equal(hk.out.p, "\xE2\x88\xBC\xE2\x80\xA2"); /* U+223C U+2022 */
     tb_free(&hk.out);
 
-    fjx_encoding enc = detect(big5, len, 1);
+    fjf_encoding enc = detect(big5, len, 1);
     assert_string_equal(enc.name, "BIG5");
     assert_recodes_to("BIG5", "UTF-8", 0, big5, len, text, strlen(text));
     char buf[32];
-    assert_string_equal(fjx_encoding_canonical("big5", buf), "BIG5");
+    assert_string_equal(fjf_encoding_canonical("big5", buf), "BIG5");
     free(big5);
 }
 
@@ -375,7 +375,7 @@ static void test_detect_big5_eten_symbols(void **state)
     size_t len;
     char *bytes = encode_str("BIG5-HKSCS", text, &len);
     assert_memory_equal(bytes, "\xC6\xA1", 2);
-    fjx_encoding enc = detect(bytes, len, 1);
+    fjf_encoding enc = detect(bytes, len, 1);
     assert_string_equal(enc.name, "BIG5-HKSCS");
     /* On one line, whether uchardet or the weighing named it depends on
      * the uchardet version: only the answer is asserted. */
@@ -399,7 +399,7 @@ static void test_detect_short_lines(void **state)
     for (size_t end = 7 * 3; end <= strlen(line); end += 3) {
         size_t len;
         char *bytes = encode("BIG5", line, end, &len);
-        fjx_encoding enc = detect(bytes, len, 1);
+        fjf_encoding enc = detect(bytes, len, 1);
         if (strcmp(enc.name, "BIG5") != 0)
             fail_msg("%zu characters taken for %s", end / 3, enc.name);
         free(bytes);
@@ -417,9 +417,9 @@ static void test_detect_invalid_byte(void **state)
     while (at < 1234 || (unsigned char)bytes[at] < 0x80)
         at += (unsigned char)bytes[at] < 0x80 ? 1 : 2;
     bytes[at] = (char)0xFF;
-    fjx_encoding enc;
-    fjx_error err;
-    assert_int_equal(fjx_encoding_detect(bytes, len, 1, &enc, &err), -1);
+    fjf_encoding enc;
+    fjf_error err;
+    assert_int_equal(fjf_encoding_detect(bytes, len, 1, &enc, &err), -1);
     assert_int_equal(err.offset, at);
     char want[64];
     snprintf(want, sizeof want, "not valid GB18030 at byte %zu", at);
@@ -444,9 +444,9 @@ static void test_detect_stray_bytes_are_utf8(void **state)
         {"abc\xff\xfe\xfd", 3},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        fjx_encoding enc;
-        fjx_error err;
-        assert_int_equal(fjx_encoding_detect(cases[i].bytes, strlen(cases[i].bytes), 1, &enc,
+        fjf_encoding enc;
+        fjf_error err;
+        assert_int_equal(fjf_encoding_detect(cases[i].bytes, strlen(cases[i].bytes), 1, &enc,
                                              &err), -1);
         assert_string_equal(enc.name, "UTF-8");
         assert_int_equal(err.offset, cases[i].bad_at);
@@ -466,9 +466,9 @@ static void test_detect_damage_near_start(void **state)
         at++;
     at += 2; /* after the first two-byte character */
     bytes[at] = (char)0xFF;
-    fjx_encoding enc;
-    fjx_error err;
-    assert_int_equal(fjx_encoding_detect(bytes, len, 1, &enc, &err), -1);
+    fjf_encoding enc;
+    fjf_error err;
+    assert_int_equal(fjf_encoding_detect(bytes, len, 1, &enc, &err), -1);
     assert_string_equal(enc.name, "GB18030");
     assert_int_equal(err.offset, at);
     free(text);
@@ -484,10 +484,10 @@ static void test_detect_cut_sample(void **state)
     char *body = encode_str("GB18030", SIMPLIFIED, &len);
     tb_add(&b, body, len);
     tb_add(&b, "\x94\x39", 2);
-    fjx_encoding enc = detect(b.p, b.len, 0);
+    fjf_encoding enc = detect(b.p, b.len, 0);
     assert_string_equal(enc.name, "GB18030");
-    fjx_error err;
-    assert_int_equal(fjx_encoding_detect(b.p, b.len, 1, &enc, &err), -1);
+    fjf_error err;
+    assert_int_equal(fjf_encoding_detect(b.p, b.len, 1, &enc, &err), -1);
     assert_int_equal(err.offset, len);
     assert_non_null(strstr(err.message, "file ends inside a GB18030 character"));
     tb_free(&b);
@@ -499,7 +499,7 @@ static void test_detect_cut_sample(void **state)
     enc = detect(b.p, b.len, 0);
     assert_string_equal(enc.name, "UTF-8");
     assert_string_equal(enc.source, "utf-8");
-    assert_int_equal(fjx_encoding_detect(b.p, b.len, 1, &enc, &err), -1);
+    assert_int_equal(fjf_encoding_detect(b.p, b.len, 1, &enc, &err), -1);
     assert_string_equal(enc.name, "UTF-8");
     assert_int_equal(err.offset, strlen(SIMPLIFIED));
     tb_free(&b);
@@ -514,9 +514,9 @@ static void test_detect_damaged_utf8(void **state)
     tb_add(&b, TRADITIONAL, 300);
     tb_add(&b, "\xFF", 1);
     tb_adds(&b, TRADITIONAL + 300);
-    fjx_encoding enc;
-    fjx_error err;
-    assert_int_equal(fjx_encoding_detect(b.p, b.len, 1, &enc, &err), -1);
+    fjf_encoding enc;
+    fjf_error err;
+    assert_int_equal(fjf_encoding_detect(b.p, b.len, 1, &enc, &err), -1);
     assert_string_equal(enc.name, "UTF-8");
     assert_int_equal(err.offset, 300);
     assert_string_equal(err.message, "not valid UTF-8 at byte 300");
@@ -551,24 +551,24 @@ static void test_canonical_names(void **state)
     };
     char buf[32];
     for (size_t i = 0; i < COUNT(cases); i++) {
-        const char *got = fjx_encoding_canonical(cases[i].name, buf);
+        const char *got = fjf_encoding_canonical(cases[i].name, buf);
         if (!got || strcmp(got, cases[i].want) != 0)
             fail_msg("%s: got %s, want %s", cases[i].name, got ? got : "NULL", cases[i].want);
         assert_ptr_equal(got, buf);
     }
-    assert_null(fjx_encoding_canonical("no-such-encoding", buf));
-    assert_null(fjx_encoding_canonical("", buf));
-    assert_null(fjx_encoding_canonical("UTF-8//IGNORE", buf));
-    assert_null(fjx_encoding_canonical("an-encoding-name-longer-than-31-bytes", buf));
+    assert_null(fjf_encoding_canonical("no-such-encoding", buf));
+    assert_null(fjf_encoding_canonical("", buf));
+    assert_null(fjf_encoding_canonical("UTF-8//IGNORE", buf));
+    assert_null(fjf_encoding_canonical("an-encoding-name-longer-than-31-bytes", buf));
 }
 
 static void test_recoder_unknown_encoding(void **state)
 {
     (void)state;
     tbuf out = {0};
-    fjx_recoder *r = (fjx_recoder *)(uintptr_t)1; /* must be cleared */
-    fjx_error err;
-    assert_int_equal(fjx_recoder_new("no-such-encoding", "UTF-8", 0, tb_write, &out, &r, &err),
+    fjf_recoder *r = (fjf_recoder *)(uintptr_t)1; /* must be cleared */
+    fjf_error err;
+    assert_int_equal(fjf_recoder_new("no-such-encoding", "UTF-8", 0, tb_write, &out, &r, &err),
                      -1);
     assert_null(r);
     assert_non_null(strstr(err.message, "no-such-encoding"));
@@ -731,12 +731,12 @@ static void test_chunking_invariance(void **state)
         int which; /* input: 0 gb, 1 big5, 2 utf-8, 3 utf-16 with mark, 4 gb_bad, 5 utf8_bad */
     } cases[] = {
         {"GB18030", "UTF-8", 0, 0},      {"UTF-8", "GB18030", 0, 2},
-        {"BIG5", "UTF-8", 0, 1},         {"UTF-8", "BIG5", FJX_LOSSY, 2},
+        {"BIG5", "UTF-8", 0, 1},         {"UTF-8", "BIG5", FJF_LOSSY, 2},
         {"UTF-8", "UTF-8", 0, 2},        {"UTF-16", "UTF-8", 0, 3},
-        {"UTF-8", "UTF-16", 0, 2},       {"GB18030", "UTF-8", FJX_LOSSY, 4},
-        {"GB18030", "UTF-8", 0, 4},      {"UTF-8", "UTF-8", FJX_LOSSY, 5},
+        {"UTF-8", "UTF-16", 0, 2},       {"GB18030", "UTF-8", FJF_LOSSY, 4},
+        {"GB18030", "UTF-8", 0, 4},      {"UTF-8", "UTF-8", FJF_LOSSY, 5},
         {"UTF-8", "UTF-8", 0, 5},        {"UTF-8", "BIG5", 0, 2},
-        {"UTF-8", "GB18030", FJX_LOSSY, 5},
+        {"UTF-8", "GB18030", FJF_LOSSY, 5},
     };
     const struct {
         const char *p;
@@ -832,12 +832,12 @@ static void test_truncated_at_finish(void **state)
     tb_free(&r.out);
 
     /* Lossy: the lead byte is replaced, what follows it read anew. */
-    r = recode("GB18030", "UTF-8", FJX_LOSSY, "\xD6\xD0\x94\x39", 4, BYTE_BY_BYTE);
+    r = recode("GB18030", "UTF-8", FJF_LOSSY, "\xD6\xD0\x94\x39", 4, BYTE_BY_BYTE);
     assert_int_equal(r.rc, 0);
     assert_string_equal(r.out.p, "中\xEF\xBF\xBD" "9");
     assert_int_equal(r.replaced, 1);
     tb_free(&r.out);
-    r = recode("UTF-8", "UTF-8", FJX_LOSSY, "\xE4\xB8\xAD\xE4\xB8", 5, WHOLE);
+    r = recode("UTF-8", "UTF-8", FJF_LOSSY, "\xE4\xB8\xAD\xE4\xB8", 5, WHOLE);
     assert_int_equal(r.rc, 0);
     assert_string_equal(r.out.p, "中\xEF\xBF\xBD\xEF\xBF\xBD");
     assert_int_equal(r.replaced, 2);
@@ -853,34 +853,34 @@ static void test_lossy_replacements(void **state)
 {
     (void)state;
     /* Each undecodable byte becomes U+FFFD. */
-    recoded r = recode("GB18030", "UTF-8", FJX_LOSSY, "A\x81\x20" "B\xFF" "C", 6, WHOLE);
+    recoded r = recode("GB18030", "UTF-8", FJF_LOSSY, "A\x81\x20" "B\xFF" "C", 6, WHOLE);
     assert_int_equal(r.rc, 0);
     assert_string_equal(r.out.p, "A\xEF\xBF\xBD B\xEF\xBF\xBD" "C");
     assert_int_equal(r.replaced, 2);
     tb_free(&r.out);
 
-    r = recode("UTF-8", "UTF-8", FJX_LOSSY, "a\xE4\xB8" "A\xC3(\xF5", 7, WHOLE);
+    r = recode("UTF-8", "UTF-8", FJF_LOSSY, "a\xE4\xB8" "A\xC3(\xF5", 7, WHOLE);
     assert_int_equal(r.rc, 0);
     assert_string_equal(r.out.p, "a\xEF\xBF\xBD\xEF\xBF\xBD" "A\xEF\xBF\xBD(\xEF\xBF\xBD");
     assert_int_equal(r.replaced, 4);
     tb_free(&r.out);
 
     /* Into GB18030, U+FFFD is 84 31 A4 37. */
-    r = recode("BIG5", "GB18030", FJX_LOSSY, "\xA4\xA4\xFF", 3, WHOLE);
+    r = recode("BIG5", "GB18030", FJF_LOSSY, "\xA4\xA4\xFF", 3, WHOLE);
     assert_int_equal(r.rc, 0);
     assert_string_equal(r.out.p, "\xD6\xD0\x84\x31\xA4\x37");
     assert_int_equal(r.replaced, 1);
     tb_free(&r.out);
 
     /* BIG5 has no U+FFFD: '?'. Simplified-only characters: '?'. */
-    r = recode("GB18030", "BIG5", FJX_LOSSY, "\xD6\xD0\xFF\xD5\xE2\xB8\xF6", 7, WHOLE);
+    r = recode("GB18030", "BIG5", FJF_LOSSY, "\xD6\xD0\xFF\xD5\xE2\xB8\xF6", 7, WHOLE);
     assert_int_equal(r.rc, 0);
     assert_string_equal(r.out.p, "\xA4\xA4???");
     assert_int_equal(r.replaced, 3);
     tb_free(&r.out);
 
     /* UTF-16: an unpaired surrogate is one unit, two bytes. */
-    r = recode("UTF-16LE", "UTF-8", FJX_LOSSY, "\x00\xD8\x41\x00", 4, WHOLE);
+    r = recode("UTF-16LE", "UTF-8", FJF_LOSSY, "\x00\xD8\x41\x00", 4, WHOLE);
     assert_int_equal(r.rc, 0);
     assert_string_equal(r.out.p, "\xEF\xBF\xBD" "A");
     assert_int_equal(r.replaced, 1);
@@ -898,8 +898,8 @@ static void test_utf8_copy_matches_iconv(void **state)
                                          "\x80", "\xFF", "\xC2\xA9", "\xE0\x9F\x80"};
     for (int i = 0; i < 2000; i++)
         tb_adds(&messy, pieces[t_below(&seed, COUNT(pieces))]);
-    recoded copy = recode("UTF-8", "UTF-8", FJX_LOSSY, messy.p, messy.len, WHOLE);
-    recoded via16 = recode("UTF-8", "UTF-16LE", FJX_LOSSY, messy.p, messy.len, WHOLE);
+    recoded copy = recode("UTF-8", "UTF-8", FJF_LOSSY, messy.p, messy.len, WHOLE);
+    recoded via16 = recode("UTF-8", "UTF-16LE", FJF_LOSSY, messy.p, messy.len, WHOLE);
     assert_int_equal(copy.rc, 0);
     assert_int_equal(via16.rc, 0);
     assert_int_equal(copy.replaced, via16.replaced);
@@ -949,7 +949,7 @@ static void test_unencodable_characters(void **state)
         assert_int_equal(r.err.offset, gb_len - 4);
         tb_free(&r.out);
     }
-    r = recode("UTF-8", "BIG5", FJX_LOSSY, b.p, b.len, WHOLE);
+    r = recode("UTF-8", "BIG5", FJF_LOSSY, b.p, b.len, WHOLE);
     assert_int_equal(r.rc, 0);
     assert_int_equal(r.replaced, 1);
     assert_memory_equal(r.out.p + r.out.len - 5, "\xAD\xD3?\xAD\xD3", 5);
@@ -967,19 +967,19 @@ static void test_output_bom(void **state)
     const char *text = "中A";
     assert_recodes_to("UTF-8", "UTF-16", 0, text, 4, "\xFF\xFE\x2D\x4E\x41\x00", 6);
     assert_recodes_to("UTF-8", "UTF-16LE", 0, text, 4, "\x2D\x4E\x41\x00", 4);
-    assert_recodes_to("UTF-8", "UTF-16LE", FJX_WRITE_BOM, text, 4, "\xFF\xFE\x2D\x4E\x41\x00",
+    assert_recodes_to("UTF-8", "UTF-16LE", FJF_WRITE_BOM, text, 4, "\xFF\xFE\x2D\x4E\x41\x00",
                       6);
     assert_recodes_to("UTF-8", "UTF-16BE", 0, text, 4, "\x4E\x2D\x00\x41", 4);
-    assert_recodes_to("UTF-8", "UTF-16BE", FJX_WRITE_BOM, text, 4, "\xFE\xFF\x4E\x2D\x00\x41",
+    assert_recodes_to("UTF-8", "UTF-16BE", FJF_WRITE_BOM, text, 4, "\xFE\xFF\x4E\x2D\x00\x41",
                       6);
-    assert_recodes_to("UTF-8", "UTF-8", FJX_WRITE_BOM, text, 4, "\xEF\xBB\xBF\xE4\xB8\xAD\x41",
+    assert_recodes_to("UTF-8", "UTF-8", FJF_WRITE_BOM, text, 4, "\xEF\xBB\xBF\xE4\xB8\xAD\x41",
                       7);
-    assert_recodes_to("GB18030", "UTF-8", FJX_WRITE_BOM, "\xD6\xD0\x41", 3,
+    assert_recodes_to("GB18030", "UTF-8", FJF_WRITE_BOM, "\xD6\xD0\x41", 3,
                       "\xEF\xBB\xBF\xE4\xB8\xAD\x41", 7);
-    assert_recodes_to("UTF-8", "GB18030", FJX_WRITE_BOM, text, 4, "\x84\x31\x95\x33\xD6\xD0\x41",
+    assert_recodes_to("UTF-8", "GB18030", FJF_WRITE_BOM, text, 4, "\x84\x31\x95\x33\xD6\xD0\x41",
                       7);
     /* Big5 has no mark to write. */
-    assert_recodes_to("UTF-8", "BIG5", FJX_WRITE_BOM, text, 4, "\xA4\xA4\x41", 3);
+    assert_recodes_to("UTF-8", "BIG5", FJF_WRITE_BOM, text, 4, "\xA4\xA4\x41", 3);
     /* Empty input: the mark alone. */
     assert_recodes_to("UTF-8", "UTF-16", 0, "", 0, "\xFF\xFE", 2);
     assert_recodes_to("UTF-8", "UTF-8", 0, "", 0, "", 0);
@@ -1004,7 +1004,7 @@ static void test_utf16_input_byte_order(void **state)
     tbuf b = {0};
     tb_add(&b, "\xFF\xFE", 2);
     tb_add(&b, body, len);
-    fjx_encoding enc = detect(b.p, b.len, 1);
+    fjf_encoding enc = detect(b.p, b.len, 1);
     assert_recodes_to(enc.name, "UTF-8", 0, b.p + enc.bom_len, b.len - enc.bom_len, TRADITIONAL,
                       strlen(TRADITIONAL));
     free(body);
@@ -1035,19 +1035,19 @@ static void test_write_failure(void **state)
 {
     (void)state;
     counted_sink sink = {.fail_after = 0};
-    fjx_recoder *r;
-    fjx_error err;
-    assert_int_equal(fjx_recoder_new("GB18030", "UTF-8", 0, counted_write, &sink, &r, &err), 0);
-    assert_int_equal(fjx_recoder_feed(r, "\xD6\xD0", 2, &err), -1);
+    fjf_recoder *r;
+    fjf_error err;
+    assert_int_equal(fjf_recoder_new("GB18030", "UTF-8", 0, counted_write, &sink, &r, &err), 0);
+    assert_int_equal(fjf_recoder_feed(r, "\xD6\xD0", 2, &err), -1);
     assert_string_equal(err.message, "write failed");
-    assert_int_equal(fjx_recoder_feed(r, "\xD6\xD0", 2, &err), -1); /* stays failed */
-    assert_int_equal(fjx_recoder_finish(r, &err), -1);
-    fjx_recoder_free(r);
+    assert_int_equal(fjf_recoder_feed(r, "\xD6\xD0", 2, &err), -1); /* stays failed */
+    assert_int_equal(fjf_recoder_finish(r, &err), -1);
+    fjf_recoder_free(r);
 
-    assert_int_equal(fjx_recoder_new("UTF-8", "UTF-8", 0, counted_write, &sink, &r, &err), 0);
-    assert_int_equal(fjx_recoder_feed(r, "abc", 3, &err), -1);
+    assert_int_equal(fjf_recoder_new("UTF-8", "UTF-8", 0, counted_write, &sink, &r, &err), 0);
+    assert_int_equal(fjf_recoder_feed(r, "abc", 3, &err), -1);
     assert_string_equal(err.message, "write failed");
-    fjx_recoder_free(r);
+    fjf_recoder_free(r);
 }
 
 /* Output goes out in pieces of bounded size, whatever the input's. */
@@ -1058,12 +1058,12 @@ static void test_bounded_buffers(void **state)
     char *text = repeat_text(SIMPLIFIED, t_quick() ? 1 << 20 : 4 << 20, &text_len);
     char *gb = encode("GB18030", text, text_len, &gb_len);
     counted_sink sink = {.fail_after = -1};
-    fjx_recoder *r;
-    fjx_error err;
-    assert_int_equal(fjx_recoder_new("GB18030", "UTF-16", 0, counted_write, &sink, &r, &err), 0);
-    assert_int_equal(fjx_recoder_feed(r, gb, gb_len, &err), 0);
-    assert_int_equal(fjx_recoder_finish(r, &err), 0);
-    fjx_recoder_free(r);
+    fjf_recoder *r;
+    fjf_error err;
+    assert_int_equal(fjf_recoder_new("GB18030", "UTF-16", 0, counted_write, &sink, &r, &err), 0);
+    assert_int_equal(fjf_recoder_feed(r, gb, gb_len, &err), 0);
+    assert_int_equal(fjf_recoder_finish(r, &err), 0);
+    fjf_recoder_free(r);
     assert_true(sink.largest <= 64 * 1024);
     assert_true(sink.calls > 10);
     free(text);
@@ -1084,18 +1084,18 @@ static void *run_job(void *arg)
     job *j = arg;
     j->ok = 1;
     for (int i = 0; i < 20 && j->ok; i++) {
-        fjx_encoding enc;
-        fjx_error err;
-        if (fjx_encoding_detect(j->bytes, j->len, 1, &enc, &err) != 0 ||
+        fjf_encoding enc;
+        fjf_error err;
+        if (fjf_encoding_detect(j->bytes, j->len, 1, &enc, &err) != 0 ||
             strcmp(enc.name, j->encoding) != 0)
             j->ok = 0;
         tbuf out = {0};
-        fjx_recoder *r;
-        if (fjx_recoder_new(j->encoding, "UTF-8", 0, tb_write, &out, &r, &err) != 0 ||
-            fjx_recoder_feed(r, j->bytes, j->len, &err) != 0 ||
-            fjx_recoder_finish(r, &err) != 0)
+        fjf_recoder *r;
+        if (fjf_recoder_new(j->encoding, "UTF-8", 0, tb_write, &out, &r, &err) != 0 ||
+            fjf_recoder_feed(r, j->bytes, j->len, &err) != 0 ||
+            fjf_recoder_finish(r, &err) != 0)
             j->ok = 0;
-        fjx_recoder_free(r);
+        fjf_recoder_free(r);
         const char *want = strcmp(j->encoding, "BIG5") == 0 ? TRADITIONAL : SIMPLIFIED;
         if (out.len != strlen(want) || memcmp(out.p, want, out.len) != 0)
             j->ok = 0;

@@ -1,5 +1,5 @@
-/* Tests (cmocka) for the XML rewriter (cli/xml.c) and the EPUB converter
- * (cli/epub.c). Books are built here from their parts with libzip, converted,
+/* Tests (cmocka) for the XML rewriter (formats/xml.c) and the EPUB converter
+ * (formats/epub.c). Books are built here from their parts with libzip, converted,
  * and taken apart again.
  *
  * Environment: FANJIAN_DICT (the tests that convert with the real
@@ -11,29 +11,29 @@
 #include <time.h>
 #include <zip.h>
 
-#include "../cli/files.h"
+#include "fanjian-formats.h"
 
 static fj_dict *g_dict;        /* NULL when FANJIAN_DICT is unset or fails to open */
 static const char *g_dict_err; /* why it failed to open, when it was set */
 
 /* ---- text callbacks --------------------------------------------------------------- */
 
-static int copy_cb(void *ctx, const char *text, size_t len, fjx_buf *out)
+static int copy_cb(void *ctx, const char *text, size_t len, fjf_buf *out)
 {
     (void)ctx;
-    return fjx_buf_append(out, text, len);
+    return fjf_buf_append(out, text, len);
 }
 
 /* Shows every span the rewriter hands over: [span]. */
-static int mark_cb(void *ctx, const char *text, size_t len, fjx_buf *out)
+static int mark_cb(void *ctx, const char *text, size_t len, fjf_buf *out)
 {
     (void)ctx;
-    if (fjx_buf_append(out, "[", 1) < 0 || fjx_buf_append(out, text, len) < 0)
+    if (fjf_buf_append(out, "[", 1) < 0 || fjf_buf_append(out, text, len) < 0)
         return -1;
-    return fjx_buf_append(out, "]", 1);
+    return fjf_buf_append(out, "]", 1);
 }
 
-static int fail_cb(void *ctx, const char *text, size_t len, fjx_buf *out)
+static int fail_cb(void *ctx, const char *text, size_t len, fjf_buf *out)
 {
     (void)ctx;
     (void)text;
@@ -42,14 +42,14 @@ static int fail_cb(void *ctx, const char *text, size_t len, fjx_buf *out)
     return -1;
 }
 
-static int conv_cb(void *ctx, const char *text, size_t len, fjx_buf *out)
+static int conv_cb(void *ctx, const char *text, size_t len, fjf_buf *out)
 {
     const fj_converter *c = ctx;
     char *o;
     size_t n;
     if (fj_convert_alloc(c, text, len, &o, &n) != FJ_OK)
         return -1;
-    int rc = fjx_buf_append(out, o, n);
+    int rc = fjf_buf_append(out, o, n);
     fj_free(c, o);
     return rc;
 }
@@ -57,25 +57,25 @@ static int conv_cb(void *ctx, const char *text, size_t len, fjx_buf *out)
 /* ---- the XML rewriter ------------------------------------------------------------------ */
 
 /* Rewrites `in`; returns the output (free it) or NULL with *err set. */
-static char *rewrite(fjx_xml_kind kind, const char *in, size_t len, fjx_text_fn fn,
-                     const char *lang, const char *charset, fjx_error *err)
+static char *rewrite(fjf_xml_kind kind, const char *in, size_t len, fjf_text_fn fn,
+                     const char *lang, const char *charset, fjf_error *err)
 {
-    fjx_rewrite rw = {fn, NULL, lang, charset, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
-    fjx_buf out = {0};
-    fjx_error e = {(size_t)-1, ""};
-    if (fjx_xml_rewrite(kind, in, len, &rw, &out, err ? err : &e) < 0) {
+    fjf_rewrite rw = {fn, NULL, lang, charset, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    fjf_buf out = {0};
+    fjf_error e = {(size_t)-1, ""};
+    if (fjf_xml_rewrite(kind, in, len, &rw, &out, err ? err : &e) < 0) {
         assert_int_equal(out.len, 0);
-        fjx_buf_free(&out);
+        fjf_buf_free(&out);
         return NULL;
     }
-    fjx_buf_append(&out, "", 1);
+    fjf_buf_append(&out, "", 1);
     return out.data;
 }
 
-static void expect(fjx_xml_kind kind, const char *in, fjx_text_fn fn, const char *lang,
+static void expect(fjf_xml_kind kind, const char *in, fjf_text_fn fn, const char *lang,
                    const char *charset, const char *want)
 {
-    fjx_error err = {(size_t)-1, ""};
+    fjf_error err = {(size_t)-1, ""};
     char *got = rewrite(kind, in, strlen(in), fn, lang, charset, &err);
     if (!got)
         fail_msg("rewrite failed: %s\n  input: %s", err.message, in);
@@ -84,13 +84,13 @@ static void expect(fjx_xml_kind kind, const char *in, fjx_text_fn fn, const char
     free(got);
 }
 
-static void expect_mark(fjx_xml_kind kind, const char *in, const char *want)
+static void expect_mark(fjf_xml_kind kind, const char *in, const char *want)
 {
     expect(kind, in, mark_cb, NULL, NULL, want);
 }
 
-static void expect_fail(fjx_xml_kind kind, const char *in, size_t len, const char *lang,
-                        fjx_error *err)
+static void expect_fail(fjf_xml_kind kind, const char *in, size_t len, const char *lang,
+                        fjf_error *err)
 {
     char *got = rewrite(kind, in, len, copy_cb, lang, NULL, err);
     if (got)
@@ -135,8 +135,8 @@ static void test_xml_identity(void **state)
     };
     for (size_t k = 0; k < 3; k++)
         for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {
-            fjx_error err = {(size_t)-1, ""};
-            char *got = rewrite((fjx_xml_kind)k, docs[i], strlen(docs[i]), copy_cb, NULL, NULL,
+            fjf_error err = {(size_t)-1, ""};
+            char *got = rewrite((fjf_xml_kind)k, docs[i], strlen(docs[i]), copy_cb, NULL, NULL,
                                 &err);
             if (!got)
                 fail_msg("kind %zu, doc %zu: %s", k, i, err.message);
@@ -144,25 +144,25 @@ static void test_xml_identity(void **state)
             free(got);
         }
     /* No rewrite at all, or no callback: copied too. */
-    fjx_buf out = {0};
-    fjx_error err;
-    assert_int_equal(fjx_xml_rewrite(FJX_XML_XHTML, xhtml_doc, strlen(xhtml_doc), NULL, &out,
+    fjf_buf out = {0};
+    fjf_error err;
+    assert_int_equal(fjf_xml_rewrite(FJF_XML_XHTML, xhtml_doc, strlen(xhtml_doc), NULL, &out,
                                      &err),
                      0);
     assert_int_equal(out.len, strlen(xhtml_doc));
     assert_memory_equal(out.data, xhtml_doc, out.len);
-    fjx_buf_free(&out);
-    fjx_rewrite none = {0};
-    assert_int_equal(fjx_xml_rewrite(FJX_XML_OPF, docs[1], strlen(docs[1]), &none, &out, &err),
+    fjf_buf_free(&out);
+    fjf_rewrite none = {0};
+    assert_int_equal(fjf_xml_rewrite(FJF_XML_OPF, docs[1], strlen(docs[1]), &none, &out, &err),
                      0);
     assert_int_equal(out.len, strlen(docs[1]));
-    fjx_buf_free(&out);
+    fjf_buf_free(&out);
 }
 
 static void test_xml_xhtml_spans(void **state)
 {
     (void)state;
-    expect_mark(FJX_XML_XHTML, xhtml_doc,
+    expect_mark(FJF_XML_XHTML, xhtml_doc,
                 "<?xml version=\"1.0\" encoding=\"utf-8\"?>\r\n"
                 "<!DOCTYPE html PUBLIC \"-//W3C//DTD XHTML 1.1//EN\" "
                 "\"http://www.w3.org/TR/xhtml11/DTD/xhtml11.dtd\">\n"
@@ -184,25 +184,25 @@ static void test_xml_xhtml_merge_and_references(void **state)
 {
     (void)state;
     /* Lines, CRLF and references are one span; markup ends one. */
-    expect_mark(FJX_XML_XHTML, "<p>一\n二\r\n三\n</p>", "<p>[一\n二\r\n三\n]</p>");
-    expect_mark(FJX_XML_XHTML, "<p>a&amp;b&#x4E2D;c&lt;&#20013;</p>",
+    expect_mark(FJF_XML_XHTML, "<p>一\n二\r\n三\n</p>", "<p>[一\n二\r\n三\n]</p>");
+    expect_mark(FJF_XML_XHTML, "<p>a&amp;b&#x4E2D;c&lt;&#20013;</p>",
                 "<p>[a&amp;b&#x4E2D;c&lt;&#20013;]</p>");
-    expect_mark(FJX_XML_XHTML, "<p>一<b>二</b>三<br/>四</p>", "<p>[一]<b>[二]</b>[三]<br/>[四]</p>");
-    expect_mark(FJX_XML_XHTML, "<p>a<![CDATA[b<c]]>d</p>", "<p>[a]<![CDATA[[b<c]]]>[d]</p>");
+    expect_mark(FJF_XML_XHTML, "<p>一<b>二</b>三<br/>四</p>", "<p>[一]<b>[二]</b>[三]<br/>[四]</p>");
+    expect_mark(FJF_XML_XHTML, "<p>a<![CDATA[b<c]]>d</p>", "<p>[a]<![CDATA[[b<c]]]>[d]</p>");
     /* An internal entity is not expanded: its reference stays in the span. */
-    expect_mark(FJX_XML_XHTML, "<!DOCTYPE p [<!ENTITY me \"张三\">]><p>我是&me;。</p>",
+    expect_mark(FJF_XML_XHTML, "<!DOCTYPE p [<!ENTITY me \"张三\">]><p>我是&me;。</p>",
                 "<!DOCTYPE p [<!ENTITY me \"张三\">]><p>[我是&me;。]</p>");
     /* Spans of white space alone are left alone. */
-    expect_mark(FJX_XML_XHTML, "<html>\n <body>\r\n\t<p> x </p>\n</body>\n</html>\n",
+    expect_mark(FJF_XML_XHTML, "<html>\n <body>\r\n\t<p> x </p>\n</body>\n</html>\n",
                 "<html>\n <body>\r\n\t<p>[ x ]</p>\n</body>\n</html>\n");
     /* Text outside the root cannot exist; a BOM is copied. */
-    expect_mark(FJX_XML_XHTML, "\xEF\xBB\xBF<p>字</p>", "\xEF\xBB\xBF<p>[字]</p>");
+    expect_mark(FJF_XML_XHTML, "\xEF\xBB\xBF<p>字</p>", "\xEF\xBB\xBF<p>[字]</p>");
 }
 
 static void test_xml_xhtml_skipped(void **state)
 {
     (void)state;
-    expect_mark(FJX_XML_XHTML,
+    expect_mark(FJF_XML_XHTML,
                 "<html xmlns:h=\"http://www.w3.org/1999/xhtml\"><body><h:code>简</h:code>"
                 "<pre>一<b>二</b>三</pre>后<script>x = a &amp;&amp; \"简\";</script>再"
                 "<style><![CDATA[ p::after { content: \"简\" } ]]></style></body></html>",
@@ -210,14 +210,14 @@ static void test_xml_xhtml_skipped(void **state)
                 "<pre>一<b>二</b>三</pre>[后]<script>x = a &amp;&amp; \"简\";</script>[再]"
                 "<style><![CDATA[ p::after { content: \"简\" } ]]></style></body></html>");
     /* Attributes are converted inside them too: a tooltip is read. */
-    expect_mark(FJX_XML_XHTML, "<p><code title=\"说明\">x()</code></p>",
+    expect_mark(FJF_XML_XHTML, "<p><code title=\"说明\">x()</code></p>",
                 "<p><code title=\"[说明]\">x()</code></p>");
 }
 
 static void test_xml_xhtml_attributes(void **state)
 {
     (void)state;
-    expect_mark(FJX_XML_XHTML,
+    expect_mark(FJF_XML_XHTML,
                 "<p><img alt=\"图\" title = '标题' src=\"图.png\" class=\"简\" data-title=\"简\"/>"
                 "<input placeholder\n=\n\"请输入\" aria-label='搜索 &quot;书&quot;' value=\"值\"/>"
                 "<a title=\"\" href=\"#简\">x</a><a title=\"  \">y</a></p>",
@@ -226,49 +226,49 @@ static void test_xml_xhtml_attributes(void **state)
                 "aria-label='[搜索 &quot;书&quot;]' value=\"值\"/>"
                 "<a title=\"\" href=\"#简\">[x]</a><a title=\"  \">[y]</a></p>");
     /* A '>' inside a value does not end the tag. */
-    expect_mark(FJX_XML_XHTML, "<p title=\"a>b\" alt='\"'>c</p>",
+    expect_mark(FJF_XML_XHTML, "<p title=\"a>b\" alt='\"'>c</p>",
                 "<p title=\"[a>b]\" alt='[\"]'>[c]</p>");
 }
 
 static void test_xml_xhtml_lang(void **state)
 {
     (void)state;
-    expect(FJX_XML_XHTML,
+    expect(FJF_XML_XHTML,
            "<html lang=\"zh-CN\" xml:lang=\"zh-Hans\"><body><p lang=\"en\">x</p>"
            "<span xml:lang=\"ZH\">y</span><i lang=\"zha\">z</i><b lang=' zh_cn '>w</b></body></html>",
            copy_cb, "zh-TW", NULL,
            "<html lang=\"zh-TW\" xml:lang=\"zh-TW\"><body><p lang=\"en\">x</p>"
            "<span xml:lang=\"zh-TW\">y</span><i lang=\"zha\">z</i><b lang=' zh-TW '>w</b></body></html>");
     /* The root html without either gets both, before '>' or '/>'. */
-    expect(FJX_XML_XHTML, "<html xmlns=\"http://www.w3.org/1999/xhtml\">\n<p lang=\"zh\">x</p></html>",
+    expect(FJF_XML_XHTML, "<html xmlns=\"http://www.w3.org/1999/xhtml\">\n<p lang=\"zh\">x</p></html>",
            copy_cb, "zh-HK", NULL,
            "<html xmlns=\"http://www.w3.org/1999/xhtml\" xml:lang=\"zh-HK\" lang=\"zh-HK\">\n"
            "<p lang=\"zh-HK\">x</p></html>");
-    expect(FJX_XML_XHTML, "<html/>", copy_cb, "zh-TW", NULL,
+    expect(FJF_XML_XHTML, "<html/>", copy_cb, "zh-TW", NULL,
            "<html xml:lang=\"zh-TW\" lang=\"zh-TW\"/>");
-    expect(FJX_XML_XHTML, "<h:html xmlns:h=\"http://www.w3.org/1999/xhtml\"\n></h:html>", copy_cb,
+    expect(FJF_XML_XHTML, "<h:html xmlns:h=\"http://www.w3.org/1999/xhtml\"\n></h:html>", copy_cb,
            "ja", NULL,
            "<h:html xmlns:h=\"http://www.w3.org/1999/xhtml\"\n xml:lang=\"ja\" lang=\"ja\"></h:html>");
     /* One of them, even for another language, is enough; other roots get nothing. */
-    expect(FJX_XML_XHTML, "<html lang=\"en\"><p/></html>", copy_cb, "zh-TW", NULL,
+    expect(FJF_XML_XHTML, "<html lang=\"en\"><p/></html>", copy_cb, "zh-TW", NULL,
            "<html lang=\"en\"><p/></html>");
-    expect(FJX_XML_XHTML, "<html xml:lang=\"zh-CN\"><p/></html>", copy_cb, "zh-TW", NULL,
+    expect(FJF_XML_XHTML, "<html xml:lang=\"zh-CN\"><p/></html>", copy_cb, "zh-TW", NULL,
            "<html xml:lang=\"zh-TW\"><p/></html>");
-    expect(FJX_XML_XHTML, "<svg><text>x</text></svg>", copy_cb, "zh-TW", NULL,
+    expect(FJF_XML_XHTML, "<svg><text>x</text></svg>", copy_cb, "zh-TW", NULL,
            "<svg><text>x</text></svg>");
     /* No language asked for: nothing changes. */
-    expect(FJX_XML_XHTML, "<html lang=\"zh-CN\"><p/></html>", copy_cb, NULL, NULL,
+    expect(FJF_XML_XHTML, "<html lang=\"zh-CN\"><p/></html>", copy_cb, NULL, NULL,
            "<html lang=\"zh-CN\"><p/></html>");
     /* A value that would need escaping is refused. */
-    fjx_error err = {0, ""};
-    expect_fail(FJX_XML_XHTML, "<html/>", 7, "zh\"TW", &err);
+    fjf_error err = {0, ""};
+    expect_fail(FJF_XML_XHTML, "<html/>", 7, "zh\"TW", &err);
     assert_non_null(strstr(err.message, "language"));
 }
 
 static void test_xml_charset(void **state)
 {
     (void)state;
-    expect(FJX_XML_XHTML,
+    expect(FJF_XML_XHTML,
            "<?xml version=\"1.0\" encoding=\"utf-8\" standalone='yes'?>\n<html><head>"
            "<meta charset=\"utf-8\"/><meta http-equiv=\"Content-Type\" "
            "content=\"text/html; charset=utf-8\"/><meta name=\"x\" content=\"charset=utf-8\"/>"
@@ -278,18 +278,18 @@ static void test_xml_charset(void **state)
            "<meta charset=\"GB18030\"/><meta http-equiv=\"Content-Type\" "
            "content=\"text/html; charset=GB18030\"/><meta name=\"x\" content=\"charset=utf-8\"/>"
            "</head></html>");
-    expect(FJX_XML_OPF, "<?xml version='1.0' encoding='UTF-8'?><package/>", copy_cb, NULL,
+    expect(FJF_XML_OPF, "<?xml version='1.0' encoding='UTF-8'?><package/>", copy_cb, NULL,
            "Big5-HKSCS", "<?xml version='1.0' encoding='Big5-HKSCS'?><package/>");
     /* No declaration, or one without an encoding: nothing is added. */
-    expect(FJX_XML_NCX, "<ncx/>", copy_cb, NULL, "GB18030", "<ncx/>");
-    expect(FJX_XML_NCX, "<?xml version=\"1.0\"?><ncx/>", copy_cb, NULL, "GB18030",
+    expect(FJF_XML_NCX, "<ncx/>", copy_cb, NULL, "GB18030", "<ncx/>");
+    expect(FJF_XML_NCX, "<?xml version=\"1.0\"?><ncx/>", copy_cb, NULL, "GB18030",
            "<?xml version=\"1.0\"?><ncx/>");
 }
 
 static void test_xml_opf(void **state)
 {
     (void)state;
-    expect(FJX_XML_OPF,
+    expect(FJF_XML_OPF,
            "<?xml version=\"1.0\"?>\n"
            "<package xmlns=\"http://www.idpf.org/2007/opf\" xml:lang=\"zh-CN\">"
            "<metadata xmlns:dc=\"http://purl.org/dc/elements/1.1/\" "
@@ -322,7 +322,7 @@ static void test_xml_opf(void **state)
            "</metadata><manifest><item id=\"a\" href=\"简.xhtml\" media-type=\"application/xhtml+xml\"/>"
            "</manifest><spine><itemref idref=\"a\"/></spine></package>");
     /* Dublin Core by its namespace, whatever the prefix, and only in scope. */
-    expect_mark(FJX_XML_OPF,
+    expect_mark(FJF_XML_OPF,
                 "<r><a xmlns:d=\"http://purl.org/dc/elements/1.1/\"><d:title>一</d:title></a>"
                 "<d:title xmlns:d=\"http://example.com/\">二</d:title>"
                 "<dc:title xmlns:dc=\"http://example.com/dc\">三</dc:title>"
@@ -336,7 +336,7 @@ static void test_xml_opf(void **state)
                 "<b xmlns:d=\"http://purl.org/dc/elements/1.1/\"><c xmlns:d=\"urn:x\">"
                 "<d:title>六</d:title></c><d:creator>[七]</d:creator></b><d:title>八</d:title></r>");
     /* Without a language, dc:language stays. */
-    expect(FJX_XML_OPF,
+    expect(FJF_XML_OPF,
            "<p xmlns:dc=\"http://purl.org/dc/elements/1.1/\"><dc:language>zh-CN</dc:language></p>",
            mark_cb, NULL, NULL,
            "<p xmlns:dc=\"http://purl.org/dc/elements/1.1/\"><dc:language>zh-CN</dc:language></p>");
@@ -345,7 +345,7 @@ static void test_xml_opf(void **state)
 static void test_xml_ncx(void **state)
 {
     (void)state;
-    expect(FJX_XML_NCX,
+    expect(FJF_XML_NCX,
            "<ncx xmlns=\"http://www.daisy.org/z3986/2005/ncx/\" version=\"2005-1\" "
            "xml:lang=\"zh-CN\"><head><meta name=\"dtb:uid\" content=\"简\"/></head>"
            "<docTitle><text>书名</text></docTitle><docAuthor><text>张三</text></docAuthor>"
@@ -366,9 +366,9 @@ static void test_xml_ncx(void **state)
 static void test_xml_errors(void **state)
 {
     (void)state;
-    fjx_error err = {0, ""};
+    fjf_error err = {0, ""};
     const char *bad = "<html>\n<body>\n<p>未闭合</body></html>";
-    expect_fail(FJX_XML_XHTML, bad, strlen(bad), NULL, &err);
+    expect_fail(FJF_XML_XHTML, bad, strlen(bad), NULL, &err);
     /* expat points at the name in the end tag */
     assert_int_equal(err.offset, (size_t)(strstr(bad, "</body>") - bad) + 2);
     assert_non_null(strstr(err.message, "line 3"));
@@ -376,52 +376,52 @@ static void test_xml_errors(void **state)
     assert_non_null(strstr(err.message, XML_ErrorString(XML_ERROR_TAG_MISMATCH)));
 
     /* Not XML, empty, an undefined entity, invalid UTF-8, a NUL: always a
-     * place in the input (cli/files.h), whichever expat is installed. An
+     * place in the input (fanjian-formats.h), whichever expat is installed. An
      * error at the end is at the end, also where expat gives no position
      * (2.5.0-1+deb12u1 gives none for an empty document, later ones 0). */
     const char *cases[] = {"hello", "", "<p>&nbsp;</p>", "<p>\xE4\xB8</p>", "<p>a</p><p>b</p>",
                            "<p>cut"};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         err.offset = 12345;
-        expect_fail(FJX_XML_XHTML, cases[i], strlen(cases[i]), NULL, &err);
-        if (err.offset == FJX_NO_OFFSET || err.offset > strlen(cases[i]))
+        expect_fail(FJF_XML_XHTML, cases[i], strlen(cases[i]), NULL, &err);
+        if (err.offset == FJF_NO_OFFSET || err.offset > strlen(cases[i]))
             fail_msg("\"%s\": offset %zu, not in [0, %zu]", cases[i], err.offset,
                      strlen(cases[i]));
         assert_non_null(strstr(err.message, "line 1"));
     }
-    expect_fail(FJX_XML_XHTML, "", 0, NULL, &err);
+    expect_fail(FJF_XML_XHTML, "", 0, NULL, &err);
     assert_int_equal(err.offset, 0);
-    expect_fail(FJX_XML_XHTML, "<p>a\0b</p>", 10, NULL, &err);
+    expect_fail(FJF_XML_XHTML, "<p>a\0b</p>", 10, NULL, &err);
     assert_int_equal(err.offset, 4);
 
     /* The input is UTF-8 whatever it declares (the caller decoded it), and
      * the declaration names what will be written. */
     const char *latin1 = "<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><p>\xE9</p>";
-    expect_fail(FJX_XML_XHTML, latin1, strlen(latin1), NULL, &err);
+    expect_fail(FJF_XML_XHTML, latin1, strlen(latin1), NULL, &err);
     assert_int_equal(err.offset, strlen(latin1) - 5);
-    expect(FJX_XML_XHTML, "<?xml version=\"1.0\" encoding=\"GBK\"?><p>字</p>", mark_cb, NULL, NULL,
+    expect(FJF_XML_XHTML, "<?xml version=\"1.0\" encoding=\"GBK\"?><p>字</p>", mark_cb, NULL, NULL,
            "<?xml version=\"1.0\" encoding=\"GBK\"?><p>[字]</p>");
-    expect(FJX_XML_XHTML, "<?xml version=\"1.0\" encoding=\"GBK\"?><p>字</p>", mark_cb, NULL,
+    expect(FJF_XML_XHTML, "<?xml version=\"1.0\" encoding=\"GBK\"?><p>字</p>", mark_cb, NULL,
            "UTF-8", "<?xml version=\"1.0\" encoding=\"UTF-8\"?><p>[字]</p>");
     const char utf16[] = "\xFF\xFE<\0p\0/\0>\0";
-    expect_fail(FJX_XML_XHTML, utf16, sizeof utf16 - 1, NULL, &err);
+    expect_fail(FJF_XML_XHTML, utf16, sizeof utf16 - 1, NULL, &err);
     assert_non_null(strstr(err.message, "UTF-16"));
-    expect_fail(FJX_XML_XHTML, "<\0p\0/\0>\0", 8, NULL, &err);
+    expect_fail(FJF_XML_XHTML, "<\0p\0/\0>\0", 8, NULL, &err);
 
     /* A failing callback fails the rewrite and leaves `out` as it was. */
-    fjx_rewrite rw = {fail_cb, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
-    fjx_buf out = {0};
-    fjx_buf_append(&out, "keep", 4);
+    fjf_rewrite rw = {fail_cb, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    fjf_buf out = {0};
+    fjf_buf_append(&out, "keep", 4);
     const char *doc = "<p>字</p>";
-    assert_int_equal(fjx_xml_rewrite(FJX_XML_XHTML, doc, strlen(doc), &rw, &out, &err), -1);
+    assert_int_equal(fjf_xml_rewrite(FJF_XML_XHTML, doc, strlen(doc), &rw, &out, &err), -1);
     assert_int_equal(out.len, 4);
     assert_int_equal(err.offset, 3);
     /* ... and output is appended, not replaced. */
     rw.text = mark_cb;
-    assert_int_equal(fjx_xml_rewrite(FJX_XML_XHTML, doc, strlen(doc), &rw, &out, &err), 0);
+    assert_int_equal(fjf_xml_rewrite(FJF_XML_XHTML, doc, strlen(doc), &rw, &out, &err), 0);
     assert_int_equal(out.len, strlen("keep<p>[字]</p>"));
     assert_memory_equal(out.data, "keep<p>[字]</p>", out.len);
-    fjx_buf_free(&out);
+    fjf_buf_free(&out);
 }
 
 static const char laughs_dtd[] =
@@ -450,19 +450,19 @@ static void test_xml_billion_laughs(void **state)
         tbuf doc = {0};
         tb_adds(&doc, laughs_dtd);
         tb_adds(&doc, bodies[i]);
-        fjx_error err = {0, ""};
-        expect_fail(FJX_XML_XHTML, doc.p, doc.len, NULL, &err);
+        fjf_error err = {0, ""};
+        expect_fail(FJF_XML_XHTML, doc.p, doc.len, NULL, &err);
         assert_non_null(strstr(err.message, XML_ErrorString(XML_ERROR_AMPLIFICATION_LIMIT_BREACH)));
         tb_free(&doc);
     }
     assert_true((double)(clock() - t0) / CLOCKS_PER_SEC < 5.0);
     /* A few references stay as written; replacement text must be well-formed. */
-    expect_mark(FJX_XML_XHTML, "<!DOCTYPE p [<!ENTITY a \"甲\"><!ENTITY b \"&a;&a;\">]><p>&b;乙</p>",
+    expect_mark(FJF_XML_XHTML, "<!DOCTYPE p [<!ENTITY a \"甲\"><!ENTITY b \"&a;&a;\">]><p>&b;乙</p>",
                 "<!DOCTYPE p [<!ENTITY a \"甲\"><!ENTITY b \"&a;&a;\">]><p>[&b;乙]</p>");
-    fjx_error err = {0, ""};
+    fjf_error err = {0, ""};
     const char *bad = "<!DOCTYPE p [<!ENTITY a \"<b>\">]><p>&a;</p>";
-    expect_fail(FJX_XML_XHTML, bad, strlen(bad), NULL, &err);
-    expect_mark(FJX_XML_XHTML, "<!DOCTYPE p [<!ENTITY a \"<b>\">]><p>x</p>",
+    expect_fail(FJF_XML_XHTML, bad, strlen(bad), NULL, &err);
+    expect_mark(FJF_XML_XHTML, "<!DOCTYPE p [<!ENTITY a \"<b>\">]><p>x</p>",
                 "<!DOCTYPE p [<!ENTITY a \"<b>\">]><p>[x]</p>");
 }
 
@@ -570,11 +570,11 @@ typedef struct result {
     int rc;
     char *data; /* what reached the file descriptor */
     size_t len;
-    fjx_error err;
+    fjf_error err;
 } result;
 
-static result convert(const char *in, size_t len, const fjx_rewrite *rw,
-                      const fjx_epub_limits *limits)
+static result convert(const char *in, size_t len, const fjf_rewrite *rw,
+                      const fjf_epub_limits *limits)
 {
     result r;
     memset(&r, 0, sizeof r);
@@ -582,7 +582,7 @@ static result convert(const char *in, size_t len, const fjx_rewrite *rw,
     assert_non_null(f);
     int fd = fileno(f);
     r.err.offset = 0;
-    r.rc = fjx_epub_convert(in, len, fd, rw, limits, &r.err);
+    r.rc = fjf_epub_convert(in, len, fd, rw, limits, &r.err);
     off_t end = lseek(fd, 0, SEEK_END);
     assert_true(end >= 0);
     assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
@@ -601,10 +601,10 @@ static result convert(const char *in, size_t len, const fjx_rewrite *rw,
 }
 
 /* A conversion that must fail, write nothing, and say `needle`. */
-static void expect_refused(const char *in, size_t len, const fjx_epub_limits *limits,
+static void expect_refused(const char *in, size_t len, const fjf_epub_limits *limits,
                            const char *needle)
 {
-    fjx_rewrite rw = {copy_cb, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    fjf_rewrite rw = {copy_cb, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     result r = convert(in, len, &rw, limits);
     if (r.rc == 0)
         fail_msg("converted, but should have failed with \"%s\"", needle);
@@ -840,7 +840,7 @@ static void test_epub_convert_s2tw(void **state)
 
     size_t len;
     char *book = build_book(&len);
-    fjx_rewrite rw = {conv_cb, conv, "zh-TW", "GB18030", NULL, NULL, NULL, NULL, NULL, NULL, NULL}; /* the charset is ignored */
+    fjf_rewrite rw = {conv_cb, conv, "zh-TW", "GB18030", NULL, NULL, NULL, NULL, NULL, NULL, NULL}; /* the charset is ignored */
     result r = convert(book, len, &rw, NULL);
     if (r.rc != 0)
         fail_msg("convert: %s", r.err.message);
@@ -932,7 +932,7 @@ static void test_epub_identity(void **state)
     (void)state;
     size_t len;
     char *book = build_book(&len);
-    fjx_rewrite rw = {copy_cb, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    fjf_rewrite rw = {copy_cb, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     result r = convert(book, len, &rw, NULL);
     if (r.rc != 0)
         fail_msg("convert: %s", r.err.message);
@@ -1104,7 +1104,7 @@ static void test_epub_gbk_entry_names(void **state)
     assert_int_equal(utf8_flag(book, len, gbk_picture), 0);
     assert_int_equal(utf8_flag(book, len, utf8_name), 1);
 
-    fjx_rewrite rw = {mark_cb, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    fjf_rewrite rw = {mark_cb, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     result r = convert(book, len, &rw, NULL);
     if (r.rc != 0)
         fail_msg("convert: %s", r.err.message);
@@ -1160,9 +1160,9 @@ static void test_epub_zip_bomb(void **state)
     char *book = build_zip(p, N_BOOK + 1, &len);
     assert_true(len < big / 50); /* it is a bomb */
 
-    fjx_epub_limits lim = {0, 1u << 20, 0};
+    fjf_epub_limits lim = {0, 1u << 20, 0};
     expect_refused(book, len, &lim, "zeros.bin");
-    lim = (fjx_epub_limits){2u << 20, 0, 0};
+    lim = (fjf_epub_limits){2u << 20, 0, 0};
     expect_refused(book, len, &lim, "limit");
     /* Within the limits it is just a large file, copied as stored. */
     result r = convert(book, len, NULL, NULL);
@@ -1192,10 +1192,10 @@ static void test_epub_too_many_entries(void **state)
     (void)state;
     size_t len;
     char *book = build_book(&len);
-    fjx_epub_limits lim = {0, 0, N_BOOK - 1};
+    fjf_epub_limits lim = {0, 0, N_BOOK - 1};
     expect_refused(book, len, &lim, "entries");
     lim.max_entries = N_BOOK;
-    fjx_rewrite rw = {copy_cb, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    fjf_rewrite rw = {copy_cb, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     result r = convert(book, len, &rw, &lim);
     assert_int_equal(r.rc, 0);
     free(r.data);
@@ -1211,7 +1211,7 @@ static void test_epub_bad_chapter(void **state)
     p[7] = (part)TEXT("OEBPS/Text/ch 1.xhtml", broken, DEFL);
     size_t len;
     char *book = build_zip(p, N_BOOK, &len);
-    fjx_rewrite rw = {copy_cb, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    fjf_rewrite rw = {copy_cb, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     result r = convert(book, len, &rw, NULL);
     assert_int_equal(r.rc, -1);
     assert_int_equal(r.len, 0);
@@ -1372,7 +1372,7 @@ static void test_epub_streamed_headers(void **state)
         put32(book + lh + 18, 0);
         put32(book + lh + 22, 0);
     }
-    fjx_rewrite rw = {mark_cb, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    fjf_rewrite rw = {mark_cb, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     result r = convert(book, len, &rw, NULL);
     if (r.rc != 0)
         fail_msg("convert: %s", r.err.message);
@@ -1398,8 +1398,8 @@ static void test_epub_write_error(void **state)
     char *book = build_book(&len);
     int fd = open("/dev/null", O_RDONLY);
     assert_true(fd >= 0);
-    fjx_error err = {0, ""};
-    assert_int_equal(fjx_epub_convert(book, len, fd, NULL, NULL, &err), -1);
+    fjf_error err = {0, ""};
+    assert_int_equal(fjf_epub_convert(book, len, fd, NULL, NULL, &err), -1);
     assert_non_null(strstr(err.message, "writing"));
     close(fd);
     free(book);
@@ -1444,7 +1444,7 @@ static void test_epub_layouts(void **state)
     };
     size_t len;
     char *book = build_zip(p, sizeof p / sizeof p[0], &len);
-    fjx_rewrite rw = {mark_cb, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    fjf_rewrite rw = {mark_cb, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     result r = convert(book, len, &rw, NULL);
     if (r.rc != 0)
         fail_msg("convert: %s", r.err.message);
@@ -1536,7 +1536,7 @@ static void test_epub_clean(void **state)
     assert_int_equal(fj_clean_open(NULL, NULL, 0, 0, &clean, &ce), FJ_OK);
     clean_seen seen;
     memset(&seen, 0, sizeof seen);
-    fjx_rewrite rw = {copy_cb, NULL, NULL, NULL, clean, clean_report, &seen, NULL, NULL, NULL, NULL};
+    fjf_rewrite rw = {copy_cb, NULL, NULL, NULL, clean, clean_report, &seen, NULL, NULL, NULL, NULL};
     result r = convert(book, len, &rw, NULL);
     if (r.rc != 0)
         fail_msg("convert: %s", r.err.message);

@@ -1,4 +1,4 @@
-/* Tests (cmocka) for the CLI's markup rewriters (cli/files.h): HTML,
+/* Tests (cmocka) for libfanjian-formats' markup rewriters (fanjian-formats.h): HTML,
  * SubRip, ASS/SSA, WebVTT and Markdown.
  *
  * A marking callback wraps every text span in « », so the expected
@@ -12,11 +12,11 @@
 
 #include <expat.h>
 
-#include "../cli/files.h"
-#include "../cli/html.h"
+#include "fanjian-formats.h"
+#include "../formats/html.h"
 
-typedef int (*rewrite_fn)(const char *in, size_t len, const fjx_rewrite *rw, fjx_buf *out,
-                          fjx_error *err);
+typedef int (*rewrite_fn)(const char *in, size_t len, const fjf_rewrite *rw, fjf_buf *out,
+                          fjf_error *err);
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -42,17 +42,17 @@ static void note(void *ctx, size_t n)
         s->empty = 1;
 }
 
-static int cb_copy(void *ctx, const char *text, size_t len, fjx_buf *out)
+static int cb_copy(void *ctx, const char *text, size_t len, fjf_buf *out)
 {
     note(ctx, len);
-    return fjx_buf_append(out, text, len);
+    return fjf_buf_append(out, text, len);
 }
 
-static int cb_mark(void *ctx, const char *text, size_t len, fjx_buf *out)
+static int cb_mark(void *ctx, const char *text, size_t len, fjf_buf *out)
 {
     note(ctx, len);
-    return fjx_buf_append(out, OPEN, 2) || fjx_buf_append(out, text, len) ||
-                   fjx_buf_append(out, CLOSE, 2)
+    return fjf_buf_append(out, OPEN, 2) || fjf_buf_append(out, text, len) ||
+                   fjf_buf_append(out, CLOSE, 2)
                ? -1
                : 0;
 }
@@ -67,29 +67,29 @@ static int contains(const char *s, size_t n, const char *w)
 }
 
 /* Fails on a span holding "FAIL". */
-static int cb_fail(void *ctx, const char *text, size_t len, fjx_buf *out)
+static int cb_fail(void *ctx, const char *text, size_t len, fjf_buf *out)
 {
     (void)ctx;
-    return contains(text, len, "FAIL") ? -1 : fjx_buf_append(out, text, len);
+    return contains(text, len, "FAIL") ? -1 : fjf_buf_append(out, text, len);
 }
 
 /* Fails on the n-th span (ctx: a countdown). */
-static int cb_fail_nth(void *ctx, const char *text, size_t len, fjx_buf *out)
+static int cb_fail_nth(void *ctx, const char *text, size_t len, fjf_buf *out)
 {
     size_t *left = ctx;
     if ((*left)-- == 0)
         return -1;
-    return fjx_buf_append(out, text, len);
+    return fjf_buf_append(out, text, len);
 }
 
 /* The real converter (ctx: an fj_converter). */
-static int cb_convert(void *ctx, const char *text, size_t len, fjx_buf *out)
+static int cb_convert(void *ctx, const char *text, size_t len, fjf_buf *out)
 {
     char *conv = NULL;
     size_t n = 0;
     if (fj_convert_alloc(ctx, text, len, &conv, &n) != FJ_OK)
         return -1;
-    int r = fjx_buf_append(out, conv, n);
+    int r = fjf_buf_append(out, conv, n);
     fj_free(ctx, conv);
     return r;
 }
@@ -97,15 +97,15 @@ static int cb_convert(void *ctx, const char *text, size_t len, fjx_buf *out)
 /* ---- running a rewrite ---------------------------------------------------------------- */
 
 /* The output (NUL-terminated, malloc'd) of fn over in[0..len). */
-static char *run(rewrite_fn fn, const char *in, size_t len, fjx_text_fn cb, void *ctx,
-                 const char *lang, const char *charset, size_t *out_len, int *rc, fjx_error *err)
+static char *run(rewrite_fn fn, const char *in, size_t len, fjf_text_fn cb, void *ctx,
+                 const char *lang, const char *charset, size_t *out_len, int *rc, fjf_error *err)
 {
-    fjx_rewrite rw = {cb, ctx, lang, charset, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
-    fjx_buf out = {NULL, 0, 0};
-    fjx_error e;
+    fjf_rewrite rw = {cb, ctx, lang, charset, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    fjf_buf out = {NULL, 0, 0};
+    fjf_error e;
     memset(&e, 0, sizeof e);
     *rc = fn(in, len, &rw, &out, err ? err : &e);
-    if (fjx_buf_append(&out, "", 1) != 0)
+    if (fjf_buf_append(&out, "", 1) != 0)
         abort();
     *out_len = out.len - 1;
     return out.data;
@@ -227,7 +227,7 @@ static void properties(rewrite_fn fn, const char *in, size_t len, const char *wh
     /* A callback failing on each span in turn: -1, offset inside. */
     for (size_t k = 0; k < s.spans && k < 4; k++) {
         size_t left = k;
-        fjx_error err;
+        fjf_error err;
         memset(&err, 0, sizeof err);
         got = run(fn, in, len, cb_fail_nth, &left, NULL, NULL, &n, &rc, &err);
         free(got);
@@ -257,7 +257,7 @@ static void expect_fail(rewrite_fn fn, const char *in, size_t offset, const char
 {
     size_t n;
     int rc;
-    fjx_error err;
+    fjf_error err;
     memset(&err, 0, sizeof err);
     char *got = run(fn, in, strlen(in), cb_fail, NULL, NULL, NULL, &n, &rc, &err);
     free(got);
@@ -351,9 +351,9 @@ static const char html_doc[] =
 static void test_html_document(void **state)
 {
     (void)state;
-    properties_variants(fjx_html_rewrite, html_doc, HERE);
+    properties_variants(fjf_html_rewrite, html_doc, HERE);
     size_t n;
-    char *s = marked(fjx_html_rewrite, html_doc, strlen(html_doc), NULL, NULL, &n);
+    char *s = marked(fjf_html_rewrite, html_doc, strlen(html_doc), NULL, NULL, &n);
     HAS(s, n,
         "<script>\nvar 头发 = \"<p>头发</p>\";\n"
         "if (a < b && c > d) { document.write(\"</scr\" + \"ipt>\"); }\n</script>");
@@ -375,7 +375,7 @@ static void test_html_document(void **state)
     HAS(s, n, "<html lang=\"zh-CN\">");
     HAS(s, n, "<meta charset=\"gb2312\">");
     free(s);
-    s = marked(fjx_html_rewrite, html_doc, strlen(html_doc), "zh-TW", "UTF-8", &n);
+    s = marked(fjf_html_rewrite, html_doc, strlen(html_doc), "zh-TW", "UTF-8", &n);
     HAS(s, n, "<html lang=\"zh-TW\">" OPEN "\n" CLOSE "<head>");
     HAS(s, n, "<meta charset=\"UTF-8\">" OPEN "\n" CLOSE "<meta name");
     LACKS(s, n, "zh-CN");
@@ -385,7 +385,7 @@ static void test_html_document(void **state)
 static void test_html_text_and_attributes(void **state)
 {
     (void)state;
-    rewrite_fn f = fjx_html_rewrite;
+    rewrite_fn f = fjf_html_rewrite;
     EXPECT(f, "", "");
     EXPECT(f, "头发", OPEN "头发" CLOSE);
     EXPECT(f, "<p>头发</p>", "<p>" OPEN "头发" CLOSE "</p>");
@@ -424,7 +424,7 @@ static void test_html_text_and_attributes(void **state)
 static void test_html_meta(void **state)
 {
     (void)state;
-    rewrite_fn f = fjx_html_rewrite;
+    rewrite_fn f = fjf_html_rewrite;
     EXPECT(f, "<meta name=\"description\" content=\"描述\">",
            "<meta name=\"description\" content=\"" OPEN "描述" CLOSE "\">");
     EXPECT(f, "<meta content=\"关键\" name=Keywords>",
@@ -445,7 +445,7 @@ static void test_html_meta(void **state)
 static void test_html_raw_text(void **state)
 {
     (void)state;
-    rewrite_fn f = fjx_html_rewrite;
+    rewrite_fn f = fjf_html_rewrite;
     EXPECT(f, "<script>var a=\"<p>中\";</script><style>p{content:\"中\"}</style>中",
            "<script>var a=\"<p>中\";</script><style>p{content:\"中\"}</style>" OPEN "中" CLOSE);
     EXPECT(f, "<SCRIPT type=\"text/javascript\">x</scriptx>中</Script >文",
@@ -483,7 +483,7 @@ static void test_html_raw_text(void **state)
 static void test_html_markup(void **state)
 {
     (void)state;
-    rewrite_fn f = fjx_html_rewrite;
+    rewrite_fn f = fjf_html_rewrite;
     EXPECT(f, "<!-- 注释 -->中<!---->文<!-->字<!--->句",
            "<!-- 注释 -->" OPEN "中" CLOSE "<!---->" OPEN "文" CLOSE "<!-->" OPEN "字" CLOSE
            "<!--->" OPEN "句" CLOSE);
@@ -513,7 +513,7 @@ static void test_html_markup(void **state)
 static void test_html_lang_charset(void **state)
 {
     (void)state;
-    rewrite_fn f = fjx_html_rewrite;
+    rewrite_fn f = fjf_html_rewrite;
     EXPECT_LC(f, "zh-TW", NULL,
               "<html lang=\"zh-CN\"><p lang='zh_Hans' xml:lang=zh>中</p><span lang=\"en\">中</span>"
               "<span lang=\"zha\">x</span><span lang=\"ZH-hk\">y</span></html>",
@@ -535,12 +535,12 @@ static void test_html_lang_charset(void **state)
     EXPECT_LC(f, "zh-TW", NULL, "<p>中</p>", "<p>" OPEN "中" CLOSE "</p>");
     EXPECT(f, "<html lang=\"zh-CN\"><html>", "<html lang=\"zh-CN\"><html>");
     /* A piece of a document (Markdown's raw HTML) gets no lang added. */
-    fjx_rewrite rw = {cb_copy, NULL, "zh-TW", NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
-    fjx_buf out = {NULL, 0, 0};
-    fjx_error err;
-    assert_int_equal(fjx_html_fragment_rewrite("<html><p lang=zh>", 17, &rw, &out, &err), 0);
+    fjf_rewrite rw = {cb_copy, NULL, "zh-TW", NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    fjf_buf out = {NULL, 0, 0};
+    fjf_error err;
+    assert_int_equal(fjf_html_fragment_rewrite("<html><p lang=zh>", 17, &rw, &out, &err), 0);
     assert_true(t_same(HERE, "<html><p lang=zh-TW>", 20, out.data, out.len));
-    fjx_buf_free(&out);
+    fjf_buf_free(&out);
 
     EXPECT_LC(f, NULL, "UTF-8", "<meta charset=\"gb2312\"><meta charset=gbk><META CHARSET='big5'>",
               "<meta charset=\"UTF-8\"><meta charset=UTF-8><META CHARSET='UTF-8'>");
@@ -566,9 +566,9 @@ static void test_html_lang_charset(void **state)
 static void test_html_failures(void **state)
 {
     (void)state;
-    expect_fail(fjx_html_rewrite, "<p>ok</p><p>FAIL here</p>", 12, HERE);
-    expect_fail(fjx_html_rewrite, "<p title=\"FAIL\">", 10, HERE);
-    expect_fail(fjx_html_rewrite, "<title>FAIL</title>", 7, HERE);
+    expect_fail(fjf_html_rewrite, "<p>ok</p><p>FAIL here</p>", 12, HERE);
+    expect_fail(fjf_html_rewrite, "<p title=\"FAIL\">", 10, HERE);
+    expect_fail(fjf_html_rewrite, "<title>FAIL</title>", 7, HERE);
 }
 
 static const char *const html_pieces[] = {
@@ -634,12 +634,12 @@ static const char *const html_pieces[] = {
 static void test_html_random(void **state)
 {
     (void)state;
-    fuzz(fjx_html_rewrite, html_pieces, sizeof html_pieces / sizeof *html_pieces, 1);
+    fuzz(fjf_html_rewrite, html_pieces, sizeof html_pieces / sizeof *html_pieces, 1);
     static const char *const units[] = {
         "<p title=\"中",         "<!-- 中 ",  "<script>", "<a b c d ",
         "</code></pre>中<code>", "<title>中", "<<<<",     "<p>头发</p>\n",
     };
-    stress(fjx_html_rewrite, units, sizeof units / sizeof *units);
+    stress(fjf_html_rewrite, units, sizeof units / sizeof *units);
 }
 
 /* ---- SubRip ------------------------------------------------------------------------------ */
@@ -682,7 +682,7 @@ static const char srt_exp[] =
 static void test_srt(void **state)
 {
     (void)state;
-    rewrite_fn f = fjx_srt_rewrite;
+    rewrite_fn f = fjf_srt_rewrite;
     properties_variants(f, srt_doc, HERE);
     EXPECT(f, srt_doc, srt_exp);
     EXPECT(f, "", "");
@@ -742,10 +742,10 @@ static const char *const srt_pieces[] = {
 static void test_srt_random(void **state)
 {
     (void)state;
-    fuzz(fjx_srt_rewrite, srt_pieces, sizeof srt_pieces / sizeof *srt_pieces, 2);
+    fuzz(fjf_srt_rewrite, srt_pieces, sizeof srt_pieces / sizeof *srt_pieces, 2);
     static const char *const units[] = {"<i", "{\\", "中<",
                                         "1\n00:00:01,000 --> 00:00:02,000\n中\n\n"};
-    stress(fjx_srt_rewrite, units, sizeof units / sizeof *units);
+    stress(fjf_srt_rewrite, units, sizeof units / sizeof *units);
 }
 
 /* ---- ASS / SSA ---------------------------------------------------------------------------- */
@@ -800,7 +800,7 @@ static const char ass_exp[] =
 static void test_ass(void **state)
 {
     (void)state;
-    rewrite_fn f = fjx_ass_rewrite;
+    rewrite_fn f = fjf_ass_rewrite;
     properties_variants(f, ass_doc, HERE);
     EXPECT(f, ass_doc, ass_exp);
     EXPECT(f, "", "");
@@ -852,10 +852,10 @@ static const char *const ass_pieces[] = {
 static void test_ass_random(void **state)
 {
     (void)state;
-    fuzz(fjx_ass_rewrite, ass_pieces, sizeof ass_pieces / sizeof *ass_pieces, 3);
+    fuzz(fjf_ass_rewrite, ass_pieces, sizeof ass_pieces / sizeof *ass_pieces, 3);
     static const char *const units[] = {"{中", "[Events]\nDialogue: 0,1,2,S,N,0,0,0,,{\\b1}中\n",
                                         ","};
-    stress(fjx_ass_rewrite, units, sizeof units / sizeof *units);
+    stress(fjf_ass_rewrite, units, sizeof units / sizeof *units);
 }
 
 /* ---- WebVTT -------------------------------------------------------------------------------- */
@@ -914,7 +914,7 @@ static const char vtt_exp[] = "WEBVTT - 标题\n"
 static void test_vtt(void **state)
 {
     (void)state;
-    rewrite_fn f = fjx_vtt_rewrite;
+    rewrite_fn f = fjf_vtt_rewrite;
     properties_variants(f, vtt_doc, HERE);
     EXPECT(f, vtt_doc, vtt_exp);
     EXPECT(f, "", "");
@@ -975,9 +975,9 @@ static const char *const vtt_pieces[] = {
 static void test_vtt_random(void **state)
 {
     (void)state;
-    fuzz(fjx_vtt_rewrite, vtt_pieces, sizeof vtt_pieces / sizeof *vtt_pieces, 4);
+    fuzz(fjf_vtt_rewrite, vtt_pieces, sizeof vtt_pieces / sizeof *vtt_pieces, 4);
     static const char *const units[] = {"<中", ">中", "00:01.000 --> 00:02.000\n中\n"};
-    stress(fjx_vtt_rewrite, units, sizeof units / sizeof *units);
+    stress(fjf_vtt_rewrite, units, sizeof units / sizeof *units);
 }
 
 /* ---- Markdown -------------------------------------------------------------------------- */
@@ -1048,14 +1048,14 @@ static const char md_exp[] =
 static void test_markdown_document(void **state)
 {
     (void)state;
-    properties_variants(fjx_markdown_rewrite, md_doc, HERE);
-    EXPECT(fjx_markdown_rewrite, md_doc, md_exp);
+    properties_variants(fjf_markdown_rewrite, md_doc, HERE);
+    EXPECT(fjf_markdown_rewrite, md_doc, md_exp);
 }
 
 static void test_markdown_code(void **state)
 {
     (void)state;
-    rewrite_fn f = fjx_markdown_rewrite;
+    rewrite_fn f = fjf_markdown_rewrite;
     EXPECT(f, "", "");
     EXPECT(f, "说 `代码` 完", OPEN "说 " CLOSE "`代码`" OPEN " 完" CLOSE);
     EXPECT(f, "a ``x ` y`` b", OPEN "a " CLOSE "``x ` y``" OPEN " b" CLOSE);
@@ -1083,7 +1083,7 @@ static void test_markdown_code(void **state)
 static void test_markdown_links(void **state)
 {
     (void)state;
-    rewrite_fn f = fjx_markdown_rewrite;
+    rewrite_fn f = fjf_markdown_rewrite;
     EXPECT(f, "[头发](http://x.com/头发 \"标题\")",
            "[" OPEN "头发" CLOSE "](http://x.com/头发 \"" OPEN "标题" CLOSE "\")");
     EXPECT(f, "![图片](a.png 'T')", "![" OPEN "图片" CLOSE "](a.png '" OPEN "T" CLOSE "')");
@@ -1129,7 +1129,7 @@ static void test_markdown_links(void **state)
 static void test_markdown_bare_urls(void **state)
 {
     (void)state;
-    rewrite_fn f = fjx_markdown_rewrite;
+    rewrite_fn f = fjf_markdown_rewrite;
     EXPECT(f, "http://头发.cn/路径", "http://头发.cn/路径");
     EXPECT(f, "https://例子.测试/头发?q=头发", "https://例子.测试/头发?q=头发");
     EXPECT(f, "www.头发.cn/路径", "www.头发.cn/路径");
@@ -1181,7 +1181,7 @@ static void test_markdown_bare_urls(void **state)
 static void test_markdown_html(void **state)
 {
     (void)state;
-    rewrite_fn f = fjx_markdown_rewrite;
+    rewrite_fn f = fjf_markdown_rewrite;
     EXPECT(f, "文<span title=\"标题\" class=\"中\">字</span>",
            OPEN "文" CLOSE "<span title=\"" OPEN "标题" CLOSE "\" class=\"中\">" OPEN "字" CLOSE
                 "</span>");
@@ -1214,7 +1214,7 @@ static void test_markdown_html(void **state)
 static void test_markdown_blocks(void **state)
 {
     (void)state;
-    rewrite_fn f = fjx_markdown_rewrite;
+    rewrite_fn f = fjf_markdown_rewrite;
     EXPECT(f, "# 标题\n\n段落 *强调* 文字\n",
            "#" OPEN " 标题\n" CLOSE "\n" OPEN "段落 *强调* 文字\n" CLOSE);
     EXPECT(f, "## 标题 ##\n#不是标题\n", "##" OPEN " 标题 ##\n" CLOSE OPEN "#不是标题\n" CLOSE);
@@ -1322,7 +1322,7 @@ static const char *const md_pieces[] = {
 static void test_markdown_random(void **state)
 {
     (void)state;
-    fuzz(fjx_markdown_rewrite, md_pieces, sizeof md_pieces / sizeof *md_pieces, 5);
+    fuzz(fjf_markdown_rewrite, md_pieces, sizeof md_pieces / sizeof *md_pieces, 5);
     static const char *const units[] = {
         "` `` ```",   "``````````````````````````````````x ",
         "<!-- ",      "<a b=\"",
@@ -1335,7 +1335,7 @@ static void test_markdown_random(void **state)
         "[a]: <b> '", "中文\n",
         "  - a\n",
     };
-    stress(fjx_markdown_rewrite, units, sizeof units / sizeof *units);
+    stress(fjf_markdown_rewrite, units, sizeof units / sizeof *units);
     /* Backtick runs of every length, none closed. */
     tbuf b = {0};
     for (size_t k = 1; b.len < (t_quick() ? 60000u : 400000u); k++) {
@@ -1343,7 +1343,7 @@ static void test_markdown_random(void **state)
             tb_adds(&b, "`");
         tb_adds(&b, "中");
     }
-    properties(fjx_markdown_rewrite, b.p, b.len, HERE);
+    properties(fjf_markdown_rewrite, b.p, b.len, HERE);
     tb_free(&b);
 }
 
@@ -1353,20 +1353,20 @@ static void test_markdown_random(void **state)
 static void test_no_callback(void **state)
 {
     (void)state;
-    static const rewrite_fn fns[] = {fjx_html_rewrite, fjx_srt_rewrite, fjx_ass_rewrite,
-                                     fjx_vtt_rewrite, fjx_markdown_rewrite};
+    static const rewrite_fn fns[] = {fjf_html_rewrite, fjf_srt_rewrite, fjf_ass_rewrite,
+                                     fjf_vtt_rewrite, fjf_markdown_rewrite};
     static const char *const docs[] = {html_doc, srt_doc, ass_doc, vtt_doc, md_doc};
     for (size_t i = 0; i < 5; i++) {
-        fjx_rewrite rw = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
-        fjx_buf out = {NULL, 0, 0};
-        fjx_error err;
+        fjf_rewrite rw = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+        fjf_buf out = {NULL, 0, 0};
+        fjf_error err;
         size_t n = strlen(docs[i]);
         assert_int_equal(fns[i](docs[i], n, &rw, &out, &err), 0);
         assert_true(t_same(HERE, docs[i], n, out.data, out.len));
-        fjx_buf_free(&out);
+        fjf_buf_free(&out);
         assert_int_equal(fns[i](docs[i], n, NULL, &out, &err), 0);
         assert_true(t_same(HERE, docs[i], n, out.data, out.len));
-        fjx_buf_free(&out);
+        fjf_buf_free(&out);
     }
 }
 
@@ -1374,17 +1374,17 @@ static void test_no_callback(void **state)
 static void test_invalid_utf8(void **state)
 {
     (void)state;
-    EXPECT(fjx_srt_rewrite, "1\n00:00:01,000 --> 00:00:02,000\n\xFF中\xE4\xB8<i>\x80</i>\n",
+    EXPECT(fjf_srt_rewrite, "1\n00:00:01,000 --> 00:00:02,000\n\xFF中\xE4\xB8<i>\x80</i>\n",
            "1\n00:00:01,000 --> 00:00:02,000\n" OPEN "\xFF中\xE4\xB8" CLOSE "<i>" OPEN "\x80" CLOSE
            "</i>\n");
-    EXPECT(fjx_ass_rewrite, "[Events]\nDialogue: 0,1,2,S,N,0,0,0,,\xC0\xAF{\\b1}\xED\xA0\x80\n",
+    EXPECT(fjf_ass_rewrite, "[Events]\nDialogue: 0,1,2,S,N,0,0,0,,\xC0\xAF{\\b1}\xED\xA0\x80\n",
            "[Events]\nDialogue: 0,1,2,S,N,0,0,0,," OPEN "\xC0\xAF" CLOSE "{\\b1}" OPEN
            "\xED\xA0\x80" CLOSE "\n");
-    EXPECT(fjx_vtt_rewrite, "WEBVTT\n\n00:01.000 --> 00:02.000\n\xF5\xFE\n",
+    EXPECT(fjf_vtt_rewrite, "WEBVTT\n\n00:01.000 --> 00:02.000\n\xF5\xFE\n",
            "WEBVTT\n\n00:01.000 --> 00:02.000\n" OPEN "\xF5\xFE" CLOSE "\n");
-    EXPECT(fjx_markdown_rewrite, "\xE4\xB8 `\xFF` \xF0\x9F",
+    EXPECT(fjf_markdown_rewrite, "\xE4\xB8 `\xFF` \xF0\x9F",
            OPEN "\xE4\xB8 " CLOSE "`\xFF`" OPEN " \xF0\x9F" CLOSE);
-    EXPECT(fjx_html_rewrite, "<p alt=\"\xFF\">\xE4</p>",
+    EXPECT(fjf_html_rewrite, "<p alt=\"\xFF\">\xE4</p>",
            "<p alt=\"" OPEN "\xFF" CLOSE "\">" OPEN "\xE4" CLOSE "</p>");
 }
 
@@ -1417,31 +1417,31 @@ static void test_convert(void **state)
         fail_msg("cannot open %s: %s", path, err.message);
     assert_int_equal(fj_converter_open(dict, "s2tw", FJ_DEFAULT, &conv, &err), FJ_OK);
 
-    convert_eq(conv, fjx_html_rewrite, "<p title=\"头发\">头发干了</p><script>var 头发=1;</script>",
+    convert_eq(conv, fjf_html_rewrite, "<p title=\"头发\">头发干了</p><script>var 头发=1;</script>",
                "<p title=\"頭髮\">頭髮乾了</p><script>var 头发=1;</script>", HERE);
-    convert_eq(conv, fjx_html_rewrite,
+    convert_eq(conv, fjf_html_rewrite,
                "<meta name=\"description\" content=\"头发干了\"><style>.头发{}</style>"
                "<code>头发</code><img alt=\"头发\" src=\"头发.png\">&amp;头发",
                "<meta name=\"description\" content=\"頭髮乾了\"><style>.头发{}</style>"
                "<code>头发</code><img alt=\"頭髮\" src=\"头发.png\">&amp;頭髮",
                HERE);
-    convert_eq(conv, fjx_srt_rewrite,
+    convert_eq(conv, fjf_srt_rewrite,
                "1\r\n00:00:01,000 --> 00:00:02,000\r\n<i>头发干了</i>\r\n{\\an8}头发\r\n",
                "1\r\n00:00:01,000 --> 00:00:02,000\r\n<i>頭髮乾了</i>\r\n{\\an8}頭髮\r\n", HERE);
-    convert_eq(conv, fjx_ass_rewrite,
+    convert_eq(conv, fjf_ass_rewrite,
                "[V4+ Styles]\nStyle: 头发,微软雅黑,20\n[Events]\n"
                "Dialogue: 0,0:00:01.00,0:00:02.00,头发,,0,0,0,,{\\i1}头发干了{\\i0}，好\n",
                "[V4+ Styles]\nStyle: 头发,微软雅黑,20\n[Events]\n"
                "Dialogue: 0,0:00:01.00,0:00:02.00,头发,,0,0,0,,{\\i1}頭髮乾了{\\i0}，好\n",
                HERE);
-    convert_eq(conv, fjx_vtt_rewrite,
+    convert_eq(conv, fjf_vtt_rewrite,
                "WEBVTT\n\nNOTE 头发\n\n头发\n00:01.000 --> 00:02.000\n<v 头发>头发干了</v>\n",
                "WEBVTT\n\nNOTE 头发\n\n头发\n00:01.000 --> 00:02.000\n<v 头发>頭髮乾了</v>\n",
                HERE);
-    convert_eq(conv, fjx_markdown_rewrite,
+    convert_eq(conv, fjf_markdown_rewrite,
                "# 头发\n\n头发干了 `头发` [头发](/头发 \"头发\")\n\n```\n头发\n```\n",
                "# 頭髮\n\n頭髮乾了 `头发` [頭髮](/头发 \"頭髮\")\n\n```\n头发\n```\n", HERE);
-    convert_eq(conv, fjx_markdown_rewrite,
+    convert_eq(conv, fjf_markdown_rewrite,
                "见 http://头发.cn/路径 和 https://例子.测试/头发?q=头发 或 www.头发.cn/路径 头发干了\n",
                "見 http://头发.cn/路径 和 https://例子.测试/头发?q=头发 或 www.头发.cn/路径 頭髮乾了\n",
                HERE);
@@ -1489,15 +1489,15 @@ static int note_removal(void *ctx, const char *part, const fj_clean_removal *r)
 }
 
 /* fn over `in` with the clean-up and cb; the output, NUL-terminated. */
-static char *run_clean(rewrite_fn fn, const fj_clean *clean, const char *in, fjx_text_fn cb,
+static char *run_clean(rewrite_fn fn, const fj_clean *clean, const char *in, fjf_text_fn cb,
                        removals *rs, int *rc)
 {
-    fjx_rewrite rw = {cb, NULL, NULL, NULL, clean, rs ? note_removal : NULL, rs, NULL, NULL, NULL, NULL};
-    fjx_buf out = {NULL, 0, 0};
-    fjx_error e;
+    fjf_rewrite rw = {cb, NULL, NULL, NULL, clean, rs ? note_removal : NULL, rs, NULL, NULL, NULL, NULL};
+    fjf_buf out = {NULL, 0, 0};
+    fjf_error e;
     memset(&e, 0, sizeof e);
     *rc = fn(in, strlen(in), &rw, &out, &e);
-    if (fjx_buf_append(&out, "", 1) != 0)
+    if (fjf_buf_append(&out, "", 1) != 0)
         abort();
     return out.data;
 }
@@ -1514,10 +1514,10 @@ static void expect_clean(rewrite_fn fn, const fj_clean *clean, const char *in, c
 }
 #define EXPECT_CLEAN(fn, clean, in, exp) expect_clean(fn, clean, in, exp, HERE)
 
-static int xhtml_rw(const char *in, size_t len, const fjx_rewrite *rw, fjx_buf *out,
-                    fjx_error *err)
+static int xhtml_rw(const char *in, size_t len, const fjf_rewrite *rw, fjf_buf *out,
+                    fjf_error *err)
 {
-    return fjx_xml_rewrite(FJX_XML_XHTML, in, len, rw, out, err);
+    return fjf_xml_rewrite(FJF_XML_XHTML, in, len, rw, out, err);
 }
 
 /* Whether fj_clean_find finds the notice inside the canonical sentence as a
@@ -1536,42 +1536,42 @@ static void test_clean_html_blocks(void **state)
     (void)state;
     fj_clean *c = open_cleaner();
     /* A wholly boilerplate paragraph goes with its line; the story stays. */
-    EXPECT_CLEAN(fjx_html_rewrite, c,
+    EXPECT_CLEAN(fjf_html_rewrite, c,
                  "<body>\n<p>他转身离去。</p>\n  <p>" NOTICE "</p>\n<p>众人面面相觑。</p>\n</body>\n",
                  "<body>\n<p>他转身离去。</p>\n<p>众人面面相觑。</p>\n</body>\n");
     /* On a line with others: the element alone. */
-    EXPECT_CLEAN(fjx_html_rewrite, c, "<p>他转身离去。</p><p>" NOTICE "</p><p>众人。</p>",
+    EXPECT_CLEAN(fjf_html_rewrite, c, "<p>他转身离去。</p><p>" NOTICE "</p><p>众人。</p>",
                  "<p>他转身离去。</p><p>众人。</p>");
     /* Every kind of block; inline markup goes with the element. */
-    EXPECT_CLEAN(fjx_html_rewrite, c,
+    EXPECT_CLEAN(fjf_html_rewrite, c,
                  "<ul><li>甲</li><li><a href=\"/\">" NOTICE "</a></li></ul>\n"
                  "<h2>" NOTICE "</h2>\n<blockquote>" NOTICE "</blockquote>\n"
                  "<table><tr><td>乙</td><td>" NOTICE "</td></tr></table>\n",
                  "<ul><li>甲</li></ul>\n<table><tr><td>乙</td><td></td></tr></table>\n");
     /* A link target keeps its element (and its id), losing the text. */
-    EXPECT_CLEAN(fjx_html_rewrite, c, "<p id=\"c2\">" NOTICE "</p>\n<p>甲</p>\n",
+    EXPECT_CLEAN(fjf_html_rewrite, c, "<p id=\"c2\">" NOTICE "</p>\n<p>甲</p>\n",
                  "<p id=\"c2\"></p>\n<p>甲</p>\n");
     const char *anchor = "<p><a id=\"n1\">" NOTICE "</a></p>\n";
-    EXPECT_CLEAN(fjx_html_rewrite, c, anchor, anchor);
+    EXPECT_CLEAN(fjf_html_rewrite, c, anchor, anchor);
     /* <br> lines are lines: one goes with its <br>, the last with the <br> before it. */
-    EXPECT_CLEAN(fjx_html_rewrite, c,
+    EXPECT_CLEAN(fjf_html_rewrite, c,
                  "<div id=\"content\">第一行<br>\n本章未完，请点击下一页继续阅读<br>\n第三行<br>\n" NOTICE
                  "</div>\n",
                  "<div id=\"content\">第一行<br>\n第三行</div>\n");
     /* Paragraphs as scraped chapters write them, between blank lines. */
-    EXPECT_CLEAN(fjx_html_rewrite, c,
+    EXPECT_CLEAN(fjf_html_rewrite, c,
                  "<div id=\"content\">&nbsp;&nbsp;第一行<br /><br />&nbsp;&nbsp;" NOTICE
                  "<br /><br />&nbsp;&nbsp;第三行<br /><br /></div>\n",
                  "<div id=\"content\">&nbsp;&nbsp;第一行<br /><br />&nbsp;&nbsp;第三行<br /><br "
                  "/></div>\n");
-    EXPECT_CLEAN(fjx_html_rewrite, c,
+    EXPECT_CLEAN(fjf_html_rewrite, c,
                  "<div>第一行<br>\n<br>\n" NOTICE "<br>\n<br>\n第三行</div>\n",
                  "<div>第一行<br>\n<br>\n第三行</div>\n");
     /* A div with blocks in it loses only its boilerplate child. */
-    EXPECT_CLEAN(fjx_html_rewrite, c, "<div>\n<p>甲。</p>\n<p>" NOTICE "</p>\n</div>\n",
+    EXPECT_CLEAN(fjf_html_rewrite, c, "<div>\n<p>甲。</p>\n<p>" NOTICE "</p>\n</div>\n",
                  "<div>\n<p>甲。</p>\n</div>\n");
     /* Character references are decoded for judging; the element goes whole. */
-    EXPECT_CLEAN(fjx_html_rewrite, c,
+    EXPECT_CLEAN(fjf_html_rewrite, c,
                  "<p>&#22825;才一秒记住本站地址：www.biquge.cc&nbsp;最快更新！</p>\n<p>雨&amp;雪。</p>\n",
                  "<p>雨&amp;雪。</p>\n");
     fj_clean_close(c);
@@ -1602,14 +1602,14 @@ static void test_clean_html_untouched(void **state)
     };
     tbuf all = {0}, exp = {0};
     for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++) {
-        expect_clean(fjx_html_rewrite, c, keep[i], keep[i], keep[i]);
+        expect_clean(fjf_html_rewrite, c, keep[i], keep[i], keep[i]);
         tb_adds(&all, keep[i]);
         tb_adds(&exp, keep[i]);
         tb_adds(&all, "<p>" NOTICE "</p>\n"); /* while the paragraphs between go */
     }
     tb_add(&all, "", 1);
     tb_add(&exp, "", 1);
-    EXPECT_CLEAN(fjx_html_rewrite, c, all.p, exp.p);
+    EXPECT_CLEAN(fjf_html_rewrite, c, all.p, exp.p);
     tb_free(&all);
     tb_free(&exp);
     fj_clean_close(c);
@@ -1623,10 +1623,10 @@ static void test_clean_html_partial(void **state)
         fj_clean_close(c);
         skip(); /* the stand-in fj_clean_find: no spans inside a paragraph */
     }
-    EXPECT_CLEAN(fjx_html_rewrite, c, "<p>" CANON_STORY_A NOTICE CANON_STORY_B "</p>\n",
+    EXPECT_CLEAN(fjf_html_rewrite, c, "<p>" CANON_STORY_A NOTICE CANON_STORY_B "</p>\n",
                  "<p>" CANON_STORY_A CANON_STORY_B "</p>\n");
     /* In a text node between tags, only the span. */
-    EXPECT_CLEAN(fjx_html_rewrite, c,
+    EXPECT_CLEAN(fjf_html_rewrite, c,
                  "<p><b>他</b>转身离去。" NOTICE CANON_STORY_B "</p>\n",
                  "<p><b>他</b>转身离去。" CANON_STORY_B "</p>\n");
     /* A span crossing a tag or a reference is kept. */
@@ -1636,7 +1636,7 @@ static void test_clean_html_partial(void **state)
         "<p><code>" CANON_STORY_A NOTICE CANON_STORY_B "</code></p>\n",
     };
     for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++)
-        expect_clean(fjx_html_rewrite, c, keep[i], keep[i], keep[i]);
+        expect_clean(fjf_html_rewrite, c, keep[i], keep[i], keep[i]);
     fj_clean_close(c);
 }
 
@@ -1646,7 +1646,7 @@ static void test_clean_then_convert(void **state)
     (void)state;
     fj_clean *c = open_cleaner();
     int rc;
-    char *got = run_clean(fjx_html_rewrite, c, "<p>甲</p>\n<p>" NOTICE "</p>\n<p>乙</p>\n",
+    char *got = run_clean(fjf_html_rewrite, c, "<p>甲</p>\n<p>" NOTICE "</p>\n<p>乙</p>\n",
                           cb_mark, NULL, &rc);
     assert_int_equal(rc, 0);
     assert_string_equal(got, "<p>" OPEN "甲" CLOSE "</p>" OPEN "\n" CLOSE "<p>" OPEN "乙" CLOSE
@@ -1662,7 +1662,7 @@ static void test_clean_report(void **state)
     removals rs;
     memset(&rs, 0, sizeof rs);
     int rc;
-    char *got = run_clean(fjx_html_rewrite, c,
+    char *got = run_clean(fjf_html_rewrite, c,
                           "<body>\n<p>甲</p>\n  <p>" NOTICE "</p>\n<div>乙<br>本章未完，请点击下一页继续阅读</div>\n",
                           cb_copy, &rs, &rc);
     assert_int_equal(rc, 0);
@@ -1712,20 +1712,20 @@ static void test_clean_xhtml(void **state)
     assert_true(well_formed(got));
     free(got);
     /* A document that is not well-formed is refused as before, at its offset. */
-    fjx_rewrite rw = {cb_copy, NULL, NULL, NULL, c, NULL, NULL, NULL, NULL, NULL, NULL};
-    fjx_buf out = {NULL, 0, 0};
-    fjx_error e;
+    fjf_rewrite rw = {cb_copy, NULL, NULL, NULL, c, NULL, NULL, NULL, NULL, NULL, NULL};
+    fjf_buf out = {NULL, 0, 0};
+    fjf_error e;
     memset(&e, 0, sizeof e);
     const char *bad = "<html><body><p>" NOTICE "</p><p>甲</b></body></html>";
-    assert_int_equal(fjx_xml_rewrite(FJX_XML_XHTML, bad, strlen(bad), &rw, &out, &e), -1);
+    assert_int_equal(fjf_xml_rewrite(FJF_XML_XHTML, bad, strlen(bad), &rw, &out, &e), -1);
     assert_int_equal(e.offset, strlen("<html><body><p>" NOTICE "</p><p>甲</"));
-    fjx_buf_free(&out);
+    fjf_buf_free(&out);
     /* The OPF and NCX are not cleaned. */
     const char *ncx = "<ncx xmlns=\"http://www.daisy.org/z3986/2005/ncx/\"><docTitle><text>" NOTICE
                       "</text></docTitle></ncx>";
-    assert_int_equal(fjx_xml_rewrite(FJX_XML_NCX, ncx, strlen(ncx), &rw, &out, &e), 0);
+    assert_int_equal(fjf_xml_rewrite(FJF_XML_NCX, ncx, strlen(ncx), &rw, &out, &e), 0);
     assert_true(out.len == strlen(ncx) && memcmp(out.data, ncx, out.len) == 0);
-    fjx_buf_free(&out);
+    fjf_buf_free(&out);
     fj_clean_close(c);
 }
 
@@ -1735,7 +1735,7 @@ static void test_clean_subtitles(void **state)
     fj_clean *c = open_cleaner();
     /* SubRip: a boilerplate cue goes with its number, timing and blank
      * line; the other cues keep their numbers; markup is no text. */
-    EXPECT_CLEAN(fjx_srt_rewrite, c,
+    EXPECT_CLEAN(fjf_srt_rewrite, c,
                  "1\r\n00:00:01,000 --> 00:00:02,000\r\n他转身离去。\r\n\r\n"
                  "2\r\n00:00:03,000 --> 00:00:04,000\r\n<i>" NOTICE "</i>\r\n\r\n"
                  "3\r\n00:00:05,000 --> 00:00:06,000\r\n众人面面相觑。\r\n\r\n"
@@ -1745,9 +1745,9 @@ static void test_clean_subtitles(void **state)
     /* Two cues with no blank line between them are not judged. */
     const char *run_on = "1\n00:00:01,000 --> 00:00:02,000\n" NOTICE "\n2\n00:00:03,000 --> "
                          "00:00:04,000\n他转身离去。\n";
-    EXPECT_CLEAN(fjx_srt_rewrite, c, run_on, run_on);
+    EXPECT_CLEAN(fjf_srt_rewrite, c, run_on, run_on);
     /* WebVTT: cues only, never the header, NOTE or STYLE blocks. */
-    EXPECT_CLEAN(fjx_vtt_rewrite, c,
+    EXPECT_CLEAN(fjf_vtt_rewrite, c,
                  "WEBVTT " NOTICE "\n\nNOTE " NOTICE "\n\n00:01.000 --> 00:02.000\n他转身离去。\n\n"
                  "id2\n00:03.000 --> 00:04.000\n<v Bob>" NOTICE "\n\n"
                  "00:05.000 --> 00:06.000\n众人面面相觑。\n",
@@ -1769,9 +1769,9 @@ static void test_clean_subtitles(void **state)
              "Comment: 0,0:00:03.00,0:00:04.00,Default,,0,0,0,," NOTICE "\n"
              "Dialogue: 0,0:00:05.00,0:00:06.00,Default,,0,0,0,,众人\\N面面相觑。\n",
              head);
-    EXPECT_CLEAN(fjx_ass_rewrite, c, in, exp);
+    EXPECT_CLEAN(fjf_ass_rewrite, c, in, exp);
     if (finds_partial_spans(c)) {
-        EXPECT_CLEAN(fjx_srt_rewrite, c,
+        EXPECT_CLEAN(fjf_srt_rewrite, c,
                      "1\n00:00:01,000 --> 00:00:02,000\n" CANON_STORY_A NOTICE CANON_STORY_B "\n",
                      "1\n00:00:01,000 --> 00:00:02,000\n" CANON_STORY_A CANON_STORY_B "\n");
         /* never inside an override tag */
@@ -1783,7 +1783,7 @@ static void test_clean_subtitles(void **state)
                  "%sDialogue: 0,0:00:01.00,0:00:02.00,Default,,0,0,0,," CANON_STORY_A
                  "{\\i1}" CANON_STORY_B "\n",
                  head);
-        EXPECT_CLEAN(fjx_ass_rewrite, c, in, exp);
+        EXPECT_CLEAN(fjf_ass_rewrite, c, in, exp);
     }
     fj_clean_close(c);
 }
@@ -1794,19 +1794,19 @@ static void test_clean_markdown(void **state)
     fj_clean *c = open_cleaner();
     /* Paragraphs, headings and list items wholly boilerplate go, a
      * paragraph with the blank line after it; the story stays. */
-    EXPECT_CLEAN(fjx_markdown_rewrite, c,
+    EXPECT_CLEAN(fjf_markdown_rewrite, c,
                  "# 第一章\n\n他转身离去。\n\n" NOTICE "\n\n## " NOTICE "\n\n众人面面相觑。\n\n"
                  "- 甲\n- " NOTICE "\n- 乙\n\n" NOTICE "\n" NOTICE "\n\n最后一段。\n\n" NOTICE "\n",
                  "# 第一章\n\n他转身离去。\n\n众人面面相觑。\n\n- 甲\n- 乙\n\n"
                  "最后一段。\n");
     /* A setext heading goes with its underline. */
-    EXPECT_CLEAN(fjx_markdown_rewrite, c, "甲。\n\n" NOTICE "\n=====\n\n乙。\n", "甲。\n\n乙。\n");
+    EXPECT_CLEAN(fjf_markdown_rewrite, c, "甲。\n\n" NOTICE "\n=====\n\n乙。\n", "甲。\n\n乙。\n");
     /* In a quote, the quote's own blank line goes. */
-    EXPECT_CLEAN(fjx_markdown_rewrite, c, "> 甲。\n>\n> " NOTICE "\n>\n> 乙。\n",
+    EXPECT_CLEAN(fjf_markdown_rewrite, c, "> 甲。\n>\n> " NOTICE "\n>\n> 乙。\n",
                  "> 甲。\n>\n> 乙。\n");
-    EXPECT_CLEAN(fjx_markdown_rewrite, c, "> 甲。\n>\n> " NOTICE "\n\n乙。\n", "> 甲。\n\n乙。\n");
+    EXPECT_CLEAN(fjf_markdown_rewrite, c, "> 甲。\n>\n> " NOTICE "\n\n乙。\n", "> 甲。\n\n乙。\n");
     /* A link is boilerplate with its text; a bare URL is a whole. */
-    EXPECT_CLEAN(fjx_markdown_rewrite, c, "[" NOTICE "](http://www.biquge.cc/)\n\n甲。\n", "甲。\n");
+    EXPECT_CLEAN(fjf_markdown_rewrite, c, "[" NOTICE "](http://www.biquge.cc/)\n\n甲。\n", "甲。\n");
     /* Never in code, HTML blocks, front matter, tables, link definitions,
      * nor a paragraph holding a code span or raw HTML. */
     const char *keep[] = {
@@ -1822,15 +1822,15 @@ static void test_clean_markdown(void **state)
         "甲。\n",
     };
     for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++)
-        expect_clean(fjx_markdown_rewrite, c, keep[i], keep[i], keep[i]);
+        expect_clean(fjf_markdown_rewrite, c, keep[i], keep[i], keep[i]);
     if (finds_partial_spans(c)) {
-        EXPECT_CLEAN(fjx_markdown_rewrite, c, CANON_STORY_A NOTICE CANON_STORY_B "\n",
+        EXPECT_CLEAN(fjf_markdown_rewrite, c, CANON_STORY_A NOTICE CANON_STORY_B "\n",
                      CANON_STORY_A CANON_STORY_B "\n");
-        EXPECT_CLEAN(fjx_markdown_rewrite, c, "- " CANON_STORY_A NOTICE CANON_STORY_B "\n",
+        EXPECT_CLEAN(fjf_markdown_rewrite, c, "- " CANON_STORY_A NOTICE CANON_STORY_B "\n",
                      "- " CANON_STORY_A CANON_STORY_B "\n");
         /* a span ending inside a code span is kept */
         const char *code = CANON_STORY_A "天才一秒记住本站地址：`www.biquge.cc` 最快更新！" CANON_STORY_B "\n";
-        EXPECT_CLEAN(fjx_markdown_rewrite, c, code, code);
+        EXPECT_CLEAN(fjf_markdown_rewrite, c, code, code);
     }
     fj_clean_close(c);
 }
@@ -1860,20 +1860,20 @@ static void test_clean_random(void **state)
         const char *const *pieces;
         size_t n;
     } formats[] = {
-        {fjx_html_rewrite, html_pieces, sizeof html_pieces / sizeof *html_pieces},
-        {fjx_srt_rewrite, srt_pieces, sizeof srt_pieces / sizeof *srt_pieces},
-        {fjx_ass_rewrite, ass_pieces, sizeof ass_pieces / sizeof *ass_pieces},
-        {fjx_vtt_rewrite, vtt_pieces, sizeof vtt_pieces / sizeof *vtt_pieces},
-        {fjx_markdown_rewrite, md_pieces, sizeof md_pieces / sizeof *md_pieces},
+        {fjf_html_rewrite, html_pieces, sizeof html_pieces / sizeof *html_pieces},
+        {fjf_srt_rewrite, srt_pieces, sizeof srt_pieces / sizeof *srt_pieces},
+        {fjf_ass_rewrite, ass_pieces, sizeof ass_pieces / sizeof *ass_pieces},
+        {fjf_vtt_rewrite, vtt_pieces, sizeof vtt_pieces / sizeof *vtt_pieces},
+        {fjf_markdown_rewrite, md_pieces, sizeof md_pieces / sizeof *md_pieces},
     };
     /* Each format does remove something (so the properties below are not
      * met by doing nothing). */
-    EXPECT_CLEAN(fjx_html_rewrite, c, "<p>" NOTICE "</p>\n<p>甲</p>\n", "<p>甲</p>\n");
-    EXPECT_CLEAN(fjx_srt_rewrite, c, "1\n00:00:01,000 --> 00:00:02,000\n" NOTICE "\n", "");
-    EXPECT_CLEAN(fjx_vtt_rewrite, c, "WEBVTT\n\n00:01.000 --> 00:02.000\n" NOTICE "\n", "WEBVTT\n");
-    EXPECT_CLEAN(fjx_ass_rewrite, c, "[Events]\nDialogue: 0,0:00:01.00,0:00:02.00,Default,,0,0,0,," NOTICE "\n",
+    EXPECT_CLEAN(fjf_html_rewrite, c, "<p>" NOTICE "</p>\n<p>甲</p>\n", "<p>甲</p>\n");
+    EXPECT_CLEAN(fjf_srt_rewrite, c, "1\n00:00:01,000 --> 00:00:02,000\n" NOTICE "\n", "");
+    EXPECT_CLEAN(fjf_vtt_rewrite, c, "WEBVTT\n\n00:01.000 --> 00:02.000\n" NOTICE "\n", "WEBVTT\n");
+    EXPECT_CLEAN(fjf_ass_rewrite, c, "[Events]\nDialogue: 0,0:00:01.00,0:00:02.00,Default,,0,0,0,," NOTICE "\n",
                  "[Events]\n");
-    EXPECT_CLEAN(fjx_markdown_rewrite, c, NOTICE "\n\n甲\n", "甲\n");
+    EXPECT_CLEAN(fjf_markdown_rewrite, c, NOTICE "\n\n甲\n", "甲\n");
     uint64_t seed = t_seed() ^ 17;
     size_t rounds = t_quick() ? 300 : 2000;
     for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++) {
@@ -1893,13 +1893,13 @@ static void test_clean_random(void **state)
                 }
             }
             tb_add(&b, "", 0);
-            fjx_rewrite rw = {cb_copy, NULL, NULL, NULL, c, NULL, NULL, NULL, NULL, NULL, NULL};
-            fjx_buf out = {NULL, 0, 0};
-            fjx_error e;
+            fjf_rewrite rw = {cb_copy, NULL, NULL, NULL, c, NULL, NULL, NULL, NULL, NULL, NULL};
+            fjf_buf out = {NULL, 0, 0};
+            fjf_error e;
             memset(&e, 0, sizeof e);
             int rc = formats[f].fn(b.p, b.len, &rw, &out, &e);
             int ok = rc == 0 && is_subsequence(out.data ? out.data : "", out.len, b.p, b.len);
-            fjx_buf_free(&out);
+            fjf_buf_free(&out);
             if (!ok)
                 fail_msg("format %zu round %zu: rc %d (%s)", f, r, rc, e.message);
         }
@@ -1908,28 +1908,28 @@ static void test_clean_random(void **state)
     /* Long runs of what makes a careless reader slow. */
     static const char *const units[] = {"<p>", "<b>甲", "</p>", "<br>", "&#", "<p>甲<!-- ",
                                         "` `` ``` ", "<<<<", "](", "\\N", "{", "<"};
-    rewrite_fn fns[] = {fjx_html_rewrite, fjx_html_rewrite, fjx_html_rewrite, fjx_html_rewrite,
-                        fjx_html_rewrite, fjx_html_rewrite, fjx_markdown_rewrite,
-                        fjx_markdown_rewrite, fjx_markdown_rewrite, fjx_ass_rewrite,
-                        fjx_srt_rewrite, fjx_vtt_rewrite};
+    rewrite_fn fns[] = {fjf_html_rewrite, fjf_html_rewrite, fjf_html_rewrite, fjf_html_rewrite,
+                        fjf_html_rewrite, fjf_html_rewrite, fjf_markdown_rewrite,
+                        fjf_markdown_rewrite, fjf_markdown_rewrite, fjf_ass_rewrite,
+                        fjf_srt_rewrite, fjf_vtt_rewrite};
     size_t target = t_quick() ? 60000 : 400000;
     for (size_t u = 0; u < sizeof units / sizeof *units; u++) {
         tbuf b = {0};
-        if (fns[u] == fjx_html_rewrite)
+        if (fns[u] == fjf_html_rewrite)
             tb_adds(&b, "<div>");
-        if (fns[u] == fjx_ass_rewrite)
+        if (fns[u] == fjf_ass_rewrite)
             tb_adds(&b, "[Events]\nDialogue: 0,0:00:01.00,0:00:02.00,Default,,0,0,0,,");
-        if (fns[u] == fjx_srt_rewrite || fns[u] == fjx_vtt_rewrite)
+        if (fns[u] == fjf_srt_rewrite || fns[u] == fjf_vtt_rewrite)
             tb_adds(&b, "00:00:01.000 --> 00:00:02.000\n");
         while (b.len < target)
             tb_adds(&b, units[u]);
-        fjx_rewrite rw = {cb_copy, NULL, NULL, NULL, c, NULL, NULL, NULL, NULL, NULL, NULL};
-        fjx_buf out = {NULL, 0, 0};
-        fjx_error e;
+        fjf_rewrite rw = {cb_copy, NULL, NULL, NULL, c, NULL, NULL, NULL, NULL, NULL, NULL};
+        fjf_buf out = {NULL, 0, 0};
+        fjf_error e;
         memset(&e, 0, sizeof e);
         int rc = fns[u](b.p, b.len, &rw, &out, &e);
         int ok = rc == 0 && out.len == b.len && memcmp(out.data, b.p, b.len) == 0;
-        fjx_buf_free(&out);
+        fjf_buf_free(&out);
         tb_free(&b);
         if (!ok)
             fail_msg("stress unit %zu", u);

@@ -1,4 +1,4 @@
-# --rules with Legado (阅读) replacement-rule JSON (cli/legado.c,
+# --rules with Legado (阅读) replacement-rule JSON (formats/legado.c,
 # docs/clean-rules.md). Sourced by tests/run.sh, which provides B, FJ, TMP,
 # ROOT, run, run_cmocka, ok, bad, check, err1.
 #

@@ -371,7 +371,7 @@ check "safety: -r DIR -o OUTDIR holding DIR is refused, exit 2, no input replace
 
 # ---- 9. hostile names in messages ---------------------------------------------------------
 
-# cli/display.c on its own: each kind of escape, and truncation.
+# formats/display.c on its own: each kind of escape, and truncation.
 run_cmocka "$FANJIAN_BUILD/tests/display"
 
 E=$S/escape

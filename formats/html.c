@@ -1,4 +1,4 @@
-/* fanjian CLI: HTML as browsers read it, well-formed or not (files.h).
+/* fanjian formats: HTML as browsers read it, well-formed or not (fanjian-formats.h).
  *
  * A hand-written lexer after the tokenizer states of the HTML standard:
  * tag soup parsers do not say where their tokens were, and every byte that
@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "files.h"
+#include "fanjian-formats.h"
 #include "docclean.h"
 #include "html.h"
 
@@ -17,9 +17,9 @@
 typedef struct hw {
     const char *in;
     size_t len;
-    const fjx_rewrite *rw;
-    fjx_buf *out;
-    fjx_error *err;
+    const fjf_rewrite *rw;
+    fjf_buf *out;
+    fjf_error *err;
     int fragment;  /* a piece of a document: no lang for <html> */
     int seen_html; /* the root <html> start tag has gone by */
     size_t code;   /* open code, pre, kbd, samp: programmers' text, left alone */
@@ -94,13 +94,13 @@ static int is_zh(const char *s, size_t n)
            (n == 2 || s[2] == '-' || s[2] == '_');
 }
 
-static int copy(hw *w, size_t a, size_t b) { return fjx_emit_copy(w->in, a, b, w->out, w->err); }
+static int copy(hw *w, size_t a, size_t b) { return fjf_emit_copy(w->in, a, b, w->out, w->err); }
 
 /* Appends s in place of the input at `at`. */
 static int put(hw *w, const char *s, size_t at)
 {
-    if (fjx_buf_append(w->out, s, strlen(s)) != 0) {
-        fjx_error_set(w->err, at, "out of memory");
+    if (fjf_buf_append(w->out, s, strlen(s)) != 0) {
+        fjf_error_set(w->err, at, "out of memory");
         return -1;
     }
     return 0;
@@ -109,7 +109,7 @@ static int put(hw *w, const char *s, size_t at)
 /* Converts in[a..b). */
 static int conv(hw *w, size_t a, size_t b)
 {
-    return fjx_emit_text(w->rw, w->in, a, b, w->out, w->err);
+    return fjf_emit_text(w->rw, w->in, a, b, w->out, w->err);
 }
 
 /* Element content: converted unless inside code. */
@@ -531,7 +531,7 @@ static int run(hw *w)
     return text(w, t, len);
 }
 
-static int rewrite(const char *in, size_t len, const fjx_rewrite *rw, fjx_buf *out, fjx_error *err,
+static int rewrite(const char *in, size_t len, const fjf_rewrite *rw, fjf_buf *out, fjf_error *err,
                    int fragment)
 {
     hw w;
@@ -545,16 +545,16 @@ static int rewrite(const char *in, size_t len, const fjx_rewrite *rw, fjx_buf *o
     return run(&w);
 }
 
-int fjx_html_rewrite(const char *in, size_t len, const fjx_rewrite *rw, fjx_buf *out,
-                     fjx_error *err)
+int fjf_html_rewrite(const char *in, size_t len, const fjf_rewrite *rw, fjf_buf *out,
+                     fjf_error *err)
 {
     if (rw && rw->clean)
-        return fjx_clean_then_rewrite(FJX_HTML, in, len, rw, out, err, fjx_html_rewrite);
+        return fjf_clean_then_rewrite(FJF_HTML, in, len, rw, out, err, fjf_html_rewrite);
     return rewrite(in, len, rw, out, err, 0);
 }
 
-int fjx_html_fragment_rewrite(const char *in, size_t len, const fjx_rewrite *rw, fjx_buf *out,
-                              fjx_error *err)
+int fjf_html_fragment_rewrite(const char *in, size_t len, const fjf_rewrite *rw, fjf_buf *out,
+                              fjf_error *err)
 {
     return rewrite(in, len, rw, out, err, 1);
 }
@@ -582,7 +582,7 @@ typedef struct open_block {
 } open_block;
 
 typedef struct cw {
-    fjx_cleaner *c;
+    fjf_cleaner *c;
     const char *in;
     size_t len;
     int xml;
@@ -600,7 +600,7 @@ typedef struct cw {
 
 static void run_begin(cw *w, size_t at, size_t prev_br, int from_start)
 {
-    fjxc_block_reset(w->c);
+    fjfc_block_reset(w->c);
     w->run_start = at;
     w->prev_br = prev_br;
     w->from_start = from_start;
@@ -660,7 +660,7 @@ static int run_end(cw *w, int how, size_t lt, size_t tag_end)
     if (!w->depth)
         return 0;
     int whole = 0;
-    if (fjxc_judge(w->c, &whole) != 0)
+    if (fjfc_judge(w->c, &whole) != 0)
         return -1;
     if (!whole || w->opaque || w->inline_depth != 0 || w->inline_low < 0)
         return 0; /* partly boilerplate (cut), or not removable whole: kept */
@@ -672,9 +672,9 @@ static int run_end(cw *w, int how, size_t lt, size_t tag_end)
     } else if (how == RUN_END && w->from_start && w->prev_br == NONE) {
         /* The element, with the line it stands on. */
         size_t start = w->stack[w->depth - 1].start_tag;
-        a = fjxc_line_start(in, start);
-        b = fjxc_line_end(in, w->len, tag_end);
-        if (a == FJX_NO_OFFSET || b == FJX_NO_OFFSET) { /* it shares its line: only the element */
+        a = fjfc_line_start(in, start);
+        b = fjfc_line_end(in, w->len, tag_end);
+        if (a == FJF_NO_OFFSET || b == FJF_NO_OFFSET) { /* it shares its line: only the element */
             a = start;
             b = tag_end;
         }
@@ -685,8 +685,8 @@ static int run_end(cw *w, int how, size_t lt, size_t tag_end)
         if (w->prev_br != NONE && br_before(in, w->prev_br) != NONE &&
             (next_br = br_after(in, w->len, tag_end)) != NONE)
             e = next_br;
-        b = fjxc_line_end(in, w->len, e);
-        if (b == FJX_NO_OFFSET)
+        b = fjfc_line_end(in, w->len, e);
+        if (b == FJF_NO_OFFSET)
             b = e;
     } else if (how == RUN_END && w->prev_br != NONE) {
         a = w->prev_br; /* the last line of the block and the <br> before it */
@@ -694,7 +694,7 @@ static int run_end(cw *w, int how, size_t lt, size_t tag_end)
     } else {
         b = skip_blanks_back(in, w->run_start, lt);
     }
-    return fjxc_cut_whole(w->c, a, b);
+    return fjfc_cut_whole(w->c, a, b);
 }
 
 /* Decodes the character reference at in[i] == '&' (before `end`) into
@@ -775,7 +775,7 @@ static int run_text(cw *w, size_t a, size_t b)
         return 0;
     if (w->code) { /* judged with the rest, never cut, never removed */
         w->opaque = 1;
-        return fjxc_add_decoded(w->c, a, b, w->in + a, b - a);
+        return fjfc_add_decoded(w->c, a, b, w->in + a, b - a);
     }
     size_t t = a;
     for (size_t i = a; i < b; i++) {
@@ -785,12 +785,12 @@ static int run_text(cw *w, size_t a, size_t b)
         size_t ref_end, n = char_ref(w->in, i, b, buf, &ref_end);
         if (!n)
             continue;
-        if (fjxc_add_raw(w->c, t, i) != 0 || fjxc_add_decoded(w->c, i, ref_end, buf, n) != 0)
+        if (fjfc_add_raw(w->c, t, i) != 0 || fjfc_add_decoded(w->c, i, ref_end, buf, n) != 0)
             return -1;
         t = ref_end;
         i = ref_end - 1;
     }
-    return fjxc_add_raw(w->c, t, b);
+    return fjfc_add_raw(w->c, t, b);
 }
 
 static int same_name(const char *in, size_t a, size_t an, size_t b, size_t bn, int xml)
@@ -935,7 +935,7 @@ static int clean_end_tag(cw *w, size_t lt, size_t *next)
     return 0;
 }
 
-int fjx_html_clean_blocks(fjx_cleaner *c, int xml)
+int fjf_html_clean_blocks(fjf_cleaner *c, int xml)
 {
     cw w;
     memset(&w, 0, sizeof w);

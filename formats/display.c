@@ -1,8 +1,8 @@
-/* fanjian CLI: file names made safe to print in a message. */
+/* fanjian formats: file names made safe to print in a message. */
 #include <stdio.h>
 #include <string.h>
 
-#include "display.h"
+#include "fanjian-formats.h"
 
 /* The length of the valid UTF-8 sequence at p (1..4) and its code point,
  * or 0 when p does not start one. */
@@ -57,7 +57,7 @@ static size_t render(const unsigned char *p, char piece[12], size_t *advance)
     return (size_t)snprintf(piece, 12, cp < 0x80 ? "\\x%02x" : "\\u%04x", cp);
 }
 
-const char *fjx_display_name(const char *name, char *buf, size_t size)
+const char *fjf_display_name(const char *name, char *buf, size_t size)
 {
     if (size == 0)
         return buf;
@@ -83,7 +83,7 @@ const char *fjx_display_name(const char *name, char *buf, size_t size)
     return buf;
 }
 
-void fjx_display_text(FILE *f, const char *text, size_t len)
+void fjf_display_text(FILE *f, const char *text, size_t len)
 {
     const unsigned char *p = (const unsigned char *)text, *end = p + len;
     char piece[12];

@@ -1,4 +1,4 @@
-/* fanjian CLI: Legado (阅读) replacement rules as removals (legado.h).
+/* fanjian formats: Legado (阅读) replacement rules as removals (fanjian-formats.h).
  *
  * A Legado rule file is JSON: an array of rule objects (or one object)
  * with pattern, replacement, isRegex, isEnabled, scope, scopeTitle,
@@ -22,9 +22,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "display.h"
-#include "files.h"
-#include "legado.h"
+#include "fanjian-formats.h"
 
 /* What may change while threads share the rules. */
 typedef struct rule_state {
@@ -44,13 +42,13 @@ typedef struct legado_rule {
     rule_state *state;
 } legado_rule;
 
-struct fjx_legado {
+struct fjf_legado {
     legado_rule *rules;
     size_t count, cap;
     pcre2_code *blank;       /* a line of only white space and punctuation */
 };
 
-int fjx_legado_detect(const char *text, size_t len)
+int fjf_legado_detect(const char *text, size_t len)
 {
     size_t i = 0;
     if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)
@@ -86,7 +84,7 @@ static void free_rule(legado_rule *r)
     free(r->state);
 }
 
-void fjx_legado_free(fjx_legado *set)
+void fjf_legado_free(fjf_legado *set)
 {
     if (!set)
         return;
@@ -194,11 +192,11 @@ static int hex4(const char *s, size_t avail, unsigned *out)
  * (\p{Punct} ...) as ranges; Java's flags u, U and d, which PCRE2 lacks or
  * reads otherwise ((?U) is ungreedy there), dropped. Class intersection
  * (&&) and nested classes mean something else in PCRE2: refused (*why). */
-static int java_to_pcre(const char *in, size_t len, fjx_buf *out, const char **why)
+static int java_to_pcre(const char *in, size_t len, fjf_buf *out, const char **why)
 {
     int in_class = 0, ok = 1;
     size_t i = 0;
-#define EMIT(p, n) (ok = ok && fjx_buf_append(out, (p), (n)) == 0)
+#define EMIT(p, n) (ok = ok && fjf_buf_append(out, (p), (n)) == 0)
     while (i < len && ok) {
         char c = in[i];
         if (c == '\\' && i + 1 < len) {
@@ -371,8 +369,8 @@ static char *rule_label(const char *shown, size_t index, const json_t *o)
         /* Long names are cut: the message must stay a line. */
         char cut[96];
         snprintf(cut, sizeof cut, "%s", name);
-        char shown_name[FJX_DISPLAY_MAX];
-        fjx_display_name(cut, shown_name, sizeof shown_name);
+        char shown_name[FJF_DISPLAY_MAX];
+        fjf_display_name(cut, shown_name, sizeof shown_name);
         size_t n = strlen(shown) + strlen(shown_name) + 48;
         char *label = malloc(n);
         if (label)
@@ -458,7 +456,7 @@ static int read_rule(const json_t *o, size_t index, const char *shown, legado_ru
         counts->title_only++;
         return 0;
     }
-    if (pattern_len == 0 || pattern_len > FJX_LEGADO_MAX_PATTERN) {
+    if (pattern_len == 0 || pattern_len > FJF_LEGADO_MAX_PATTERN) {
         fprintf(stderr, "fanjian: %s: the pattern is %s; skipped\n", r->label,
                 pattern_len ? "longer than 4096 bytes" : "empty");
         counts->invalid++;
@@ -478,7 +476,7 @@ static int read_rule(const json_t *o, size_t index, const char *shown, legado_ru
     if (nomem)
         return -1;
     if (timeout <= 0)
-        timeout = FJX_LEGADO_DEFAULT_TIMEOUT;
+        timeout = FJF_LEGADO_DEFAULT_TIMEOUT;
     if (timeout > 86400000LL)
         timeout = 86400000LL;
     r->budget_ns = timeout * 1000000LL;
@@ -488,10 +486,10 @@ static int read_rule(const json_t *o, size_t index, const char *shown, legado_ru
         memcpy(r->literal, pattern, pattern_len);
         r->literal_len = pattern_len;
     } else {
-        fjx_buf translated = {0};
+        fjf_buf translated = {0};
         const char *why = NULL;
         if (java_to_pcre(pattern, pattern_len, &translated, &why) != 0) {
-            fjx_buf_free(&translated);
+            fjf_buf_free(&translated);
             if (strcmp(why, "out of memory") == 0)
                 return -1;
             fprintf(stderr, "fanjian: %s: not compiled: %s; skipped\n", r->label, why);
@@ -511,11 +509,11 @@ static int read_rule(const json_t *o, size_t index, const char *shown, legado_ru
             fprintf(stderr, "fanjian: %s: not compiled: %s at byte %zu of the pattern%s; skipped\n",
                     r->label, (const char *)message, (size_t)offset,
                     changed ? " as rewritten for PCRE2" : "");
-            fjx_buf_free(&translated);
+            fjf_buf_free(&translated);
             counts->invalid++;
             return 0;
         }
-        fjx_buf_free(&translated);
+        fjf_buf_free(&translated);
         /* JIT where the platform has it; the match limit binds it too. */
         (void)pcre2_jit_compile(r->code, PCRE2_JIT_COMPLETE);
     }
@@ -534,9 +532,9 @@ static int by_order(const void *a, const void *b)
     return x->index < y->index ? -1 : x->index > y->index;
 }
 
-int fjx_legado_add(fjx_legado **setp, const char *text, size_t len, const char *shown)
+int fjf_legado_add(fjf_legado **setp, const char *text, size_t len, const char *shown)
 {
-    if (len > FJX_LEGADO_MAX_FILE) {
+    if (len > FJF_LEGADO_MAX_FILE) {
         fprintf(stderr, "fanjian: %s: a Legado rules file of more than 16 MiB is refused\n",
                 shown);
         return -1;
@@ -545,9 +543,9 @@ int fjx_legado_add(fjx_legado **setp, const char *text, size_t len, const char *
     json_t *root = json_loadb(text, len, JSON_ALLOW_NUL, &jerr);
     if (!root) {
         /* jansson may quote the file's bytes: shown safely. */
-        char why[FJX_DISPLAY_MAX];
+        char why[FJF_DISPLAY_MAX];
         fprintf(stderr, "fanjian: %s: not valid Legado rules (JSON): %s at line %d, column %d\n",
-                shown, fjx_display_name(jerr.text, why, sizeof why), jerr.line, jerr.column);
+                shown, fjf_display_name(jerr.text, why, sizeof why), jerr.line, jerr.column);
         return -1;
     }
     size_t n = json_is_array(root) ? json_array_size(root) : 1;
@@ -557,13 +555,13 @@ int fjx_legado_add(fjx_legado **setp, const char *text, size_t len, const char *
         json_decref(root);
         return -1;
     }
-    if (n > FJX_LEGADO_MAX_RULES) {
+    if (n > FJF_LEGADO_MAX_RULES) {
         fprintf(stderr, "fanjian: %s: more than %d Legado rules in one file are refused\n",
-                shown, FJX_LEGADO_MAX_RULES);
+                shown, FJF_LEGADO_MAX_RULES);
         json_decref(root);
         return -1;
     }
-    fjx_legado *set = *setp;
+    fjf_legado *set = *setp;
     if (!set) {
         int code_err;
         PCRE2_SIZE offset;
@@ -649,8 +647,8 @@ typedef struct pending_report {
     size_t text_at, len; /* in the stage's report_text */
 } pending_report;
 
-struct fjx_legado_stage {
-    const fjx_legado *set;
+struct fjf_legado_stage {
+    const fjf_legado *set;
     const char *input;
     int report;
     int quiet_summary;     /* a document's span: its caller sums up */
@@ -660,7 +658,7 @@ struct fjx_legado_stage {
     size_t active_count;
     pcre2_match_data *match;
     pcre2_match_context *limits;
-    fjx_buf line;          /* the line being collected, without its line ending */
+    fjf_buf line;          /* the line being collected, without its line ending */
     int passing;           /* the line is too long: passed on as it comes */
     unsigned long long line_no; /* of the line being collected, from 1 */
     unsigned long long passed;  /* lines passed on */
@@ -676,7 +674,7 @@ struct fjx_legado_stage {
     size_t span_count, span_cap;
     pending_report *reports;
     size_t report_count, report_cap;
-    fjx_buf report_text;
+    fjf_buf report_text;
 };
 
 static int name_listed(char *const *names, const char *book)
@@ -692,20 +690,20 @@ static int name_listed(char *const *names, const char *book)
     return 0;
 }
 
-int fjx_legado_stage_new(const fjx_legado *set, const char *input, const char *book, int report,
-                         fj_write_fn next, void *next_ctx, fjx_legado_stage **out)
+int fjf_legado_stage_new(const fjf_legado *set, const char *input, const char *book, int report,
+                         fj_write_fn next, void *next_ctx, fjf_legado_stage **out)
 {
-    fjx_legado_stage *st = calloc(1, sizeof *st);
+    fjf_legado_stage *st = calloc(1, sizeof *st);
     if (!st || !(st->active = calloc(set->count ? set->count : 1, 1)) ||
         !(st->match = pcre2_match_data_create(1, NULL)) ||
         !(st->limits = pcre2_match_context_create(NULL))) {
-        fjx_legado_stage_free(st);
+        fjf_legado_stage_free(st);
         fprintf(stderr, "fanjian: out of memory\n");
         return -1;
     }
-    pcre2_set_match_limit(st->limits, FJX_LEGADO_MATCH_LIMIT);
-    pcre2_set_depth_limit(st->limits, FJX_LEGADO_DEPTH_LIMIT);
-    pcre2_set_heap_limit(st->limits, FJX_LEGADO_HEAP_LIMIT);
+    pcre2_set_match_limit(st->limits, FJF_LEGADO_MATCH_LIMIT);
+    pcre2_set_depth_limit(st->limits, FJF_LEGADO_DEPTH_LIMIT);
+    pcre2_set_heap_limit(st->limits, FJF_LEGADO_HEAP_LIMIT);
     st->set = set;
     st->input = input;
     st->report = report;
@@ -721,14 +719,14 @@ int fjx_legado_stage_new(const fjx_legado *set, const char *input, const char *b
     return 0;
 }
 
-void fjx_legado_stage_free(fjx_legado_stage *st)
+void fjf_legado_stage_free(fjf_legado_stage *st)
 {
     if (!st)
         return;
     free(st->active);
     pcre2_match_data_free(st->match);
     pcre2_match_context_free(st->limits);
-    fjx_buf_free(&st->line);
+    fjf_buf_free(&st->line);
     free(st->dropped);
     free(st->cur);
     free(st->alt);
@@ -736,11 +734,11 @@ void fjx_legado_stage_free(fjx_legado_stage *st)
     free(st->alt_origin);
     free(st->spans);
     free(st->reports);
-    fjx_buf_free(&st->report_text);
+    fjf_buf_free(&st->report_text);
     free(st);
 }
 
-unsigned long long fjx_legado_stage_line(const fjx_legado_stage *st, unsigned long long passed)
+unsigned long long fjf_legado_stage_line(const fjf_legado_stage *st, unsigned long long passed)
 {
     /* The passed-th line passed on is the input's line passed + k, k the
      * number of lines dropped before it: those i with dropped[i] - i <=
@@ -771,7 +769,7 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
     return 0;
 }
 
-static int add_span(fjx_legado_stage *st, size_t start, size_t end)
+static int add_span(fjf_legado_stage *st, size_t start, size_t end)
 {
     if (grow((void **)&st->spans, &st->span_cap, st->span_count + 1, sizeof *st->spans) != 0)
         return -1;
@@ -780,7 +778,7 @@ static int add_span(fjx_legado_stage *st, size_t start, size_t end)
 }
 
 /* Disables rule `r` for the rest of the run, saying why once. */
-static void disable(const fjx_legado_stage *st, const legado_rule *r, const char *bound)
+static void disable(const fjf_legado_stage *st, const legado_rule *r, const char *bound)
 {
     if (atomic_exchange(&r->state->disabled, 1) == 0)
         fprintf(stderr, "fanjian: %s: skipped from here on: it passed %s at %s line %llu, "
@@ -802,7 +800,7 @@ static const char *find_bytes(const char *hay, size_t len, const char *needle, s
 
 /* The spans of `r` in cur[0..len), into st->spans. 0; 1 the rule passed a
  * bound (disabled, no spans); -1 no memory. */
-static int find_spans(fjx_legado_stage *st, const legado_rule *r, const char *cur, size_t len)
+static int find_spans(fjf_legado_stage *st, const legado_rule *r, const char *cur, size_t len)
 {
     st->span_count = 0;
     if (r->literal) {
@@ -839,13 +837,13 @@ static int find_spans(fjx_legado_stage *st, const legado_rule *r, const char *cu
         if (rc < 0) {
             if (rc == PCRE2_ERROR_MATCHLIMIT)
                 snprintf(bound, sizeof bound, "the match limit (%u steps per match)",
-                         FJX_LEGADO_MATCH_LIMIT);
+                         FJF_LEGADO_MATCH_LIMIT);
             else if (rc == PCRE2_ERROR_DEPTHLIMIT)
                 snprintf(bound, sizeof bound, "the depth limit (%u per match)",
-                         FJX_LEGADO_DEPTH_LIMIT);
+                         FJF_LEGADO_DEPTH_LIMIT);
             else if (rc == PCRE2_ERROR_HEAPLIMIT)
                 snprintf(bound, sizeof bound, "the heap limit (%u KiB per match)",
-                         FJX_LEGADO_HEAP_LIMIT);
+                         FJF_LEGADO_HEAP_LIMIT);
             else if (rc == PCRE2_ERROR_JIT_STACKLIMIT)
                 snprintf(bound, sizeof bound, "the JIT stack limit (32 KiB)");
             else {
@@ -873,14 +871,14 @@ static int find_spans(fjx_legado_stage *st, const legado_rule *r, const char *cu
     return 0;
 }
 
-static int keep_report(fjx_legado_stage *st, unsigned long long column, const char *text,
+static int keep_report(fjf_legado_stage *st, unsigned long long column, const char *text,
                        size_t len)
 {
     if (grow((void **)&st->reports, &st->report_cap, st->report_count + 1,
              sizeof *st->reports) != 0)
         return -1;
     st->reports[st->report_count++] = (pending_report){column, st->report_text.len, len};
-    return fjx_buf_append(&st->report_text, text, len);
+    return fjf_buf_append(&st->report_text, text, len);
 }
 
 static int by_column(const void *a, const void *b)
@@ -889,18 +887,18 @@ static int by_column(const void *a, const void *b)
     return x->column < y->column ? -1 : x->column > y->column;
 }
 
-static void print_removal(const fjx_legado_stage *st, unsigned long long column, const char *text,
+static void print_removal(const fjf_legado_stage *st, unsigned long long column, const char *text,
                           size_t len)
 {
     /* One line, whole, even when tree mode's threads report at once. */
     flockfile(stderr);
     fprintf(stderr, "%s:%llu:%llu: ", st->input, st->line_no, column);
-    fjx_display_text(stderr, text, len);
+    fjf_display_text(stderr, text, len);
     fputc('\n', stderr);
     funlockfile(stderr);
 }
 
-static int is_blank(const fjx_legado_stage *st, const char *text, size_t len)
+static int is_blank(const fjf_legado_stage *st, const char *text, size_t len)
 {
     return pcre2_match(st->set->blank, (PCRE2_SPTR)(len ? text : ""), len, 0, 0, st->match,
                        st->limits) >= 0;
@@ -908,10 +906,10 @@ static int is_blank(const fjx_legado_stage *st, const char *text, size_t len)
 
 /* Applies the rules to one whole line and passes on what is left, with its
  * line ending. 0, -1 (no memory: reported; or `next` failed). */
-static int finish_line(fjx_legado_stage *st, const char *line, size_t len, const char *ending,
+static int finish_line(fjf_legado_stage *st, const char *line, size_t len, const char *ending,
                        size_t ending_len)
 {
-    const fjx_legado *set = st->set;
+    const fjf_legado *set = st->set;
     size_t removals = 0;
     /* A byte order mark opening the input is not the line's text. */
     if (st->line_no == 1 && len >= 3 && memcmp(line, "\xEF\xBB\xBF", 3) == 0) {
@@ -1024,7 +1022,7 @@ static int finish_line(fjx_legado_stage *st, const char *line, size_t len, const
 }
 
 /* The line collected so far, ended by `ending` (empty at the input's end). */
-static int end_line(fjx_legado_stage *st, const char *ending, size_t ending_len)
+static int end_line(fjf_legado_stage *st, const char *ending, size_t ending_len)
 {
     int rc;
     if (st->passing) {
@@ -1047,7 +1045,7 @@ static int end_line(fjx_legado_stage *st, const char *ending, size_t ending_len)
     return rc;
 }
 
-int fjx_legado_stage_feed(fjx_legado_stage *st, const char *data, size_t len)
+int fjf_legado_stage_feed(fjf_legado_stage *st, const char *data, size_t len)
 {
     if (st->active_count == 0) /* no rule for this input: nothing to hold back */
         return len ? st->next(st->next_ctx, data, len) : 0;
@@ -1057,7 +1055,7 @@ int fjx_legado_stage_feed(fjx_legado_stage *st, const char *data, size_t len)
         if (st->passing) {
             if (take && st->next(st->next_ctx, data, take) != 0)
                 return -1;
-        } else if (st->line.len + take > FJX_LEGADO_MAX_LINE) {
+        } else if (st->line.len + take > FJF_LEGADO_MAX_LINE) {
             /* Too long for the rules: passed on unchanged, said once per input. */
             if (st->long_lines++ == 0)
                 fprintf(stderr, "fanjian: %s: line %llu is longer than 1 MiB: the Legado rules "
@@ -1067,7 +1065,7 @@ int fjx_legado_stage_feed(fjx_legado_stage *st, const char *data, size_t len)
                 return -1;
             st->line.len = 0;
             st->passing = 1;
-        } else if (take && fjx_buf_append(&st->line, data, take) != 0) {
+        } else if (take && fjf_buf_append(&st->line, data, take) != 0) {
             fprintf(stderr, "fanjian: out of memory\n");
             return -1;
         }
@@ -1081,7 +1079,7 @@ int fjx_legado_stage_feed(fjx_legado_stage *st, const char *data, size_t len)
     return 0;
 }
 
-int fjx_legado_stage_finish(fjx_legado_stage *st)
+int fjf_legado_stage_finish(fjf_legado_stage *st)
 {
     if (st->active_count && (st->line.len || st->passing) && end_line(st, "", 0) != 0)
         return -1;
@@ -1093,24 +1091,24 @@ int fjx_legado_stage_finish(fjx_legado_stage *st)
 
 static int append_to_buf(void *ctx, const char *data, size_t len)
 {
-    return fjx_buf_append(ctx, data, len);
+    return fjf_buf_append(ctx, data, len);
 }
 
-int fjx_legado_apply_text(const fjx_legado *set, const char *input, const char *book, int report,
+int fjf_legado_apply_text(const fjf_legado *set, const char *input, const char *book, int report,
                           unsigned long long first_line, const char *text, size_t len,
-                          fjx_buf *out, fjx_legado_counts *counts)
+                          fjf_buf *out, fjf_legado_counts *counts)
 {
-    fjx_legado_stage *st = NULL;
-    if (fjx_legado_stage_new(set, input, book, report, append_to_buf, out, &st) != 0)
+    fjf_legado_stage *st = NULL;
+    if (fjf_legado_stage_new(set, input, book, report, append_to_buf, out, &st) != 0)
         return -1;
     st->quiet_summary = 1;
     st->line_no = first_line ? first_line : 1;
-    int rc = fjx_legado_stage_feed(st, text, len) == 0 && fjx_legado_stage_finish(st) == 0 ? 0 : -1;
+    int rc = fjf_legado_stage_feed(st, text, len) == 0 && fjf_legado_stage_finish(st) == 0 ? 0 : -1;
     if (rc == 0 && counts) {
         counts->removed += st->removed;
         counts->whole_lines += st->whole;
     }
-    fjx_legado_stage_free(st);
+    fjf_legado_stage_free(st);
     return rc;
 }
 
@@ -1125,7 +1123,7 @@ static int by_start(const void *a, const void *b)
     return x->start < y->start ? -1 : x->start > y->start ? 1 : (x->end > y->end) - (x->end < y->end);
 }
 
-size_t fjx_legado_merge_spans(fj_clean_span *spans, size_t n, int adjacent)
+size_t fjf_legado_merge_spans(fj_clean_span *spans, size_t n, int adjacent)
 {
     if (n < 2)
         return n;
@@ -1143,16 +1141,16 @@ size_t fjx_legado_merge_spans(fj_clean_span *spans, size_t n, int adjacent)
     return out + 1;
 }
 
-int fjx_legado_find(const fjx_legado *set, const char *input, const char *book,
+int fjf_legado_find(const fjf_legado *set, const char *input, const char *book,
                     unsigned long long line, const char *text, size_t len, fj_clean_span **spans,
                     size_t *count)
 {
     *spans = NULL;
     *count = 0;
-    if (!set || len == 0 || len > FJX_LEGADO_MAX_LINE)
+    if (!set || len == 0 || len > FJF_LEGADO_MAX_LINE)
         return 0;
-    fjx_legado_stage *st = NULL;
-    if (fjx_legado_stage_new(set, input, book, 0, NULL, NULL, &st) != 0)
+    fjf_legado_stage *st = NULL;
+    if (fjf_legado_stage_new(set, input, book, 0, NULL, NULL, &st) != 0)
         return -1;
     st->line_no = line ? line : 1;
     fj_clean_span *all = NULL;
@@ -1170,27 +1168,27 @@ int fjx_legado_find(const fjx_legado *set, const char *input, const char *book,
         for (size_t i = 0; i < st->span_count; i++)
             all[n++] = (fj_clean_span){st->spans[i].start, st->spans[i].end, 0};
     }
-    fjx_legado_stage_free(st);
+    fjf_legado_stage_free(st);
     if (rc != 0) {
         free(all);
         fprintf(stderr, "fanjian: out of memory\n");
         return -1;
     }
-    *count = fjx_legado_merge_spans(all, n, 1);
+    *count = fjf_legado_merge_spans(all, n, 1);
     *spans = all;
     return 0;
 }
 
-int fjx_legado_leaves_blank(const fjx_legado *set, const char *text, size_t len,
+int fjf_legado_leaves_blank(const fjf_legado *set, const char *text, size_t len,
                             const fj_clean_span *spans, size_t n)
 {
-    fjx_buf left = {0};
+    fjf_buf left = {0};
     size_t at = 0;
     int ok = 1;
     for (size_t i = 0; i <= n && ok; i++) {
         size_t end = i < n ? spans[i].start : len;
         if (end > at)
-            ok = fjx_buf_append(&left, text + at, end - at) == 0;
+            ok = fjf_buf_append(&left, text + at, end - at) == 0;
         if (i < n && spans[i].end > at)
             at = spans[i].end;
     }
@@ -1198,6 +1196,6 @@ int fjx_legado_leaves_blank(const fjx_legado *set, const char *text, size_t len,
     int blank = md && pcre2_match(set->blank, (PCRE2_SPTR)(left.len ? left.data : ""), left.len,
                                   0, 0, md, NULL) >= 0;
     pcre2_match_data_free(md);
-    fjx_buf_free(&left);
+    fjf_buf_free(&left);
     return blank;
 }

@@ -1,4 +1,4 @@
-/* fanjian CLI: text encodings.
+/* fanjian formats: text encodings.
  *
  * Detection: a byte-order mark, then NUL bytes in alternate positions
  * (UTF-16 without a mark), then strict UTF-8, then uchardet. Whatever is
@@ -19,8 +19,8 @@
 #include <strings.h>
 
 
-#include "dynlib.h"
-#include "files.h"
+#include "dynload.h"
+#include "fanjian-formats.h"
 
 #define NO_ICONV ((iconv_t)-1)
 
@@ -173,7 +173,7 @@ static int iconv_knows(const char *name)
     return 1;
 }
 
-const char *fjx_encoding_canonical(const char *name, char buf[32])
+const char *fjf_encoding_canonical(const char *name, char buf[32])
 {
     size_t len = name ? strlen(name) : 0;
     /* "//TRANSLIT" and "//IGNORE" would hide the errors we report. */
@@ -316,7 +316,7 @@ static void detector_guess(const char *data, size_t len, char name[32])
 {
     name[0] = 0;
     /* Without the library, the Chinese candidates are still tried. */
-    const fjx_uchardet_api *u = fjx_uchardet_api_load();
+    const fjf_uchardet_api *u = fjf_uchardet_api_load();
     if (!u)
         return;
     uchardet_t ud = u->uchardet_new();
@@ -369,34 +369,34 @@ static const char *utf16_by_nuls(const unsigned char *s, size_t len)
     return NULL;
 }
 
-static void set_encoding(fjx_encoding *out, const char *name, size_t bom_len, const char *source)
+static void set_encoding(fjf_encoding *out, const char *name, size_t bom_len, const char *source)
 {
     snprintf(out->name, sizeof out->name, "%s", name);
     out->bom_len = bom_len;
     out->source = source;
 }
 
-static void set_decode_error(fjx_error *err, const candidate *c, size_t base)
+static void set_decode_error(fjf_error *err, const candidate *c, size_t base)
 {
     if (c->cut)
-        fjx_error_set(err, base + c->bad_at, "file ends inside a %s character at byte %zu",
+        fjf_error_set(err, base + c->bad_at, "file ends inside a %s character at byte %zu",
                       c->name, base + c->bad_at);
     else
-        fjx_error_set(err, base + c->bad_at, "not valid %s at byte %zu", c->name,
+        fjf_error_set(err, base + c->bad_at, "not valid %s at byte %zu", c->name,
                       base + c->bad_at);
 }
 
 /* Accepts `name` for the whole sample after `skip` bytes, or fails naming
  * the first byte that does not decode. */
 static int detect_as(const char *name, const char *source, const char *data, size_t len,
-                     size_t skip, int complete, fjx_encoding *out, fjx_error *err)
+                     size_t skip, int complete, fjf_encoding *out, fjf_error *err)
 {
     set_encoding(out, name, skip, source);
     candidate cand;
     snprintf(cand.name, sizeof cand.name, "%s", name);
     hanzi_probe none = {NO_ICONV, NO_ICONV};
     if (try_decode(&cand, data + skip, len - skip, complete, &none) != 0) {
-        fjx_error_set(err, FJX_NO_OFFSET, "iconv cannot decode %s", name);
+        fjf_error_set(err, FJF_NO_OFFSET, "iconv cannot decode %s", name);
         return -1;
     }
     if (cand.bad_at == len - skip)
@@ -407,7 +407,7 @@ static int detect_as(const char *name, const char *source, const char *data, siz
 
 /* Picks among the detector's guess and the Chinese encodings. */
 static int detect_by_content(const char *data, size_t len, int complete, size_t utf8_bad,
-                             int utf8_cut, fjx_encoding *out, fjx_error *err)
+                             int utf8_cut, fjf_encoding *out, fjf_error *err)
 {
     char guess[32];
     detector_guess(data, len, guess);
@@ -487,8 +487,8 @@ static int detect_by_content(const char *data, size_t len, int complete, size_t 
     return -1;
 }
 
-int fjx_encoding_detect(const char *data, size_t len, int complete, fjx_encoding *out,
-                        fjx_error *err)
+int fjf_encoding_detect(const char *data, size_t len, int complete, fjf_encoding *out,
+                        fjf_error *err)
 {
     static const struct {
         const char *name, *bom;
@@ -532,7 +532,7 @@ int fjx_encoding_detect(const char *data, size_t len, int complete, fjx_encoding
 #define OUT_CAP (64 * 1024) /* output bytes between writes */
 #define CARRY_CAP 32        /* the end of a feed that does not finish a character */
 
-struct fjx_recoder {
+struct fjf_recoder {
     char from[32], to[32];    /* as named, for messages */
     char decode_name[32];     /* what the decoder reads ("UTF-16" resolved by its mark) */
     iconv_t decoder, encoder; /* both NO_ICONV when copying UTF-8 to UTF-8 */
@@ -552,26 +552,26 @@ struct fjx_recoder {
     char out[OUT_CAP];
 };
 
-static int flush_output(fjx_recoder *r, fjx_error *err)
+static int flush_output(fjf_recoder *r, fjf_error *err)
 {
     if (r->out_len == 0)
         return 0;
     size_t n = r->out_len;
     r->out_len = 0;
     if (r->write(r->write_ctx, r->out, n) != 0) {
-        fjx_error_set(err, FJX_NO_OFFSET, "write failed");
+        fjf_error_set(err, FJF_NO_OFFSET, "write failed");
         return -1;
     }
     return 0;
 }
 
-static int append_output(fjx_recoder *r, const char *data, size_t len, fjx_error *err)
+static int append_output(fjf_recoder *r, const char *data, size_t len, fjf_error *err)
 {
     if (len > OUT_CAP - r->out_len && flush_output(r, err) != 0)
         return -1;
     if (len >= OUT_CAP) {
         if (r->write(r->write_ctx, data, len) != 0) {
-            fjx_error_set(err, FJX_NO_OFFSET, "write failed");
+            fjf_error_set(err, FJF_NO_OFFSET, "write failed");
             return -1;
         }
         return 0;
@@ -584,8 +584,8 @@ static int append_output(fjx_recoder *r, const char *data, size_t len, fjx_error
 /* Runs UTF-32 text (NULL: the encoder's closing shift) through the
  * encoder into the output buffer. On a character the target cannot hold
  * it stops and returns 1 with *stopped_at its index. */
-static int encode_run(fjx_recoder *r, const uint32_t *chars, size_t n, size_t *stopped_at,
-                      fjx_error *err)
+static int encode_run(fjf_recoder *r, const uint32_t *chars, size_t n, size_t *stopped_at,
+                      fjf_error *err)
 {
     char *in = unconst(chars);
     size_t in_left = n * 4;
@@ -607,13 +607,13 @@ static int encode_run(fjx_recoder *r, const uint32_t *chars, size_t n, size_t *s
             *stopped_at = (size_t)(in - (const char *)chars) / 4;
             return 1;
         }
-        fjx_error_set(err, FJX_NO_OFFSET, "cannot write %s (iconv error %d)", r->to, error);
+        fjf_error_set(err, FJF_NO_OFFSET, "cannot write %s (iconv error %d)", r->to, error);
         return -1;
     }
 }
 
 /* Writes a replacement: U+FFFD where the target holds it, else '?'. */
-static int encode_replacement(fjx_recoder *r, uint32_t c, fjx_error *err)
+static int encode_replacement(fjf_recoder *r, uint32_t c, fjf_error *err)
 {
     const uint32_t question = '?';
     size_t at;
@@ -621,7 +621,7 @@ static int encode_replacement(fjx_recoder *r, uint32_t c, fjx_error *err)
     if (rc == 1)
         rc = encode_run(r, &question, 1, &at, err);
     if (rc == 1)
-        fjx_error_set(err, FJX_NO_OFFSET, "%s has no replacement character", r->to);
+        fjf_error_set(err, FJF_NO_OFFSET, "%s has no replacement character", r->to);
     return rc == 0 ? 0 : -1;
 }
 
@@ -630,7 +630,7 @@ static int encode_replacement(fjx_recoder *r, uint32_t c, fjx_error *err)
  * block starts at a character boundary; for stateless encodings (all but
  * the ISO-2022 family and UTF-7) the fresh decoder reads it as the first
  * did. */
-static size_t locate_char(const fjx_recoder *r, const char *block, size_t len, size_t index)
+static size_t locate_char(const fjf_recoder *r, const char *block, size_t len, size_t index)
 {
     iconv_t cd = iconv_open(utf32_native(), r->decode_name);
     if (cd == NO_ICONV)
@@ -661,8 +661,8 @@ static size_t locate_char(const fjx_recoder *r, const char *block, size_t len, s
 
 /* Encodes chars[0..n), decoded from block[0..block_len) at input offset
  * r->consumed: '?' for what the target cannot hold, or an error naming it. */
-static int encode_decoded(fjx_recoder *r, size_t n, const char *block, size_t block_len,
-                          fjx_error *err)
+static int encode_decoded(fjf_recoder *r, size_t n, const char *block, size_t block_len,
+                          fjf_error *err)
 {
     size_t done = 0;
     while (done < n) {
@@ -672,12 +672,12 @@ static int encode_decoded(fjx_recoder *r, size_t n, const char *block, size_t bl
             return rc;
         done += at;
         uint32_t c = r->chars[done];
-        if (!(r->flags & FJX_LOSSY)) {
+        if (!(r->flags & FJF_LOSSY)) {
             size_t offset = r->consumed + locate_char(r, block, block_len, done);
             char shown[5] = "";
             if (c >= 0x20 && c != 0x7F && !(c >= 0x80 && c < 0xA0))
                 utf8_encode(c, shown);
-            fjx_error_set(err, offset, "U+%04X%s%s%s at byte %zu cannot be written in %s",
+            fjf_error_set(err, offset, "U+%04X%s%s%s at byte %zu cannot be written in %s",
                           (unsigned)c, *shown ? " (" : "", shown, *shown ? ")" : "", offset,
                           r->to);
             return -1;
@@ -685,7 +685,7 @@ static int encode_decoded(fjx_recoder *r, size_t n, const char *block, size_t bl
         const uint32_t question = '?';
         rc = encode_run(r, &question, 1, &at, err);
         if (rc == 1)
-            fjx_error_set(err, FJX_NO_OFFSET, "%s cannot hold '?'", r->to);
+            fjf_error_set(err, FJF_NO_OFFSET, "%s cannot hold '?'", r->to);
         if (rc != 0)
             return -1;
         r->replaced++;
@@ -694,19 +694,19 @@ static int encode_decoded(fjx_recoder *r, size_t n, const char *block, size_t bl
     return 0;
 }
 
-static void set_bad_input(const fjx_recoder *r, const unsigned char *at, size_t left,
-                          fjx_error *err)
+static void set_bad_input(const fjf_recoder *r, const unsigned char *at, size_t left,
+                          fjf_error *err)
 {
     size_t offset = r->consumed;
     if (left >= 2)
-        fjx_error_set(err, offset, "not valid %s at byte %zu (0x%02X 0x%02X)", r->from, offset,
+        fjf_error_set(err, offset, "not valid %s at byte %zu (0x%02X 0x%02X)", r->from, offset,
                       at[0], at[1]);
     else
-        fjx_error_set(err, offset, "not valid %s at byte %zu (0x%02X)", r->from, offset, at[0]);
+        fjf_error_set(err, offset, "not valid %s at byte %zu (0x%02X)", r->from, offset, at[0]);
 }
 
-/* Skips one undecodable unit under FJX_LOSSY, writing U+FFFD for it. */
-static int replace_unit(fjx_recoder *r, const char **in, size_t *left, fjx_error *err)
+/* Skips one undecodable unit under FJF_LOSSY, writing U+FFFD for it. */
+static int replace_unit(fjf_recoder *r, const char **in, size_t *left, fjf_error *err)
 {
     size_t skip = r->unit < *left ? r->unit : *left;
     if (r->copy_utf8 ? append_output(r, "\xEF\xBF\xBD", 3, err) != 0
@@ -721,7 +721,7 @@ static int replace_unit(fjx_recoder *r, const char **in, size_t *left, fjx_error
 
 /* Decodes and encodes *in[0..*left) up to a character the end cuts,
  * which stays there. */
-static int decode_span(fjx_recoder *r, const char **in, size_t *left, fjx_error *err)
+static int decode_span(fjf_recoder *r, const char **in, size_t *left, fjf_error *err)
 {
     while (*left > 0) {
         const char *start = *in;
@@ -739,10 +739,10 @@ static int decode_span(fjx_recoder *r, const char **in, size_t *left, fjx_error 
         if (error == EINVAL)
             return 0;
         if (error != EILSEQ) {
-            fjx_error_set(err, r->consumed, "cannot read %s (iconv error %d)", r->from, error);
+            fjf_error_set(err, r->consumed, "cannot read %s (iconv error %d)", r->from, error);
             return -1;
         }
-        if (!(r->flags & FJX_LOSSY)) {
+        if (!(r->flags & FJF_LOSSY)) {
             set_bad_input(r, (const unsigned char *)*in, *left, err);
             return -1;
         }
@@ -753,7 +753,7 @@ static int decode_span(fjx_recoder *r, const char **in, size_t *left, fjx_error 
 }
 
 /* UTF-8 to UTF-8: validates and copies, without iconv. */
-static int copy_span(fjx_recoder *r, const char **in, size_t *left, fjx_error *err)
+static int copy_span(fjf_recoder *r, const char **in, size_t *left, fjf_error *err)
 {
     for (;;) {
         const unsigned char *s = (const unsigned char *)*in;
@@ -772,7 +772,7 @@ static int copy_span(fjx_recoder *r, const char **in, size_t *left, fjx_error *e
         *left -= i;
         if (i == n || kind == SEQ_CUT)
             return 0;
-        if (!(r->flags & FJX_LOSSY)) {
+        if (!(r->flags & FJF_LOSSY)) {
             set_bad_input(r, s + i, n - i, err);
             return -1;
         }
@@ -781,7 +781,7 @@ static int copy_span(fjx_recoder *r, const char **in, size_t *left, fjx_error *e
     }
 }
 
-static int process_span(fjx_recoder *r, const char **in, size_t *left, fjx_error *err)
+static int process_span(fjf_recoder *r, const char **in, size_t *left, fjf_error *err)
 {
     return r->copy_utf8 ? copy_span(r, in, left, err) : decode_span(r, in, left, err);
 }
@@ -789,7 +789,7 @@ static int process_span(fjx_recoder *r, const char **in, size_t *left, fjx_error
 /* "UTF-16" and "UTF-32" input: the mark names the byte order and is not
  * text; without one, a NUL first byte means big-endian, else little
  * (what Windows writes). */
-static int resolve_byte_order(fjx_recoder *r, fjx_error *err)
+static int resolve_byte_order(fjf_recoder *r, fjf_error *err)
 {
     const unsigned char *c = r->carry;
     size_t mark = 0;
@@ -807,7 +807,7 @@ static int resolve_byte_order(fjx_recoder *r, fjx_error *err)
     }
     r->decoder = iconv_open(utf32_native(), r->decode_name);
     if (r->decoder == NO_ICONV) {
-        fjx_error_set(err, FJX_NO_OFFSET, "iconv cannot read %s", r->decode_name);
+        fjf_error_set(err, FJF_NO_OFFSET, "iconv cannot read %s", r->decode_name);
         return -1;
     }
     r->await_bom = 0;
@@ -820,7 +820,7 @@ static int resolve_byte_order(fjx_recoder *r, fjx_error *err)
 /* Feeds data through the carry: a character cut at the end of the last
  * feed is completed from the start of this one, and the rest decoded in
  * place. */
-static int feed_input(fjx_recoder *r, const char *data, size_t len, fjx_error *err)
+static int feed_input(fjf_recoder *r, const char *data, size_t len, fjf_error *err)
 {
     while (r->carry_len > 0 && len > 0) {
         size_t old = r->carry_len;
@@ -843,7 +843,7 @@ static int feed_input(fjx_recoder *r, const char *data, size_t len, fjx_error *e
             data += take;
             len -= take;
             if (left == CARRY_CAP) {
-                fjx_error_set(err, r->consumed, "not valid %s at byte %zu", r->from,
+                fjf_error_set(err, r->consumed, "not valid %s at byte %zu", r->from,
                               r->consumed);
                 return -1;
             }
@@ -854,7 +854,7 @@ static int feed_input(fjx_recoder *r, const char *data, size_t len, fjx_error *e
     if (process_span(r, &data, &len, err) != 0)
         return -1;
     if (len > CARRY_CAP) {
-        fjx_error_set(err, r->consumed, "not valid %s at byte %zu", r->from, r->consumed);
+        fjf_error_set(err, r->consumed, "not valid %s at byte %zu", r->from, r->consumed);
         return -1;
     }
     memcpy(r->carry, data, len); /* a cut character: a few bytes */
@@ -862,22 +862,22 @@ static int feed_input(fjx_recoder *r, const char *data, size_t len, fjx_error *e
     return 0;
 }
 
-int fjx_recoder_new(const char *from, const char *to, unsigned flags, fj_write_fn write,
-                    void *write_ctx, fjx_recoder **out, fjx_error *err)
+int fjf_recoder_new(const char *from, const char *to, unsigned flags, fj_write_fn write,
+                    void *write_ctx, fjf_recoder **out, fjf_error *err)
 {
     *out = NULL;
     char from_name[32], to_name[32];
-    if (!fjx_encoding_canonical(from, from_name)) {
-        fjx_error_set(err, FJX_NO_OFFSET, "unknown encoding %s", from ? from : "(none)");
+    if (!fjf_encoding_canonical(from, from_name)) {
+        fjf_error_set(err, FJF_NO_OFFSET, "unknown encoding %s", from ? from : "(none)");
         return -1;
     }
-    if (!fjx_encoding_canonical(to, to_name)) {
-        fjx_error_set(err, FJX_NO_OFFSET, "unknown encoding %s", to ? to : "(none)");
+    if (!fjf_encoding_canonical(to, to_name)) {
+        fjf_error_set(err, FJF_NO_OFFSET, "unknown encoding %s", to ? to : "(none)");
         return -1;
     }
-    fjx_recoder *r = calloc(1, sizeof *r);
+    fjf_recoder *r = calloc(1, sizeof *r);
     if (!r) {
-        fjx_error_set(err, FJX_NO_OFFSET, "out of memory");
+        fjf_error_set(err, FJF_NO_OFFSET, "out of memory");
         return -1;
     }
     strcpy(r->from, from_name);
@@ -896,7 +896,7 @@ int fjx_recoder_new(const char *from, const char *to, unsigned flags, fj_write_f
 
     /* Bare "UTF-16"/"UTF-32" output: little-endian with its mark, which
      * is what Windows tools expect (and say which order it is). */
-    int with_bom = (flags & FJX_WRITE_BOM) != 0;
+    int with_bom = (flags & FJF_WRITE_BOM) != 0;
     const char *encode_name = to_name;
     if (same_name(to_name, "UTF-16") || same_name(to_name, "UTF-32")) {
         encode_name = same_name(to_name, "UTF-16") ? "UTF-16LE" : "UTF-32LE";
@@ -916,8 +916,8 @@ int fjx_recoder_new(const char *from, const char *to, unsigned flags, fj_write_f
         r->decoder = iconv_open(utf32_native(), from_name);
     r->encoder = iconv_open(encode_name, utf32_native());
     if ((!r->await_bom && r->decoder == NO_ICONV) || r->encoder == NO_ICONV) {
-        fjx_error_set(err, FJX_NO_OFFSET, "iconv cannot convert %s to %s", from_name, to_name);
-        fjx_recoder_free(r);
+        fjf_error_set(err, FJF_NO_OFFSET, "iconv cannot convert %s to %s", from_name, to_name);
+        fjf_recoder_free(r);
         return -1;
     }
     if (with_bom) {
@@ -926,7 +926,7 @@ int fjx_recoder_new(const char *from, const char *to, unsigned flags, fj_write_f
         const uint32_t mark = 0xFEFF;
         size_t at;
         if (encode_run(r, &mark, 1, &at, err) < 0) {
-            fjx_recoder_free(r);
+            fjf_recoder_free(r);
             return -1;
         }
     }
@@ -934,10 +934,10 @@ int fjx_recoder_new(const char *from, const char *to, unsigned flags, fj_write_f
     return 0;
 }
 
-int fjx_recoder_feed(fjx_recoder *r, const char *data, size_t len, fjx_error *err)
+int fjf_recoder_feed(fjf_recoder *r, const char *data, size_t len, fjf_error *err)
 {
     if (r->failed) {
-        fjx_error_set(err, FJX_NO_OFFSET, "the recoder failed earlier");
+        fjf_error_set(err, FJF_NO_OFFSET, "the recoder failed earlier");
         return -1;
     }
     if (len == 0)
@@ -965,14 +965,14 @@ int fjx_recoder_feed(fjx_recoder *r, const char *data, size_t len, fjx_error *er
 }
 
 /* The end of the input: a character left cut is an error, or under
- * FJX_LOSSY one replacement per unit, the bytes after it read anew. */
-static int finish_input(fjx_recoder *r, fjx_error *err)
+ * FJF_LOSSY one replacement per unit, the bytes after it read anew. */
+static int finish_input(fjf_recoder *r, fjf_error *err)
 {
     if (r->await_bom && resolve_byte_order(r, err) != 0)
         return -1;
     while (r->carry_len > 0) {
-        if (!(r->flags & FJX_LOSSY)) {
-            fjx_error_set(err, r->consumed, "file ends inside a character at byte %zu",
+        if (!(r->flags & FJF_LOSSY)) {
+            fjf_error_set(err, r->consumed, "file ends inside a character at byte %zu",
                           r->consumed);
             return -1;
         }
@@ -999,10 +999,10 @@ static int finish_input(fjx_recoder *r, fjx_error *err)
     return encode_run(r, NULL, 0, &at, err) == 0 ? 0 : -1;
 }
 
-int fjx_recoder_finish(fjx_recoder *r, fjx_error *err)
+int fjf_recoder_finish(fjf_recoder *r, fjf_error *err)
 {
     if (r->failed) {
-        fjx_error_set(err, FJX_NO_OFFSET, "the recoder failed earlier");
+        fjf_error_set(err, FJF_NO_OFFSET, "the recoder failed earlier");
         return -1;
     }
     if (finish_input(r, err) != 0 || flush_output(r, err) != 0) {
@@ -1012,9 +1012,9 @@ int fjx_recoder_finish(fjx_recoder *r, fjx_error *err)
     return 0;
 }
 
-unsigned long long fjx_recoder_replaced(const fjx_recoder *r) { return r ? r->replaced : 0; }
+unsigned long long fjf_recoder_replaced(const fjf_recoder *r) { return r ? r->replaced : 0; }
 
-void fjx_recoder_free(fjx_recoder *r)
+void fjf_recoder_free(fjf_recoder *r)
 {
     if (!r)
         return;

@@ -1,4 +1,4 @@
-/* fanjian CLI: XML documents (XHTML, the EPUB package document, the NCX).
+/* fanjian formats: XML documents (XHTML, the EPUB package document, the NCX).
  *
  * The document is never re-serialised. Expat parses it in one call only to
  * tell where things are (XML_GetCurrentByteIndex/ByteCount); the pass
@@ -15,7 +15,7 @@
 #include <expat.h>
 
 #include "docclean.h"
-#include "files.h"
+#include "fanjian-formats.h"
 
 #define DC_NS "http://purl.org/dc/elements/1.1/"
 
@@ -51,7 +51,7 @@ typedef struct nsbind {
 
 typedef struct xctx {
     XML_Parser p;
-    fjx_xml_kind kind;
+    fjf_xml_kind kind;
     const char *in;
     size_t len;
     const char *lang, *charset;
@@ -236,13 +236,13 @@ static void flush(xctx *x)
 static int text_type(const xctx *x)
 {
     switch (x->kind) {
-    case FJX_XML_XHTML:
+    case FJF_XML_XHTML:
         return x->depth > 0 && x->skip == 0 ? T_TEXT : T_NONE;
-    case FJX_XML_OPF:
+    case FJF_XML_OPF:
         if (x->conv)
             return T_TEXT;
         return x->langs && x->lang ? T_LANG : T_NONE;
-    case FJX_XML_NCX:
+    case FJF_XML_NCX:
         return x->conv ? T_TEXT : T_NONE;
     }
     return T_NONE;
@@ -400,10 +400,10 @@ static void on_start(void *ud, const XML_Char *name, const XML_Char **atts)
     unsigned char flags = 0;
     int root = x->depth == 0;
 
-    if (x->kind == FJX_XML_XHTML) {
+    if (x->kind == FJF_XML_XHTML) {
         if (in_list(local, xhtml_skip))
             flags |= F_SKIP;
-    } else if (x->kind == FJX_XML_OPF) {
+    } else if (x->kind == FJF_XML_OPF) {
         if (ns_declare(x, atts))
             flags |= F_NSDECL;
         if (x->failed)
@@ -432,16 +432,16 @@ static void on_start(void *ud, const XML_Char *name, const XML_Char **atts)
     if (idx >= 0 && cnt > 0 && (size_t)idx + (size_t)cnt <= x->len) {
         const char *tag = x->in + idx;
         size_t n = (size_t)cnt, pos = after_name(tag, n);
-        int has_lang = 0, is_meta = x->kind == FJX_XML_XHTML && strcmp(local, "meta") == 0;
+        int has_lang = 0, is_meta = x->kind == FJF_XML_XHTML && strcmp(local, "meta") == 0;
         const char *equiv = is_meta ? att_value(atts, "http-equiv") : NULL;
         raw_attr a;
         while (next_attr(tag, n, &pos, &a)) {
             size_t vs = (size_t)idx + a.value_start, ve = (size_t)idx + a.value_end;
             int lang_attr = name_is(&a, "xml:lang") ||
-                            (x->kind == FJX_XML_XHTML && name_is(&a, "lang"));
+                            (x->kind == FJF_XML_XHTML && name_is(&a, "lang"));
             if (lang_attr)
                 has_lang = 1;
-            if (x->kind == FJX_XML_XHTML) {
+            if (x->kind == FJF_XML_XHTML) {
                 for (const char *const *l = xhtml_attrs; *l; l++)
                     if (name_is(&a, *l) && !all_space(x->in + vs, ve - vs))
                         add_edit(x, vs, ve, E_TEXT, NULL);
@@ -466,7 +466,7 @@ static void on_start(void *ud, const XML_Char *name, const XML_Char **atts)
                 }
             }
         }
-        if (root && x->kind == FJX_XML_XHTML && x->lang_insert && !has_lang &&
+        if (root && x->kind == FJF_XML_XHTML && x->lang_insert && !has_lang &&
             strcmp(local, "html") == 0 && n >= 2) {
             size_t at = n - 1; /* before '>' */
             if (tag[n - 2] == '/')
@@ -544,12 +544,12 @@ static void on_entity(void *ud, const XML_Char *name, int is_parameter, const XM
         x->entities = 1;
 }
 
-/* A parse error is always at a place in the input (cli/files.h): where
+/* A parse error is always at a place in the input (fanjian-formats.h, fjf_error): where
  * expat gives none, at the end, where parsing stopped. */
-static void set_parse_error(XML_Parser p, size_t len, fjx_error *err)
+static void set_parse_error(XML_Parser p, size_t len, fjf_error *err)
 {
     XML_Index idx = XML_GetCurrentByteIndex(p);
-    fjx_error_set(err, idx < 0 || (size_t)idx > len ? len : (size_t)idx, "line %lu, column %lu: %s",
+    fjf_error_set(err, idx < 0 || (size_t)idx > len ? len : (size_t)idx, "line %lu, column %lu: %s",
                   (unsigned long)XML_GetCurrentLineNumber(p),
                   (unsigned long)XML_GetCurrentColumnNumber(p) + 1,
                   XML_ErrorString(XML_GetErrorCode(p)));
@@ -557,66 +557,66 @@ static void set_parse_error(XML_Parser p, size_t len, fjx_error *err)
 
 /* ---- the rewrite ------------------------------------------------------------------- */
 
-static int apply(const xctx *x, const fjx_rewrite *rw, fjx_buf *out, fjx_error *err)
+static int apply(const xctx *x, const fjf_rewrite *rw, fjf_buf *out, fjf_error *err)
 {
     size_t pos = 0;
     for (size_t i = 0; i < x->nedits; i++) {
         const edit *e = &x->edits[i];
-        if (fjx_buf_append(out, x->in + pos, e->start - pos) < 0)
+        if (fjf_buf_append(out, x->in + pos, e->start - pos) < 0)
             goto nomem;
         if (e->type == E_LITERAL) {
-            if (fjx_buf_append(out, e->lit, strlen(e->lit)) < 0)
+            if (fjf_buf_append(out, e->lit, strlen(e->lit)) < 0)
                 goto nomem;
         } else if (rw && rw->text) {
             if (rw->text(rw->text_ctx, x->in + e->start, e->end - e->start, out) < 0) {
-                fjx_error_set(err, e->start, "converting the text at byte %zu failed", e->start);
+                fjf_error_set(err, e->start, "converting the text at byte %zu failed", e->start);
                 return -1;
             }
-        } else if (fjx_buf_append(out, x->in + e->start, e->end - e->start) < 0) {
+        } else if (fjf_buf_append(out, x->in + e->start, e->end - e->start) < 0) {
             goto nomem;
         }
         pos = e->end;
     }
-    if (fjx_buf_append(out, x->in + pos, x->len - pos) < 0)
+    if (fjf_buf_append(out, x->in + pos, x->len - pos) < 0)
         goto nomem;
     return 0;
 nomem:
-    fjx_error_set(err, FJX_NO_OFFSET, "out of memory");
+    fjf_error_set(err, FJF_NO_OFFSET, "out of memory");
     return -1;
 }
 
-static int xhtml_rewrite(const char *in, size_t len, const fjx_rewrite *rw, fjx_buf *out,
-                         fjx_error *err)
+static int xhtml_rewrite(const char *in, size_t len, const fjf_rewrite *rw, fjf_buf *out,
+                         fjf_error *err)
 {
-    return fjx_xml_rewrite(FJX_XML_XHTML, in, len, rw, out, err);
+    return fjf_xml_rewrite(FJF_XML_XHTML, in, len, rw, out, err);
 }
 
-int fjx_xml_rewrite(fjx_xml_kind kind, const char *in, size_t len, const fjx_rewrite *rw,
-                    fjx_buf *out, fjx_error *err)
+int fjf_xml_rewrite(fjf_xml_kind kind, const char *in, size_t len, const fjf_rewrite *rw,
+                    fjf_buf *out, fjf_error *err)
 {
     /* Boilerplate is looked for in XHTML only: a title, a TOC entry or a
      * package's metadata is not a site notice. The cleaned document is
      * parsed again, so what comes out is well-formed. */
-    if (kind == FJX_XML_XHTML && rw && rw->clean)
-        return fjx_clean_then_rewrite(FJX_XHTML, in, len, rw, out, err, xhtml_rewrite);
+    if (kind == FJF_XML_XHTML && rw && rw->clean)
+        return fjf_clean_then_rewrite(FJF_XHTML, in, len, rw, out, err, xhtml_rewrite);
     const unsigned char *u = (const unsigned char *)in;
     if (len > INT_MAX) {
-        fjx_error_set(err, FJX_NO_OFFSET, "document too large (%zu bytes)", len);
+        fjf_error_set(err, FJF_NO_OFFSET, "document too large (%zu bytes)", len);
         return -1;
     }
     /* UTF-16 or UTF-32 here means the caller did not decode it. */
     if (len >= 2 && (u[0] == 0 || u[1] == 0 || (u[0] == 0xFE && u[1] == 0xFF) ||
                      (u[0] == 0xFF && u[1] == 0xFE))) {
-        fjx_error_set(err, 0, "UTF-16 and UTF-32 documents are not supported (only UTF-8)");
+        fjf_error_set(err, 0, "UTF-16 and UTF-32 documents are not supported (only UTF-8)");
         return -1;
     }
     const char *lang = rw ? rw->lang : NULL, *charset = rw ? rw->charset : NULL;
     if (lang && !safe_value(lang, "-_")) {
-        fjx_error_set(err, FJX_NO_OFFSET, "invalid language tag \"%s\"", lang);
+        fjf_error_set(err, FJF_NO_OFFSET, "invalid language tag \"%s\"", lang);
         return -1;
     }
     if (charset && !safe_value(charset, "-_.:+()")) {
-        fjx_error_set(err, FJX_NO_OFFSET, "invalid charset name \"%s\"", charset);
+        fjf_error_set(err, FJF_NO_OFFSET, "invalid charset name \"%s\"", charset);
         return -1;
     }
 
@@ -629,7 +629,7 @@ int fjx_xml_rewrite(fjx_xml_kind kind, const char *in, size_t len, const fjx_rew
     x.charset = charset;
     int rc = -1;
     size_t out_len0 = out->len;
-    if (lang && kind == FJX_XML_XHTML) {
+    if (lang && kind == FJF_XML_XHTML) {
         size_t n = strlen(lang) * 2 + 32;
         x.lang_insert = malloc(n);
         if (!x.lang_insert)
@@ -674,7 +674,7 @@ int fjx_xml_rewrite(fjx_xml_kind kind, const char *in, size_t len, const fjx_rew
     rc = apply(&x, rw, out, err);
     goto done;
 nomem:
-    fjx_error_set(err, FJX_NO_OFFSET, "out of memory");
+    fjf_error_set(err, FJF_NO_OFFSET, "out of memory");
 done:
     if (rc < 0)
         out->len = out_len0;

@@ -1,4 +1,4 @@
-/* fanjian CLI: subtitles (files.h). SubRip (.srt), Advanced SubStation
+/* fanjian formats: subtitles (fanjian-formats.h). SubRip (.srt), Advanced SubStation
  * Alpha and SubStation Alpha (.ass, .ssa) and WebVTT (.vtt): only the
  * lines a viewer reads are converted, one line a span, and in them only
  * what lies outside formatting tags. Line endings may be LF, CRLF or CR.
@@ -6,14 +6,14 @@
 #include <string.h>
 
 #include "docclean.h"
-#include "files.h"
+#include "fanjian-formats.h"
 
 typedef struct sw {
     const char *in;
     size_t len;
-    const fjx_rewrite *rw;
-    fjx_buf *out;
-    fjx_error *err;
+    const fjf_rewrite *rw;
+    fjf_buf *out;
+    fjf_error *err;
 } sw;
 
 /* A line: content in[a..e), line ending in[e..n). */
@@ -21,15 +21,15 @@ typedef struct line {
     size_t a, e, n;
 } line;
 
-static int copy(sw *w, size_t a, size_t b) { return fjx_emit_copy(w->in, a, b, w->out, w->err); }
+static int copy(sw *w, size_t a, size_t b) { return fjf_emit_copy(w->in, a, b, w->out, w->err); }
 
 static int conv(sw *w, size_t a, size_t b)
 {
-    return fjx_emit_text(w->rw, w->in, a, b, w->out, w->err);
+    return fjf_emit_text(w->rw, w->in, a, b, w->out, w->err);
 }
 
-static void init(sw *w, const char *in, size_t len, const fjx_rewrite *rw, fjx_buf *out,
-                 fjx_error *err)
+static void init(sw *w, const char *in, size_t len, const fjf_rewrite *rw, fjf_buf *out,
+                 fjf_error *err)
 {
     w->in = in;
     w->len = len;
@@ -213,10 +213,10 @@ static int digits(const char *in, const line *l)
 
 /* Each line is judged by itself and its neighbours, so blank lines inside
  * a cue, missing blank lines between cues or missing numbers do no harm. */
-int fjx_srt_rewrite(const char *in, size_t len, const fjx_rewrite *rw, fjx_buf *out, fjx_error *err)
+int fjf_srt_rewrite(const char *in, size_t len, const fjf_rewrite *rw, fjf_buf *out, fjf_error *err)
 {
     if (rw && rw->clean)
-        return fjx_clean_then_rewrite(FJX_SRT, in, len, rw, out, err, fjx_srt_rewrite);
+        return fjf_clean_then_rewrite(FJF_SRT, in, len, rw, out, err, fjf_srt_rewrite);
     sw w;
     init(&w, in, len, rw, out, err);
     long start = bom(&w);
@@ -262,10 +262,10 @@ enum {
 }; /* Layer (SSA: Marked), Start, End, Style, Name,
       MarginL, MarginR, MarginV, Effect, Text */
 
-int fjx_ass_rewrite(const char *in, size_t len, const fjx_rewrite *rw, fjx_buf *out, fjx_error *err)
+int fjf_ass_rewrite(const char *in, size_t len, const fjf_rewrite *rw, fjf_buf *out, fjf_error *err)
 {
     if (rw && rw->clean)
-        return fjx_clean_then_rewrite(FJX_ASS, in, len, rw, out, err, fjx_ass_rewrite);
+        return fjf_clean_then_rewrite(FJF_ASS, in, len, rw, out, err, fjf_ass_rewrite);
     sw w;
     init(&w, in, len, rw, out, err);
     long start = bom(&w);
@@ -317,10 +317,10 @@ int fjx_ass_rewrite(const char *in, size_t len, const fjx_rewrite *rw, fjx_buf *
  * or up to a line with "-->" that is not the block's first or second. A
  * block with "-->" in its first or second line is a cue; every other
  * block (the header, NOTE, STYLE, REGION) is copied. */
-int fjx_vtt_rewrite(const char *in, size_t len, const fjx_rewrite *rw, fjx_buf *out, fjx_error *err)
+int fjf_vtt_rewrite(const char *in, size_t len, const fjf_rewrite *rw, fjf_buf *out, fjf_error *err)
 {
     if (rw && rw->clean)
-        return fjx_clean_then_rewrite(FJX_VTT, in, len, rw, out, err, fjx_vtt_rewrite);
+        return fjf_clean_then_rewrite(FJF_VTT, in, len, rw, out, err, fjf_vtt_rewrite);
     sw w;
     init(&w, in, len, rw, out, err);
     long start = bom(&w);
@@ -377,10 +377,10 @@ int fjx_vtt_rewrite(const char *in, size_t len, const fjx_rewrite *rw, fjx_buf *
  * markup, which is skipped; a line break (the one before it, ASS's \N) is a
  * space, and references (WebVTT's &amp;) are judged as written: neither is
  * ever cut into. */
-static int clean_text_line(fjx_cleaner *c, size_t a, size_t e, unsigned mode, int first)
+static int clean_text_line(fjf_cleaner *c, size_t a, size_t e, unsigned mode, int first)
 {
     const char *in = c->in;
-    if (!first && fjxc_add_decoded(c, a, a, " ", 1))
+    if (!first && fjfc_add_decoded(c, a, a, " ", 1))
         return -1;
     size_t i = a, t = a;
     seek gt = {0, 0}, rb = {0, 0};
@@ -400,13 +400,13 @@ static int clean_text_line(fjx_cleaner *c, size_t a, size_t e, unsigned mode, in
             i++;
             continue;
         }
-        if (fjxc_add_raw(c, t, i))
+        if (fjfc_add_raw(c, t, i))
             return -1;
-        if (k && fjxc_add_decoded(c, i, k, k - i == 2 ? " " : in + i, k - i == 2 ? 1 : k - i))
+        if (k && fjfc_add_decoded(c, i, k, k - i == 2 ? " " : in + i, k - i == 2 ? 1 : k - i))
             return -1;
         i = t = j ? j : k;
     }
-    return fjxc_add_raw(c, t, e);
+    return fjfc_add_raw(c, t, e);
 }
 
 static int starts_with(const char *in, const line *l, const char *w)
@@ -421,7 +421,7 @@ static int starts_with(const char *in, const line *l, const char *w)
  * with its number, timing and the blank line after it; the numbers of the
  * other cues are kept as they are (players do not need them in sequence).
  * A block with more timing lines in it is not judged. */
-int fjx_srt_clean_blocks(fjx_cleaner *c, int vtt)
+int fjf_srt_clean_blocks(fjf_cleaner *c, int vtt)
 {
     const char *in = c->in;
     sw w;
@@ -457,13 +457,13 @@ int fjx_srt_clean_blocks(fjx_cleaner *c, int vtt)
         pos = end;
         if (header || note || !text_from || arrows != 1 || text_from >= end)
             continue;
-        fjxc_block_reset(c);
+        fjfc_block_reset(c);
         int first = 1;
         for (size_t p = text_from; p < end && get_line(&w, p, &b); p = b.n, first = 0)
             if (clean_text_line(c, b.a, b.e, mode, first))
                 return -1;
         int whole = 0;
-        if (fjxc_judge(c, &whole))
+        if (fjfc_judge(c, &whole))
             return -1;
         if (!whole)
             continue;
@@ -472,7 +472,7 @@ int fjx_srt_clean_blocks(fjx_cleaner *c, int vtt)
             cut_to = b.n; /* and the blank line after it */
         else if (end == c->len && prev_blank != (size_t)-1)
             cut_from = prev_blank; /* the last cue: the blank line before it */
-        if (fjxc_cut_whole(c, cut_from, cut_to))
+        if (fjfc_cut_whole(c, cut_from, cut_to))
             return -1;
         pos = cut_to;
         prev_blank = (size_t)-1;
@@ -482,7 +482,7 @@ int fjx_srt_clean_blocks(fjx_cleaner *c, int vtt)
 
 /* Dialogue lines of [Events]: the text field, never the override tags; a
  * line whose text is wholly boilerplate goes whole. */
-int fjx_ass_clean_blocks(fjx_cleaner *c)
+int fjf_ass_clean_blocks(fjf_cleaner *c)
 {
     const char *in = c->in;
     sw w;
@@ -513,11 +513,11 @@ int fjx_ass_clean_blocks(fjx_cleaner *c)
                 need -= in[p] == ',';
             if (need)
                 continue;
-            fjxc_block_reset(c);
+            fjfc_block_reset(c);
             int whole = 0;
-            if (clean_text_line(c, p, l.e, M_ANY_BRACE, 1) || fjxc_judge(c, &whole))
+            if (clean_text_line(c, p, l.e, M_ANY_BRACE, 1) || fjfc_judge(c, &whole))
                 return -1;
-            if (whole && fjxc_cut_whole(c, l.a, l.n))
+            if (whole && fjfc_cut_whole(c, l.a, l.n))
                 return -1;
         }
     }

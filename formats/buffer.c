@@ -1,13 +1,13 @@
-/* fanjian CLI: the types the file formats share. */
+/* fanjian formats: the types the file formats share. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "files.h"
+#include "fanjian-formats.h"
 
-int fjx_buf_append(fjx_buf *b, const char *data, size_t len)
+int fjf_buf_append(fjf_buf *b, const char *data, size_t len)
 {
     if (len > b->cap - b->len) {
         size_t cap = b->cap ? b->cap : 4096;
@@ -28,14 +28,14 @@ int fjx_buf_append(fjx_buf *b, const char *data, size_t len)
     return 0;
 }
 
-void fjx_buf_free(fjx_buf *b)
+void fjf_buf_free(fjf_buf *b)
 {
     free(b->data);
     b->data = NULL;
     b->len = b->cap = 0;
 }
 
-void fjx_error_set(fjx_error *err, size_t offset, const char *fmt, ...)
+void fjf_error_set(fjf_error *err, size_t offset, const char *fmt, ...)
 {
     if (!err)
         return;
@@ -46,24 +46,24 @@ void fjx_error_set(fjx_error *err, size_t offset, const char *fmt, ...)
     va_end(ap);
 }
 
-int fjx_emit_copy(const char *in, size_t a, size_t b, fjx_buf *out, fjx_error *err)
+int fjf_emit_copy(const char *in, size_t a, size_t b, fjf_buf *out, fjf_error *err)
 {
-    if (a < b && fjx_buf_append(out, in + a, b - a) != 0) {
-        fjx_error_set(err, a, "out of memory");
+    if (a < b && fjf_buf_append(out, in + a, b - a) != 0) {
+        fjf_error_set(err, a, "out of memory");
         return -1;
     }
     return 0;
 }
 
-int fjx_emit_text(const fjx_rewrite *rw, const char *in, size_t a, size_t b, fjx_buf *out,
-                  fjx_error *err)
+int fjf_emit_text(const fjf_rewrite *rw, const char *in, size_t a, size_t b, fjf_buf *out,
+                  fjf_error *err)
 {
     if (a >= b)
         return 0;
     if (!rw || !rw->text)
-        return fjx_emit_copy(in, a, b, out, err);
+        return fjf_emit_copy(in, a, b, out, err);
     if (rw->text(rw->text_ctx, in + a, b - a, out) != 0) {
-        fjx_error_set(err, a, "converting the text failed");
+        fjf_error_set(err, a, "converting the text failed");
         return -1;
     }
     return 0;
@@ -71,15 +71,15 @@ int fjx_emit_text(const fjx_rewrite *rw, const char *in, size_t a, size_t b, fjx
 
 static const struct {
     const char *name;
-    fjx_format format;
+    fjf_format format;
 } format_names[] = {
-    {"text", FJX_TEXT}, {"txt", FJX_TEXT},       {"html", FJX_HTML},     {"htm", FJX_HTML},
-    {"xhtml", FJX_XHTML}, {"xht", FJX_XHTML},    {"markdown", FJX_MARKDOWN},
-    {"md", FJX_MARKDOWN}, {"srt", FJX_SRT},      {"ass", FJX_ASS},       {"ssa", FJX_ASS},
-    {"vtt", FJX_VTT},     {"epub", FJX_EPUB},
+    {"text", FJF_TEXT}, {"txt", FJF_TEXT},       {"html", FJF_HTML},     {"htm", FJF_HTML},
+    {"xhtml", FJF_XHTML}, {"xht", FJF_XHTML},    {"markdown", FJF_MARKDOWN},
+    {"md", FJF_MARKDOWN}, {"srt", FJF_SRT},      {"ass", FJF_ASS},       {"ssa", FJF_ASS},
+    {"vtt", FJF_VTT},     {"epub", FJF_EPUB},
 };
 
-int fjx_format_from_name(const char *name)
+int fjf_format_from_name(const char *name)
 {
     for (size_t i = 0; i < sizeof format_names / sizeof format_names[0]; i++)
         if (strcasecmp(name, format_names[i].name) == 0)
@@ -87,17 +87,17 @@ int fjx_format_from_name(const char *name)
     return -1;
 }
 
-fjx_format fjx_format_from_path(const char *path)
+fjf_format fjf_format_from_path(const char *path)
 {
     const char *slash = strrchr(path, '/');
     const char *dot = strrchr(slash ? slash + 1 : path, '.');
     if (!dot || dot[1] == 0)
-        return FJX_TEXT;
-    int f = fjx_format_from_name(dot + 1);
-    return f < 0 ? FJX_TEXT : (fjx_format)f;
+        return FJF_TEXT;
+    int f = fjf_format_from_name(dot + 1);
+    return f < 0 ? FJF_TEXT : (fjf_format)f;
 }
 
-const char *fjx_format_name(fjx_format format)
+const char *fjf_format_name(fjf_format format)
 {
     static const char *const names[] = {"text", "html", "xhtml", "markdown",
                                         "srt",  "ass",  "vtt",   "epub"};

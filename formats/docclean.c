@@ -1,15 +1,14 @@
-/* fanjian CLI: removing boilerplate from documents (docclean.h). */
+/* fanjian formats: removing boilerplate from documents (docclean.h). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "docclean.h"
-#include "legado.h"
 
 /* Spans asked for at once; a block with more is asked again (fj_clean_find
  * says how many there are). */
 #define SPANS_AT_ONCE 16
 
-void fjxc_init(fjx_cleaner *c, const char *in, size_t len, const fjx_rewrite *rw, fjx_error *err)
+void fjfc_init(fjf_cleaner *c, const char *in, size_t len, const fjf_rewrite *rw, fjf_error *err)
 {
     memset(c, 0, sizeof *c);
     c->in = in;
@@ -19,49 +18,49 @@ void fjxc_init(fjx_cleaner *c, const char *in, size_t len, const fjx_rewrite *rw
     c->line = c->column = 1;
 }
 
-void fjxc_free(fjx_cleaner *c)
+void fjfc_free(fjf_cleaner *c)
 {
     free(c->cuts);
     free(c->pieces);
-    fjx_buf_free(&c->text);
+    fjf_buf_free(&c->text);
     c->cuts = NULL;
     c->pieces = NULL;
 }
 
-void fjxc_block_reset(fjx_cleaner *c)
+void fjfc_block_reset(fjf_cleaner *c)
 {
     c->text.len = 0;
     c->npieces = 0;
 }
 
-static int add_piece(fjx_cleaner *c, size_t a, size_t b, const char *text, size_t n, int raw)
+static int add_piece(fjf_cleaner *c, size_t a, size_t b, const char *text, size_t n, int raw)
 {
     if (raw == 1 && c->npieces) { /* contiguous raw text is one piece */
-        fjxc_piece *last = &c->pieces[c->npieces - 1];
+        fjfc_piece *last = &c->pieces[c->npieces - 1];
         if (last->raw == 1 && last->in_at + last->len == a) {
             last->len += b - a;
-            return fjx_buf_append(&c->text, text, n);
+            return fjf_buf_append(&c->text, text, n);
         }
     }
     if (c->npieces == c->cappieces) {
         size_t cap = c->cappieces ? c->cappieces * 2 : 16;
-        fjxc_piece *p = realloc(c->pieces, cap * sizeof *p);
+        fjfc_piece *p = realloc(c->pieces, cap * sizeof *p);
         if (!p)
             return -1;
         c->pieces = p;
         c->cappieces = cap;
     }
-    c->pieces[c->npieces++] = (fjxc_piece){c->text.len, a, raw ? b - a : n, raw};
-    return fjx_buf_append(&c->text, text, n);
+    c->pieces[c->npieces++] = (fjfc_piece){c->text.len, a, raw ? b - a : n, raw};
+    return fjf_buf_append(&c->text, text, n);
 }
 
-int fjxc_add_raw(fjx_cleaner *c, size_t a, size_t b)
+int fjfc_add_raw(fjf_cleaner *c, size_t a, size_t b)
 {
     size_t at = c->text.len;
     if (b <= a)
         return 0;
     if (add_piece(c, a, b, c->in + a, b - a, 1) != 0) {
-        fjx_error_set(c->err, a, "out of memory");
+        fjf_error_set(c->err, a, "out of memory");
         return -1;
     }
     /* Line breaks inside a block are spaces to a reader; fj_clean_find
@@ -72,28 +71,28 @@ int fjxc_add_raw(fjx_cleaner *c, size_t a, size_t b)
     return 0;
 }
 
-int fjxc_add_atomic(fjx_cleaner *c, size_t a, size_t b)
+int fjfc_add_atomic(fjf_cleaner *c, size_t a, size_t b)
 {
     if (b <= a)
         return 0;
     if (add_piece(c, a, b, c->in + a, b - a, 2) != 0) {
-        fjx_error_set(c->err, a, "out of memory");
+        fjf_error_set(c->err, a, "out of memory");
         return -1;
     }
     return 0;
 }
 
-int fjxc_add_decoded(fjx_cleaner *c, size_t a, size_t b, const char *text, size_t n)
+int fjfc_add_decoded(fjf_cleaner *c, size_t a, size_t b, const char *text, size_t n)
 {
     if (add_piece(c, a, b, text, n, 0) != 0) {
-        fjx_error_set(c->err, a, "out of memory");
+        fjf_error_set(c->err, a, "out of memory");
         return -1;
     }
     return 0;
 }
 
 /* Line and column of in[at], counted on from the last place asked for. */
-static void where(fjx_cleaner *c, size_t at, unsigned long long *line, unsigned long long *column)
+static void where(fjf_cleaner *c, size_t at, unsigned long long *line, unsigned long long *column)
 {
     if (at < c->pos_at) {
         c->pos_at = 0;
@@ -113,11 +112,11 @@ static void where(fjx_cleaner *c, size_t at, unsigned long long *line, unsigned 
 }
 
 /* Records the cut in[a..b) and reports text[0..n) found at in[at]. */
-static int cut(fjx_cleaner *c, size_t a, size_t b, size_t at, const char *text, size_t n,
+static int cut(fjf_cleaner *c, size_t a, size_t b, size_t at, const char *text, size_t n,
                int whole)
 {
     if (c->ncuts) { /* the walkers go forward; an overlap is only blanks */
-        fjxc_cut *last = &c->cuts[c->ncuts - 1];
+        fjfc_cut *last = &c->cuts[c->ncuts - 1];
         if (a < last->end)
             a = last->end;
     }
@@ -125,15 +124,15 @@ static int cut(fjx_cleaner *c, size_t a, size_t b, size_t at, const char *text, 
         return 0;
     if (c->ncuts == c->capcuts) {
         size_t cap = c->capcuts ? c->capcuts * 2 : 16;
-        fjxc_cut *p = realloc(c->cuts, cap * sizeof *p);
+        fjfc_cut *p = realloc(c->cuts, cap * sizeof *p);
         if (!p) {
-            fjx_error_set(c->err, FJX_NO_OFFSET, "out of memory");
+            fjf_error_set(c->err, FJF_NO_OFFSET, "out of memory");
             return -1;
         }
         c->cuts = p;
         c->capcuts = cap;
     }
-    c->cuts[c->ncuts++] = (fjxc_cut){a, b};
+    c->cuts[c->ncuts++] = (fjfc_cut){a, b};
     if (!c->rw->report)
         return 0;
     while (n && (text[0] == ' ' || text[0] == '\t' || text[0] == '\n' || text[0] == '\r'))
@@ -148,7 +147,7 @@ static int cut(fjx_cleaner *c, size_t a, size_t b, size_t at, const char *text, 
     r.len = n;
     r.whole_line = whole;
     if (c->rw->report(c->rw->report_ctx, c->rw->part, &r) != 0) {
-        fjx_error_set(c->err, FJX_NO_OFFSET, "stopped by the report");
+        fjf_error_set(c->err, FJF_NO_OFFSET, "stopped by the report");
         return -1;
     }
     return 0;
@@ -174,16 +173,16 @@ static int only_blanks_left(const char *text, size_t len, const fj_clean_span *s
  * touch stay apart, since each must map to the input by itself (one may
  * end where markup starts). The block goes whole when the Legado spans
  * leave only white space and punctuation, as a text line would. */
-static int union_legado(fjx_cleaner *c, fj_clean_span **all, fj_clean_span *fixed, size_t *n,
+static int union_legado(fjf_cleaner *c, fj_clean_span **all, fj_clean_span *fixed, size_t *n,
                         int *whole)
 {
     fj_clean_span *found = NULL;
     size_t count = 0;
     unsigned long long line, column;
     where(c, c->pieces[0].in_at, &line, &column);
-    if (fjx_legado_find(c->rw->legado, c->rw->input ? c->rw->input : "document", c->rw->book,
+    if (fjf_legado_find(c->rw->legado, c->rw->input ? c->rw->input : "document", c->rw->book,
                         line, c->text.data, c->text.len, &found, &count) != 0) {
-        fjx_error_set(c->err, FJX_NO_OFFSET, "out of memory");
+        fjf_error_set(c->err, FJF_NO_OFFSET, "out of memory");
         return -1;
     }
     if (count == 0)
@@ -191,12 +190,12 @@ static int union_legado(fjx_cleaner *c, fj_clean_span **all, fj_clean_span *fixe
     fj_clean_span *both = realloc(found, (count + *n) * sizeof *both);
     if (!both) {
         free(found);
-        fjx_error_set(c->err, FJX_NO_OFFSET, "out of memory");
+        fjf_error_set(c->err, FJF_NO_OFFSET, "out of memory");
         return -1;
     }
     memcpy(both + count, *all, *n * sizeof *both);
-    size_t total = fjx_legado_merge_spans(both, count + *n, 0);
-    if (fjx_legado_leaves_blank(c->rw->legado, c->text.data, c->text.len, both, total))
+    size_t total = fjf_legado_merge_spans(both, count + *n, 0);
+    if (fjf_legado_leaves_blank(c->rw->legado, c->text.data, c->text.len, both, total))
         *whole = 1;
     if (*all != fixed)
         free(*all);
@@ -205,7 +204,7 @@ static int union_legado(fjx_cleaner *c, fj_clean_span **all, fj_clean_span *fixe
     return 0;
 }
 
-int fjxc_judge(fjx_cleaner *c, int *whole)
+int fjfc_judge(fjf_cleaner *c, int *whole)
 {
     fj_clean_span spans[SPANS_AT_ONCE], *all = spans;
     *whole = 0;
@@ -215,7 +214,7 @@ int fjxc_judge(fjx_cleaner *c, int *whole)
     if (n > SPANS_AT_ONCE) {
         all = malloc(n * sizeof *all);
         if (!all) {
-            fjx_error_set(c->err, FJX_NO_OFFSET, "out of memory");
+            fjf_error_set(c->err, FJF_NO_OFFSET, "out of memory");
             return -1;
         }
         size_t room = n;
@@ -243,7 +242,7 @@ int fjxc_judge(fjx_cleaner *c, int *whole)
             k++;
         if (k == c->npieces || e <= s || s < c->pieces[k].text_at)
             continue;
-        const fjxc_piece *first = &c->pieces[k], *p = first;
+        const fjfc_piece *first = &c->pieces[k], *p = first;
         int ok = 1;
         for (;; p++) {
             size_t pa = p->text_at, pb = p->text_at + p->len;
@@ -266,7 +265,7 @@ int fjxc_judge(fjx_cleaner *c, int *whole)
     return rc;
 }
 
-int fjxc_cut_whole(fjx_cleaner *c, size_t a, size_t b)
+int fjfc_cut_whole(fjf_cleaner *c, size_t a, size_t b)
 {
     size_t at = c->npieces ? c->pieces[0].in_at : a;
     return cut(c, a, b, at, c->text.data ? c->text.data : "", c->text.len, 1);
@@ -274,15 +273,15 @@ int fjxc_cut_whole(fjx_cleaner *c, size_t a, size_t b)
 
 static int is_blank(char ch) { return ch == ' ' || ch == '\t'; }
 
-size_t fjxc_line_start(const char *in, size_t at)
+size_t fjfc_line_start(const char *in, size_t at)
 {
     size_t i = at;
     while (i > 0 && is_blank(in[i - 1]))
         i--;
-    return i == 0 || in[i - 1] == '\n' ? i : FJX_NO_OFFSET;
+    return i == 0 || in[i - 1] == '\n' ? i : FJF_NO_OFFSET;
 }
 
-size_t fjxc_line_end(const char *in, size_t len, size_t at)
+size_t fjfc_line_end(const char *in, size_t len, size_t at)
 {
     size_t i = at;
     while (i < len && is_blank(in[i]))
@@ -291,16 +290,16 @@ size_t fjxc_line_end(const char *in, size_t len, size_t at)
         return i + 2;
     if (i < len && in[i] == '\n')
         return i + 1;
-    return i == len ? i : FJX_NO_OFFSET;
+    return i == len ? i : FJF_NO_OFFSET;
 }
 
-int fjxc_output(const fjx_cleaner *c, fjx_buf *out)
+int fjfc_output(const fjf_cleaner *c, fjf_buf *out)
 {
     size_t at = 0;
     for (size_t i = 0; i <= c->ncuts; i++) {
         size_t end = i < c->ncuts ? c->cuts[i].start : c->len;
-        if (fjx_buf_append(out, c->in + at, end - at) != 0) {
-            fjx_error_set(c->err, FJX_NO_OFFSET, "out of memory");
+        if (fjf_buf_append(out, c->in + at, end - at) != 0) {
+            fjf_error_set(c->err, FJF_NO_OFFSET, "out of memory");
             return -1;
         }
         if (i < c->ncuts)
@@ -309,65 +308,65 @@ int fjxc_output(const fjx_cleaner *c, fjx_buf *out)
     return 0;
 }
 
-int fjx_clean_document(fjx_format format, const char *in, size_t len, const fjx_rewrite *rw,
-                       fjx_buf *out, fjx_error *err)
+int fjf_clean_document(fjf_format format, const char *in, size_t len, const fjf_rewrite *rw,
+                       fjf_buf *out, fjf_error *err)
 {
     if (!rw || !rw->clean)
-        return fjx_buf_append(out, in, len) == 0 ? 0 : -1;
-    fjx_cleaner c;
-    fjxc_init(&c, in, len, rw, err);
+        return fjf_buf_append(out, in, len) == 0 ? 0 : -1;
+    fjf_cleaner c;
+    fjfc_init(&c, in, len, rw, err);
     int rc;
     switch (format) {
-    case FJX_HTML:
-        rc = fjx_html_clean_blocks(&c, 0);
+    case FJF_HTML:
+        rc = fjf_html_clean_blocks(&c, 0);
         break;
-    case FJX_XHTML:
-        rc = fjx_html_clean_blocks(&c, 1);
+    case FJF_XHTML:
+        rc = fjf_html_clean_blocks(&c, 1);
         break;
-    case FJX_SRT:
-    case FJX_VTT:
-        rc = fjx_srt_clean_blocks(&c, format == FJX_VTT);
+    case FJF_SRT:
+    case FJF_VTT:
+        rc = fjf_srt_clean_blocks(&c, format == FJF_VTT);
         break;
-    case FJX_ASS:
-        rc = fjx_ass_clean_blocks(&c);
+    case FJF_ASS:
+        rc = fjf_ass_clean_blocks(&c);
         break;
-    case FJX_MARKDOWN:
-        rc = fjx_markdown_clean_blocks(&c);
+    case FJF_MARKDOWN:
+        rc = fjf_markdown_clean_blocks(&c);
         break;
     default:
-        fjx_error_set(err, FJX_NO_OFFSET, "boilerplate removal does not read this format yet");
+        fjf_error_set(err, FJF_NO_OFFSET, "boilerplate removal does not read this format yet");
         rc = -1;
     }
     if (rc == 0)
-        rc = fjxc_output(&c, out);
-    fjxc_free(&c);
+        rc = fjfc_output(&c, out);
+    fjfc_free(&c);
     return rc;
 }
 
-int fjx_clean_then_rewrite(fjx_format format, const char *in, size_t len, const fjx_rewrite *rw,
-                           fjx_buf *out, fjx_error *err, fjx_rewrite_fn rewrite)
+int fjf_clean_then_rewrite(fjf_format format, const char *in, size_t len, const fjf_rewrite *rw,
+                           fjf_buf *out, fjf_error *err, fjf_rewrite_fn rewrite)
 {
-    fjx_rewrite plain = *rw;
+    fjf_rewrite plain = *rw;
     plain.clean = NULL;
-    fjx_buf cleaned = {0};
-    if (fjx_clean_document(format, in, len, rw, &cleaned, err) != 0) {
-        fjx_buf_free(&cleaned);
+    fjf_buf cleaned = {0};
+    if (fjf_clean_document(format, in, len, rw, &cleaned, err) != 0) {
+        fjf_buf_free(&cleaned);
         return -1;
     }
     size_t before = out->len;
     int rc = rewrite(cleaned.data ? cleaned.data : "", cleaned.len, &plain, out, err);
-    if (rc != 0 && err && err->offset != FJX_NO_OFFSET) {
+    if (rc != 0 && err && err->offset != FJF_NO_OFFSET) {
         /* Where the input has the error (the rewrite of the input, thrown
          * away, finds it there); if it has none, the clean-up made it. */
         out->len = before;
-        fjx_buf scratch = {0};
+        fjf_buf scratch = {0};
         rc = rewrite(in, len, &plain, &scratch, err);
-        fjx_buf_free(&scratch);
+        fjf_buf_free(&scratch);
         if (rc == 0) {
-            fjx_error_set(err, FJX_NO_OFFSET, "removing boilerplate would break the document");
+            fjf_error_set(err, FJF_NO_OFFSET, "removing boilerplate would break the document");
             rc = -1;
         }
     }
-    fjx_buf_free(&cleaned);
+    fjf_buf_free(&cleaned);
     return rc;
 }

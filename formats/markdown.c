@@ -1,4 +1,4 @@
-/* fanjian CLI: Markdown (files.h), read by hand after CommonMark 0.31 and
+/* fanjian formats: Markdown (fanjian-formats.h), read by hand after CommonMark 0.31 and
  * the GitHub additions people write (tables, footnotes, bare URLs).
  *
  * Blocks go line by line with a stack of open block quotes and list
@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "docclean.h"
-#include "files.h"
+#include "fanjian-formats.h"
 #include "html.h"
 
 #define NONE ((size_t)-1)
@@ -71,9 +71,9 @@ enum {
 typedef struct md {
     const char *in;
     size_t len;
-    const fjx_rewrite *rw;
-    fjx_buf *out;
-    fjx_error *err;
+    const fjf_rewrite *rw;
+    fjf_buf *out;
+    fjf_error *err;
     struct {
         int bq;   /* a block quote, else a list item */
         size_t w; /* a list item's content indent */
@@ -86,7 +86,7 @@ typedef struct md {
     piece *pc;
     size_t npc, cpc;
     /* The paragraph being read. */
-    fjx_buf t;
+    fjf_buf t;
     hole *ho;
     size_t nho, cho;
     seg *sg;
@@ -158,11 +158,11 @@ static void *grow(void *p, size_t *cap, size_t need, size_t size)
 
 static int oom(md *m, size_t at)
 {
-    fjx_error_set(m->err, at, "out of memory");
+    fjf_error_set(m->err, at, "out of memory");
     return -1;
 }
 
-static int copy(md *m, size_t a, size_t b) { return fjx_emit_copy(m->in, a, b, m->out, m->err); }
+static int copy(md *m, size_t a, size_t b) { return fjf_emit_copy(m->in, a, b, m->out, m->err); }
 
 /* The input offset of byte `at` of the paragraph's text. */
 static size_t tmap(const md *m, size_t at)
@@ -179,12 +179,12 @@ static int put_t(md *m, size_t a, size_t b, int text)
     const char *p = m->t.data + a;
     if (text && m->rw && m->rw->text) {
         if (m->rw->text(m->rw->text_ctx, p, b - a, m->out) != 0) {
-            fjx_error_set(m->err, tmap(m, a), "converting the text failed");
+            fjf_error_set(m->err, tmap(m, a), "converting the text failed");
             return -1;
         }
         return 0;
     }
-    return fjx_buf_append(m->out, p, b - a) ? oom(m, tmap(m, a)) : 0;
+    return fjf_buf_append(m->out, p, b - a) ? oom(m, tmap(m, a)) : 0;
 }
 
 /* Writes the holes that go before t[at]. */
@@ -217,10 +217,10 @@ static int emit(md *m, size_t to, int text)
 /* Rewrites p[0..n), input from at_in on, as a piece of HTML. */
 static int frag(md *m, const char *p, size_t n, size_t at_in)
 {
-    fjx_error e;
-    if (fjx_html_fragment_rewrite(p, n, m->rw, m->out, &e) == 0)
+    fjf_error e;
+    if (fjf_html_fragment_rewrite(p, n, m->rw, m->out, &e) == 0)
         return 0;
-    fjx_error_set(m->err, e.offset == FJX_NO_OFFSET ? FJX_NO_OFFSET : at_in + e.offset, "%s",
+    fjf_error_set(m->err, e.offset == FJF_NO_OFFSET ? FJF_NO_OFFSET : at_in + e.offset, "%s",
                   e.message);
     return -1;
 }
@@ -232,10 +232,10 @@ static int emit_html(md *m, size_t e)
         return -1;
     if (m->hi < m->nho && m->ho[m->hi].at < e)
         return VERB(e);
-    fjx_error er;
-    if (fjx_html_fragment_rewrite(m->t.data + m->cur, e - m->cur, m->rw, m->out, &er) != 0) {
-        size_t at = er.offset == FJX_NO_OFFSET ? FJX_NO_OFFSET : tmap(m, m->cur + er.offset);
-        fjx_error_set(m->err, at, "%s", er.message);
+    fjf_error er;
+    if (fjf_html_fragment_rewrite(m->t.data + m->cur, e - m->cur, m->rw, m->out, &er) != 0) {
+        size_t at = er.offset == FJF_NO_OFFSET ? FJF_NO_OFFSET : tmap(m, m->cur + er.offset);
+        fjf_error_set(m->err, at, "%s", er.message);
         return -1;
     }
     m->cur = e;
@@ -946,7 +946,7 @@ static int para_flush(md *m, int defs)
         m->sg[m->nsg].at = m->t.len;
         m->sg[m->nsg].a = p->a;
         m->sg[m->nsg++].n = p->b - p->a;
-        if (fjx_buf_append(&m->t, m->in + p->a, p->b - p->a))
+        if (fjf_buf_append(&m->t, m->in + p->a, p->b - p->a))
             return oom(m, p->a);
     }
     m->npc = 0;
@@ -1364,11 +1364,11 @@ static size_t front_matter(const char *s, size_t len, size_t pos)
     return pos;
 }
 
-int fjx_markdown_rewrite(const char *in, size_t len, const fjx_rewrite *rw, fjx_buf *out,
-                         fjx_error *err)
+int fjf_markdown_rewrite(const char *in, size_t len, const fjf_rewrite *rw, fjf_buf *out,
+                         fjf_error *err)
 {
     if (rw && rw->clean)
-        return fjx_clean_then_rewrite(FJX_MARKDOWN, in, len, rw, out, err, fjx_markdown_rewrite);
+        return fjf_clean_then_rewrite(FJF_MARKDOWN, in, len, rw, out, err, fjf_markdown_rewrite);
     md m;
     memset(&m, 0, sizeof m);
     m.in = in;
@@ -1393,7 +1393,7 @@ int fjx_markdown_rewrite(const char *in, size_t len, const fjx_rewrite *rw, fjx_
     if (!r)
         r = close_leaf(&m);
     free(m.pc);
-    fjx_buf_free(&m.t);
+    fjf_buf_free(&m.t);
     free(m.ho);
     free(m.sg);
     free(m.rn);
@@ -1411,7 +1411,7 @@ int fjx_markdown_rewrite(const char *in, size_t len, const fjx_rewrite *rw, fjx_
  * whole or not at all, and emphasis marks and line breaks split the text
  * (no span crosses them). */
 typedef struct mdc {
-    fjx_cleaner *c;
+    fjf_cleaner *c;
     const char *in;
     size_t len;
     int open;            /* a block is being read */
@@ -1503,9 +1503,9 @@ enum { MD_FAILED_RUNS = 64 };
 /* The text of one line of a block, s[a..e). */
 static int clean_line_text(mdc *k, size_t a, size_t e, int first)
 {
-    fjx_cleaner *c = k->c;
+    fjf_cleaner *c = k->c;
     const char *s = k->in;
-    if (!first && fjxc_add_decoded(c, a, a, " ", 1))
+    if (!first && fjfc_add_decoded(c, a, a, " ", 1))
         return -1;
     size_t i = a, t = a, failed[MD_FAILED_RUNS], nfailed = 0;
     memo gt_memo = {0, 0, 0}, at_memo = {0, 0, 0};
@@ -1529,7 +1529,7 @@ static int clean_line_text(mdc *k, size_t a, size_t e, int first)
                 /* Too many kinds of run to follow: the rest of the line is
                  * judged as written, never cut, and keeps the block. */
                 k->opaque = 1;
-                if (fjxc_add_raw(c, t, i) || fjxc_add_decoded(c, i, e, s + i, e - i))
+                if (fjfc_add_raw(c, t, i) || fjfc_add_decoded(c, i, e, s + i, e - i))
                     return -1;
                 return 0;
             } else {
@@ -1581,19 +1581,19 @@ static int clean_line_text(mdc *k, size_t a, size_t e, int first)
             i++;
             continue;
         }
-        if (fjxc_add_raw(c, t, i))
+        if (fjfc_add_raw(c, t, i))
             return -1;
         if (kind == 4)
             k->opaque = 1;
         /* A link's destination and a tag are not read: judged as nothing. */
         int unread = (kind == 1 && s[i] == ']') || (kind == 4 && s[i] == '<');
-        if ((kind == 1 || kind == 4) && fjxc_add_decoded(c, i, j, s + i, unread ? 0 : j - i))
+        if ((kind == 1 || kind == 4) && fjfc_add_decoded(c, i, j, s + i, unread ? 0 : j - i))
             return -1;
-        if (kind == 2 && fjxc_add_atomic(c, i, j))
+        if (kind == 2 && fjfc_add_atomic(c, i, j))
             return -1;
         i = t = j;
     }
-    return fjxc_add_raw(c, t, e);
+    return fjfc_add_raw(c, t, e);
 }
 
 static int blank_line(const char *s, size_t a, size_t le)
@@ -1610,7 +1610,7 @@ static int clean_flush(mdc *k)
         return 0;
     k->open = 0;
     int whole = 0;
-    if (fjxc_judge(k->c, &whole))
+    if (fjfc_judge(k->c, &whole))
         return -1;
     if (!whole || k->opaque)
         return 0;
@@ -1630,12 +1630,12 @@ static int clean_flush(mdc *k)
         b = eol(s, k->len, le);
     else if (!k->item && before && (b == k->len || quoted))
         a = k->before_blank;
-    return fjxc_cut_whole(k->c, a, b);
+    return fjfc_cut_whole(k->c, a, b);
 }
 
 static void clean_begin(mdc *k, size_t ls, size_t prev_blank, int item, int heading)
 {
-    fjxc_block_reset(k->c);
+    fjfc_block_reset(k->c);
     k->open = 1;
     k->item = item;
     k->heading = heading;
@@ -1644,7 +1644,7 @@ static void clean_begin(mdc *k, size_t ls, size_t prev_blank, int item, int head
     k->before_blank = prev_blank;
 }
 
-int fjx_markdown_clean_blocks(fjx_cleaner *c)
+int fjf_markdown_clean_blocks(fjf_cleaner *c)
 {
     mdc k;
     memset(&k, 0, sizeof k);

@@ -1,4 +1,4 @@
-/* fanjian CLI: EPUB books (OCF ZIP containers).
+/* fanjian formats: EPUB books (OCF ZIP containers).
  *
  * The whole archive is checked before anything is written: entry count,
  * names, sizes, compression, the mimetype, container.xml, the package
@@ -19,11 +19,11 @@
 
 #include <expat.h>
 
-#include "dynlib.h"
-#include "files.h"
+#include "dynload.h"
+#include "fanjian-formats.h"
 
-/* libzip, loaded on first use (dynlib.h); fjx_epub_convert checks it loads. */
-#define ZIP(f) (fjx_zip_api_load(NULL, 0)->f)
+/* libzip, loaded on first use (dynlib.h); fjf_epub_convert checks it loads. */
+#define ZIP(f) (fjf_zip_api_load(NULL, 0)->f)
 
 #define MIMETYPE "application/epub+zip"
 #define MT_XHTML "application/xhtml+xml"
@@ -35,10 +35,10 @@ enum { K_COPY = -1 };
 typedef struct entry {
     const char *name; /* as stored (owned by the input archive) */
     zip_stat_t st;
-    int kind;      /* K_COPY or an fjx_xml_kind */
+    int kind;      /* K_COPY or an fjf_xml_kind */
     int encrypted; /* listed in META-INF/encryption.xml: never parsed */
     int nav;       /* the navigation document (a TOC is not a site notice) */
-    fjx_buf data;  /* its bytes, once read */
+    fjf_buf data;  /* its bytes, once read */
     int loaded;
 } entry;
 
@@ -54,7 +54,7 @@ typedef struct book {
     name_ref *by_name; /* the entries sorted by name (strcmp) */
     zip_uint64_t n;
     unsigned long long max_total, max_entry, read_total;
-    fjx_error *err;
+    fjf_error *err;
 } book;
 
 /* ---- names and paths --------------------------------------------------------- */
@@ -238,7 +238,7 @@ static int read_entry(book *b, zip_uint64_t i)
     printable(e->name, shown, sizeof shown);
     zip_file_t *f = ZIP(zip_fopen_index)(b->za, i, 0);
     if (!f) {
-        fjx_error_set(b->err, FJX_NO_OFFSET, "%s: %s", shown, ZIP(zip_strerror)(b->za));
+        fjf_error_set(b->err, FJF_NO_OFFSET, "%s: %s", shown, ZIP(zip_strerror)(b->za));
         return -1;
     }
     char chunk[16384];
@@ -246,7 +246,7 @@ static int read_entry(book *b, zip_uint64_t i)
     for (;;) {
         zip_int64_t got = ZIP(zip_fread)(f, chunk, sizeof chunk);
         if (got < 0) {
-            fjx_error_set(b->err, FJX_NO_OFFSET, "%s: %s", shown, ZIP(zip_file_strerror)(f));
+            fjf_error_set(b->err, FJF_NO_OFFSET, "%s: %s", shown, ZIP(zip_file_strerror)(f));
             goto fail;
         }
         if (got == 0)
@@ -254,33 +254,33 @@ static int read_entry(book *b, zip_uint64_t i)
         total += (unsigned long long)got;
         b->read_total += (unsigned long long)got;
         if (total > e->st.size) {
-            fjx_error_set(b->err, FJX_NO_OFFSET,
+            fjf_error_set(b->err, FJF_NO_OFFSET,
                           "%s: more data than its header declares (%llu bytes): "
                           "a damaged or hostile archive",
                           shown, (unsigned long long)e->st.size);
             goto fail;
         }
         if (total > b->max_entry || b->read_total > b->max_total) {
-            fjx_error_set(b->err, FJX_NO_OFFSET, "%s: past the size limit", shown);
+            fjf_error_set(b->err, FJF_NO_OFFSET, "%s: past the size limit", shown);
             goto fail;
         }
-        if (fjx_buf_append(&e->data, chunk, (size_t)got) < 0) {
-            fjx_error_set(b->err, FJX_NO_OFFSET, "%s: out of memory", shown);
+        if (fjf_buf_append(&e->data, chunk, (size_t)got) < 0) {
+            fjf_error_set(b->err, FJF_NO_OFFSET, "%s: out of memory", shown);
             goto fail;
         }
     }
     ZIP(zip_fclose)(f);
     if (total != e->st.size) {
-        fjx_error_set(b->err, FJX_NO_OFFSET, "%s: %llu bytes, but its header declares %llu", shown,
+        fjf_error_set(b->err, FJF_NO_OFFSET, "%s: %llu bytes, but its header declares %llu", shown,
                       total, (unsigned long long)e->st.size);
-        fjx_buf_free(&e->data);
+        fjf_buf_free(&e->data);
         return -1;
     }
     e->loaded = 1;
     return 0;
 fail:
     ZIP(zip_fclose)(f);
-    fjx_buf_free(&e->data);
+    fjf_buf_free(&e->data);
     return -1;
 }
 
@@ -436,9 +436,9 @@ static void opf_start(void *ud, const XML_Char *name, const XML_Char **atts)
         return;
     int kind = K_COPY;
     if (media_is(mt, MT_XHTML) || has_token(props, "nav"))
-        kind = FJX_XML_XHTML;
+        kind = FJF_XML_XHTML;
     else if (media_is(mt, MT_NCX))
-        kind = FJX_XML_NCX;
+        kind = FJF_XML_NCX;
     char *path = resolve(s->base, s->base_len, href, &s->failed);
     if (!path)
         return;
@@ -484,12 +484,12 @@ static int scan_entry(book *b, zip_uint64_t i, scan *s, XML_StartElementHandler 
     char shown[200];
     printable(e->name, shown, sizeof shown);
     if (e->data.len > INT_MAX) {
-        fjx_error_set(b->err, FJX_NO_OFFSET, "%s: too large", shown);
+        fjf_error_set(b->err, FJF_NO_OFFSET, "%s: too large", shown);
         return -1;
     }
     XML_Parser p = XML_ParserCreate(NULL);
     if (!p) {
-        fjx_error_set(b->err, FJX_NO_OFFSET, "out of memory");
+        fjf_error_set(b->err, FJF_NO_OFFSET, "out of memory");
         return -1;
     }
     XML_SetUserData(p, s);
@@ -502,13 +502,13 @@ static int scan_entry(book *b, zip_uint64_t i, scan *s, XML_StartElementHandler 
         XML_Index at = XML_GetCurrentByteIndex(p);
         if (at < 0 || (size_t)at > e->data.len)
             at = (XML_Index)e->data.len;
-        fjx_error_set(b->err, FJX_NO_OFFSET, "%s, byte %ld: line %lu, column %lu: %s", shown,
+        fjf_error_set(b->err, FJF_NO_OFFSET, "%s, byte %ld: line %lu, column %lu: %s", shown,
                       (long)at, (unsigned long)XML_GetCurrentLineNumber(p),
                       (unsigned long)XML_GetCurrentColumnNumber(p) + 1,
                       XML_ErrorString(XML_GetErrorCode(p)));
         rc = -1;
     } else if (s->failed) {
-        fjx_error_set(b->err, FJX_NO_OFFSET, "out of memory");
+        fjf_error_set(b->err, FJF_NO_OFFSET, "out of memory");
         rc = -1;
     }
     XML_ParserFree(p);
@@ -537,7 +537,7 @@ static int package(book *b, long long opf)
     char shown[200];
     printable(pe->name, shown, sizeof shown);
     if (pe->encrypted) {
-        fjx_error_set(b->err, FJX_NO_OFFSET, "%s: the package document is encrypted", shown);
+        fjf_error_set(b->err, FJF_NO_OFFSET, "%s: the package document is encrypted", shown);
         return -1;
     }
     if (read_entry(b, (zip_uint64_t)opf) < 0)
@@ -552,7 +552,7 @@ static int package(book *b, long long opf)
         scan_free(&s);
         return -1;
     }
-    pe->kind = FJX_XML_OPF;
+    pe->kind = FJF_XML_OPF;
     for (size_t k = 0; k < s.nitems; k++) {
         struct item *it = &s.items[k];
         int kind = it->kind;
@@ -560,7 +560,7 @@ static int package(book *b, long long opf)
         if (kind == K_COPY && s.toc && it->id && strcmp(it->id, s.toc) == 0) {
             size_t pl = strlen(it->path);
             if (pl > 4 && strcasecmp(it->path + pl - 4, ".ncx") == 0)
-                kind = FJX_XML_NCX;
+                kind = FJF_XML_NCX;
         }
         if (kind == K_COPY)
             continue;
@@ -660,7 +660,7 @@ static int carry_over(zip_t *za, zip_uint64_t i, const zip_stat_t *st, zip_t *oz
 
 /* Adds src as `name`; libzip owns src from here, even on failure. */
 static long long add(zip_t *oza, const char *name, zip_source_t *src, zip_int32_t method,
-                     fjx_error *err)
+                     fjf_error *err)
 {
     /* The stored bytes; libzip writes the UTF-8 flag where they are valid
      * UTF-8, and no flag (as they came, in GBK and the like) where not. */
@@ -668,25 +668,25 @@ static long long add(zip_t *oza, const char *name, zip_source_t *src, zip_int32_
     if (j < 0) {
         char shown[200];
         printable(name, shown, sizeof shown);
-        fjx_error_set(err, FJX_NO_OFFSET, "%s: %s", shown, ZIP(zip_strerror)(oza));
+        fjf_error_set(err, FJF_NO_OFFSET, "%s: %s", shown, ZIP(zip_strerror)(oza));
         ZIP(zip_source_free)(src);
         return -1;
     }
     if (ZIP(zip_set_file_compression)(oza, (zip_uint64_t)j, method, 0) < 0) {
-        fjx_error_set(err, FJX_NO_OFFSET, "%s", ZIP(zip_strerror)(oza));
+        fjf_error_set(err, FJF_NO_OFFSET, "%s", ZIP(zip_strerror)(oza));
         return -1;
     }
     return j;
 }
 
-static int build(book *b, long long mimetype, const fjx_rewrite *rw, int out_fd)
+static int build(book *b, long long mimetype, const fjf_rewrite *rw, int out_fd)
 {
     zip_error_t ze;
     ZIP(zip_error_init)(&ze);
     zip_source_t *dst = ZIP(zip_source_buffer_create)(NULL, 0, 0, &ze);
     zip_t *oza = dst ? ZIP(zip_open_from_source)(dst, ZIP_TRUNCATE, &ze) : NULL;
     if (!oza) {
-        fjx_error_set(b->err, FJX_NO_OFFSET, "creating the new EPUB: %s",
+        fjf_error_set(b->err, FJF_NO_OFFSET, "creating the new EPUB: %s",
                       ZIP(zip_error_strerror)(&ze));
         ZIP(zip_error_fini)(&ze);
         if (dst)
@@ -697,7 +697,7 @@ static int build(book *b, long long mimetype, const fjx_rewrite *rw, int out_fd)
     ZIP(zip_source_keep)(dst); /* it outlives the archive: the bytes are read after close */
 
     /* An EPUB is not re-encoded: its documents keep declaring UTF-8. */
-    fjx_rewrite sub = {0};
+    fjf_rewrite sub = {0};
     if (rw)
         sub = *rw;
     sub.charset = NULL;
@@ -706,7 +706,7 @@ static int build(book *b, long long mimetype, const fjx_rewrite *rw, int out_fd)
     zip_source_t *ms = ZIP(zip_source_buffer)(oza, MIMETYPE, sizeof MIMETYPE - 1, 0);
     long long j = ms ? add(oza, "mimetype", ms, ZIP_CM_STORE, b->err) : -1;
     if (!ms)
-        fjx_error_set(b->err, FJX_NO_OFFSET, "%s", ZIP(zip_strerror)(oza));
+        fjf_error_set(b->err, FJF_NO_OFFSET, "%s", ZIP(zip_strerror)(oza));
     if (j < 0)
         goto fail;
     zip_uint8_t opsys;
@@ -732,11 +732,11 @@ static int build(book *b, long long mimetype, const fjx_rewrite *rw, int out_fd)
         } else {
             if (read_entry(b, i) < 0)
                 goto fail;
-            fjx_buf conv = {0};
-            fjx_error xe = {FJX_NO_OFFSET, ""};
+            fjf_buf conv = {0};
+            fjf_error xe = {FJF_NO_OFFSET, ""};
             /* Content is read as UTF-8; one that says otherwise but is UTF-8
              * (a common mislabel) is converted and relabelled. */
-            fjx_rewrite one = sub;
+            fjf_rewrite one = sub;
             /* Boilerplate is removed from content documents only. */
             if (e->nav)
                 one.clean = NULL;
@@ -748,23 +748,23 @@ static int build(book *b, long long mimetype, const fjx_rewrite *rw, int out_fd)
                 snprintf(note, sizeof note, " (it declares %s; EPUB content is read as UTF-8)",
                          enc);
             }
-            if (fjx_xml_rewrite((fjx_xml_kind)e->kind, e->data.data ? e->data.data : "",
+            if (fjf_xml_rewrite((fjf_xml_kind)e->kind, e->data.data ? e->data.data : "",
                                 e->data.len, &one, &conv, &xe) < 0) {
-                fjx_buf_free(&conv);
-                if (xe.offset != FJX_NO_OFFSET)
-                    fjx_error_set(b->err, FJX_NO_OFFSET, "%s, byte %zu: %s%s", shown, xe.offset,
+                fjf_buf_free(&conv);
+                if (xe.offset != FJF_NO_OFFSET)
+                    fjf_error_set(b->err, FJF_NO_OFFSET, "%s, byte %zu: %s%s", shown, xe.offset,
                                   xe.message, note);
                 else
-                    fjx_error_set(b->err, FJX_NO_OFFSET, "%s: %s%s", shown, xe.message, note);
+                    fjf_error_set(b->err, FJF_NO_OFFSET, "%s: %s%s", shown, xe.message, note);
                 goto fail;
             }
-            fjx_buf_free(&e->data);
+            fjf_buf_free(&e->data);
             src = ZIP(zip_source_buffer)(oza, conv.data, conv.len, 1);
             if (!src)
-                fjx_buf_free(&conv);
+                fjf_buf_free(&conv);
         }
         if (!src) {
-            fjx_error_set(b->err, FJX_NO_OFFSET, "%s: %s", shown, ZIP(zip_strerror)(oza));
+            fjf_error_set(b->err, FJF_NO_OFFSET, "%s: %s", shown, ZIP(zip_strerror)(oza));
             goto fail;
         }
         j = add(oza, e->name, src, (zip_int32_t)e->st.comp_method, b->err);
@@ -780,14 +780,14 @@ static int build(book *b, long long mimetype, const fjx_rewrite *rw, int out_fd)
         goto libfail;
 
     if (ZIP(zip_close)(oza) < 0) {
-        fjx_error_set(b->err, FJX_NO_OFFSET, "writing the new EPUB: %s", ZIP(zip_strerror)(oza));
+        fjf_error_set(b->err, FJF_NO_OFFSET, "writing the new EPUB: %s", ZIP(zip_strerror)(oza));
         goto fail;
     }
     oza = NULL;
 
     /* Only now, with the whole book made, does anything reach out_fd. */
     if (ZIP(zip_source_open)(dst) < 0) {
-        fjx_error_set(b->err, FJX_NO_OFFSET, "reading the new EPUB back: %s",
+        fjf_error_set(b->err, FJF_NO_OFFSET, "reading the new EPUB back: %s",
                       ZIP(zip_error_strerror)(ZIP(zip_source_error)(dst)));
         ZIP(zip_source_free)(dst);
         return -1;
@@ -797,7 +797,7 @@ static int build(book *b, long long mimetype, const fjx_rewrite *rw, int out_fd)
     for (;;) {
         zip_int64_t got = ZIP(zip_source_read)(dst, chunk, sizeof chunk);
         if (got < 0) {
-            fjx_error_set(b->err, FJX_NO_OFFSET, "reading the new EPUB back: %s",
+            fjf_error_set(b->err, FJF_NO_OFFSET, "reading the new EPUB back: %s",
                           ZIP(zip_error_strerror)(ZIP(zip_source_error)(dst)));
             rc = -1;
             break;
@@ -809,7 +809,7 @@ static int build(book *b, long long mimetype, const fjx_rewrite *rw, int out_fd)
             char msg[128];
             if (strerror_r(e, msg, sizeof msg) != 0)
                 snprintf(msg, sizeof msg, "error %d", e);
-            fjx_error_set(b->err, FJX_NO_OFFSET, "writing the EPUB: %s", msg);
+            fjf_error_set(b->err, FJF_NO_OFFSET, "writing the EPUB: %s", msg);
             rc = -1;
             break;
         }
@@ -819,7 +819,7 @@ static int build(book *b, long long mimetype, const fjx_rewrite *rw, int out_fd)
     return rc;
 
 libfail:
-    fjx_error_set(b->err, FJX_NO_OFFSET, "%s", ZIP(zip_strerror)(oza));
+    fjf_error_set(b->err, FJF_NO_OFFSET, "%s", ZIP(zip_strerror)(oza));
 fail:
     if (oza)
         ZIP(zip_discard)(oza);
@@ -829,7 +829,7 @@ fail:
 
 /* Only reads: each document build() would rewrite goes through rw's text
  * callback, in the archive's order, and nothing is written. */
-static int read_text(book *b, const fjx_rewrite *rw)
+static int read_text(book *b, const fjf_rewrite *rw)
 {
     for (zip_uint64_t i = 0; i < b->n; i++) {
         entry *e = &b->e[i];
@@ -837,26 +837,26 @@ static int read_text(book *b, const fjx_rewrite *rw)
             continue;
         if (read_entry(b, i) < 0)
             return -1;
-        fjx_rewrite one = {0};
+        fjf_rewrite one = {0};
         if (rw)
             one = *rw;
         one.charset = NULL;
         one.clean = NULL;
         one.part = e->name;
-        fjx_buf discard = {0};
-        fjx_error xe = {FJX_NO_OFFSET, ""};
-        int rc = fjx_xml_rewrite((fjx_xml_kind)e->kind, e->data.data ? e->data.data : "",
+        fjf_buf discard = {0};
+        fjf_error xe = {FJF_NO_OFFSET, ""};
+        int rc = fjf_xml_rewrite((fjf_xml_kind)e->kind, e->data.data ? e->data.data : "",
                                  e->data.len, &one, &discard, &xe);
-        fjx_buf_free(&discard);
-        fjx_buf_free(&e->data);
+        fjf_buf_free(&discard);
+        fjf_buf_free(&e->data);
         if (rc < 0) {
             char shown[200];
             printable(e->name, shown, sizeof shown);
-            if (xe.offset != FJX_NO_OFFSET)
-                fjx_error_set(b->err, FJX_NO_OFFSET, "%s, byte %zu: %s", shown, xe.offset,
+            if (xe.offset != FJF_NO_OFFSET)
+                fjf_error_set(b->err, FJF_NO_OFFSET, "%s, byte %zu: %s", shown, xe.offset,
                               xe.message);
             else
-                fjx_error_set(b->err, FJX_NO_OFFSET, "%s: %s", shown, xe.message);
+                fjf_error_set(b->err, FJF_NO_OFFSET, "%s: %s", shown, xe.message);
             return -1;
         }
     }
@@ -870,7 +870,7 @@ static int check_entries(book *b, const char *in, size_t len, unsigned max_entri
 {
     zip_int64_t n = ZIP(zip_get_num_entries)(b->za, 0);
     if (n < 0 || (unsigned long long)n > max_entries) {
-        fjx_error_set(b->err, FJX_NO_OFFSET, "%lld entries, more than the limit of %u",
+        fjf_error_set(b->err, FJF_NO_OFFSET, "%lld entries, more than the limit of %u",
                       (long long)n, max_entries);
         return -1;
     }
@@ -878,7 +878,7 @@ static int check_entries(book *b, const char *in, size_t len, unsigned max_entri
     b->e = calloc(b->n ? b->n : 1, sizeof *b->e);
     b->by_name = calloc(b->n ? b->n : 1, sizeof *b->by_name);
     if (!b->e || !b->by_name) {
-        fjx_error_set(b->err, FJX_NO_OFFSET, "out of memory");
+        fjf_error_set(b->err, FJF_NO_OFFSET, "out of memory");
         return -1;
     }
     long long nul = name_with_nul((const unsigned char *)in, len);
@@ -889,37 +889,37 @@ static int check_entries(book *b, const char *in, size_t len, unsigned max_entri
         e->kind = K_COPY;
         e->name = ZIP(zip_get_name)(b->za, i, ZIP_FL_ENC_RAW);
         if (!e->name || ZIP(zip_stat_index)(b->za, i, ZIP_FL_ENC_RAW, &e->st) < 0) {
-            fjx_error_set(b->err, FJX_NO_OFFSET, "entry %llu: %s", (unsigned long long)i,
+            fjf_error_set(b->err, FJF_NO_OFFSET, "entry %llu: %s", (unsigned long long)i,
                           ZIP(zip_strerror)(b->za));
             return -1;
         }
         printable(e->name, shown, sizeof shown);
         const char *why = (long long)i == nul ? "a NUL byte" : unsafe_name(e->name);
         if (why) {
-            fjx_error_set(b->err, FJX_NO_OFFSET, "unsafe entry name \"%s\": %s", shown, why);
+            fjf_error_set(b->err, FJF_NO_OFFSET, "unsafe entry name \"%s\": %s", shown, why);
             return -1;
         }
         b->by_name[i] = (name_ref){e->name, i};
         if ((e->st.valid & ZIP_STAT_ENCRYPTION_METHOD) && e->st.encryption_method != ZIP_EM_NONE) {
-            fjx_error_set(b->err, FJX_NO_OFFSET,
+            fjf_error_set(b->err, FJF_NO_OFFSET,
                           "%s: ZIP encryption, which EPUB does not allow", shown);
             return -1;
         }
         if (e->st.comp_method != ZIP_CM_STORE && e->st.comp_method != ZIP_CM_DEFLATE) {
-            fjx_error_set(b->err, FJX_NO_OFFSET,
+            fjf_error_set(b->err, FJF_NO_OFFSET,
                           "%s: compression method %d (EPUB allows stored and deflate)", shown,
                           (int)e->st.comp_method);
             return -1;
         }
         if (e->st.size > b->max_entry) {
-            fjx_error_set(b->err, FJX_NO_OFFSET, "%s: %llu bytes, more than the limit of %llu",
+            fjf_error_set(b->err, FJF_NO_OFFSET, "%s: %llu bytes, more than the limit of %llu",
                           shown, (unsigned long long)e->st.size, b->max_entry);
             return -1;
         }
         /* Compressed sizes count too: overlapping entries copied as stored
          * could otherwise make the output far larger than the input. */
         if (e->st.size > b->max_total - total || e->st.comp_size > b->max_total - ctotal) {
-            fjx_error_set(b->err, FJX_NO_OFFSET, "more than the limit of %llu bytes in all",
+            fjf_error_set(b->err, FJF_NO_OFFSET, "more than the limit of %llu bytes in all",
                           b->max_total);
             return -1;
         }
@@ -932,18 +932,18 @@ static int check_entries(book *b, const char *in, size_t len, unsigned max_entri
         if (strcmp(b->by_name[i - 1].name, b->by_name[i].name) == 0) {
             char shown[200];
             printable(b->by_name[i].name, shown, sizeof shown);
-            fjx_error_set(b->err, FJX_NO_OFFSET, "entry \"%s\" appears twice", shown);
+            fjf_error_set(b->err, FJF_NO_OFFSET, "entry \"%s\" appears twice", shown);
             return -1;
         }
     return 0;
 }
 
-int fjx_epub_convert(const char *in, size_t len, int out_fd, const fjx_rewrite *rw,
-                     const fjx_epub_limits *limits, fjx_error *err)
+int fjf_epub_convert(const char *in, size_t len, int out_fd, const fjf_rewrite *rw,
+                     const fjf_epub_limits *limits, fjf_error *err)
 {
     char why[200];
-    if (!fjx_zip_api_load(why, sizeof why)) {
-        fjx_error_set(err, FJX_NO_OFFSET, "%s", why);
+    if (!fjf_zip_api_load(why, sizeof why)) {
+        fjf_error_set(err, FJF_NO_OFFSET, "%s", why);
         return -1;
     }
     book b;
@@ -962,7 +962,7 @@ int fjx_epub_convert(const char *in, size_t len, int out_fd, const fjx_rewrite *
     if (src)
         b.za = ZIP(zip_open_from_source)(src, ZIP_RDONLY, &ze);
     if (!b.za) {
-        fjx_error_set(err, FJX_NO_OFFSET, "not an EPUB (not a readable ZIP archive: %s)",
+        fjf_error_set(err, FJF_NO_OFFSET, "not an EPUB (not a readable ZIP archive: %s)",
                       ZIP(zip_error_strerror)(&ze));
         ZIP(zip_error_fini)(&ze);
         if (src)
@@ -976,17 +976,17 @@ int fjx_epub_convert(const char *in, size_t len, int out_fd, const fjx_rewrite *
 
     long long mt = locate(&b, "mimetype");
     if (mt < 0) {
-        fjx_error_set(err, FJX_NO_OFFSET, "not an EPUB: no mimetype entry");
+        fjf_error_set(err, FJF_NO_OFFSET, "not an EPUB: no mimetype entry");
         goto done;
     }
     if (b.e[mt].st.size != sizeof MIMETYPE - 1) {
-        fjx_error_set(err, FJX_NO_OFFSET, "not an EPUB: mimetype is not \"" MIMETYPE "\"");
+        fjf_error_set(err, FJF_NO_OFFSET, "not an EPUB: mimetype is not \"" MIMETYPE "\"");
         goto done;
     }
     if (read_entry(&b, (zip_uint64_t)mt) < 0)
         goto done;
     if (memcmp(b.e[mt].data.data, MIMETYPE, sizeof MIMETYPE - 1) != 0) {
-        fjx_error_set(err, FJX_NO_OFFSET, "not an EPUB: mimetype is not \"" MIMETYPE "\"");
+        fjf_error_set(err, FJF_NO_OFFSET, "not an EPUB: mimetype is not \"" MIMETYPE "\"");
         goto done;
     }
 
@@ -1001,7 +1001,7 @@ int fjx_epub_convert(const char *in, size_t len, int out_fd, const fjx_rewrite *
 
     long long ci = locate(&b, "META-INF/container.xml");
     if (ci < 0) {
-        fjx_error_set(err, FJX_NO_OFFSET, "not an EPUB: no META-INF/container.xml");
+        fjf_error_set(err, FJF_NO_OFFSET, "not an EPUB: no META-INF/container.xml");
         goto done;
     }
     s.b = &b;
@@ -1009,7 +1009,7 @@ int fjx_epub_convert(const char *in, size_t len, int out_fd, const fjx_rewrite *
         scan_entry(&b, (zip_uint64_t)ci, &s, container_start, NULL) < 0)
         goto done;
     if (s.nroot == 0) {
-        fjx_error_set(err, FJX_NO_OFFSET, "META-INF/container.xml names no package document");
+        fjf_error_set(err, FJF_NO_OFFSET, "META-INF/container.xml names no package document");
         goto done;
     }
     /* Every rendition's package document (usually there is one). */
@@ -1021,18 +1021,18 @@ int fjx_epub_convert(const char *in, size_t len, int out_fd, const fjx_rewrite *
             opf = path ? locate(&b, path) : -1;
             free(path);
             if (oom) {
-                fjx_error_set(err, FJX_NO_OFFSET, "out of memory");
+                fjf_error_set(err, FJF_NO_OFFSET, "out of memory");
                 goto done;
             }
         }
         if (opf < 0) {
             char shown[200];
             printable(s.rootfiles[r], shown, sizeof shown);
-            fjx_error_set(err, FJX_NO_OFFSET,
+            fjf_error_set(err, FJF_NO_OFFSET,
                           "META-INF/container.xml names %s, which is not in the book", shown);
             goto done;
         }
-        if (b.e[opf].kind == FJX_XML_OPF)
+        if (b.e[opf].kind == FJF_XML_OPF)
             continue;
         if (package(&b, opf) < 0)
             goto done;
@@ -1042,7 +1042,7 @@ int fjx_epub_convert(const char *in, size_t len, int out_fd, const fjx_rewrite *
 done:
     scan_free(&s);
     for (zip_uint64_t i = 0; i < b.n; i++)
-        fjx_buf_free(&b.e[i].data);
+        fjf_buf_free(&b.e[i].data);
     free(b.e);
     free(b.by_name);
     ZIP(zip_discard)(b.za);
