@@ -24,7 +24,7 @@ LDFLAGS += $(SAN)
 
 LIB_SRC  = src/alloc.c src/error.c src/image.c src/converter.c src/output.c src/ids.c \
            src/step.c src/pipeline.c src/context.c src/convert.c src/stream.c src/punct.c \
-           src/detect.c src/clean.c src/target.c
+           src/detect.c src/detect_json.c src/clean.c src/target.c
 # The default clean rules (data/clean-rules.txt) and repair's positional
 # rules (data/context/repair-rules.txt), compiled into the library.
 CLEAN_RULES_OBJ = $(BUILD)/gen/clean_rules.o $(BUILD)/gen/repair_rules.o
@@ -36,7 +36,7 @@ TOOL_OBJ = $(BUILD)/tools/ocdata.o $(BUILD)/tools/model.o $(BUILD)/tools/kenlm.o
 # uchardet are opened on first use (formats/dynload.h).
 FMT_SRC  = formats/buffer.c formats/encoding.c formats/html.c formats/xml.c formats/subtitle.c \
            formats/markdown.c formats/epub.c formats/display.c formats/legado.c \
-           formats/docclean.c formats/dynload.c
+           formats/docclean.c formats/dynload.c formats/file.c
 FMT_OBJ  = $(FMT_SRC:%.c=$(BUILD)/%.o)
 FMT_LIBS = -lexpat -ljansson -lpcre2-8 -lpthread -ldl
 FMT_LIB  = $(BUILD)/libfanjian-formats.a

@@ -255,7 +255,7 @@ static char *output_path(const run *r, const char *rel)
         const char *slash = strchr(p, '/');
         size_t n = slash ? (size_t)(slash - p) : strlen(p);
         char *component = strndup(p, n);
-        char *converted = component ? fjx_convert_name(b->settings, component) : NULL;
+        char *converted = component ? fjf_convert_name(&b->settings->f, component) : NULL;
         ok = converted && fjf_buf_append(&path, "/", 1) == 0 &&
              fjf_buf_append(&path, converted, strlen(converted)) == 0;
         free(converted);

@@ -1,6 +1,6 @@
-/* fanjian CLI: converting inputs as files, whatever their encoding and
- * format, into an output that appears atomically. Shared by the one-file
- * command line and the tree mode (batch.c). */
+/* fanjian CLI: inputs converted by libfanjian-formats into an output that
+ * appears atomically. Shared by the one-file command line and the tree mode
+ * (batch.c). */
 #ifndef FANJIAN_CLI_CONVERT_H
 #define FANJIAN_CLI_CONVERT_H
 
@@ -12,19 +12,13 @@
 
 /* What to do with every input; immutable while threads convert. */
 typedef struct fjx_settings {
-    const fj_converter *conv; /* NULL: no script conversion (-c none, clean) */
-    const fj_clean *cleaner;  /* NULL: keep every line */
-    const fjf_legado *legado; /* Legado removal rules (--rules), before cleaner; or NULL */
-    int report;               /* list dropped lines on stderr */
-    int quotes;               /* fj_quotes */
-    unsigned punct_flags;
-    const char *from_encoding; /* iconv name, or NULL: detect each input */
-    const char *to_encoding;   /* iconv name, or NULL: UTF-8 */
-    unsigned recode_flags;     /* FJF_LOSSY */
-    int format;                /* fjf_format, or -1: by each input's extension */
-    const char *lang;          /* language tag for markup (zh-TW ...), or NULL */
-    fjf_epub_limits limits;
+    fjf_settings f; /* what libfanjian-formats does with each input */
+    int format;     /* fjf_format, or -1: by each input's extension */
+    int report;     /* list removals on stderr (f.report is fjx_report_removal) */
 } fjx_settings;
+
+/* fjf_settings.report for --report: each removal on stderr. */
+int fjx_report_removal(void *ctx, const char *input, const char *part, const fj_clean_removal *r);
 
 /* Opens the dictionary the way every command does: `path` (--dict), else
  * $FANJIAN_DICT, else fanjian.fjd beside the executable, else
@@ -89,41 +83,21 @@ void fjx_outfile_install_signals(void);
  * `path`), else 0666 less the umask. */
 mode_t fjx_output_mode(const char *path, const char *like);
 
-/* ---- text: a stream that may run across several inputs -------------------------- */
+/* ---- one input: libfanjian-formats, and what the command line says ---------------- */
 
+/* Each returns 0, or -1 (reported on stderr, naming the input). */
 typedef struct fjx_text fjx_text;
-
 int fjx_text_begin(const fjx_settings *s, fjx_sink *out, fjx_text **out_text);
-/* Reads `fd` to its end through the chain. 0, or -1 (reported, naming `name`). */
+/* Reads `fd` to its end through the chain. */
 int fjx_text_input(fjx_text *t, int fd, const char *name, unsigned long long *bytes_read);
-int fjx_text_end(fjx_text *t); /* flushes; 0, or -1 (reported) */
+int fjx_text_end(fjx_text *t); /* flushes */
 void fjx_text_free(fjx_text *t);
 
-/* ---- whole documents: markup and EPUB --------------------------------------------- */
-
-/* Reads `fd` to its end, converts it as `format` and writes it to `out`.
- * 0, or -1 (reported, naming `name`). */
+/* Reads `fd` to its end, converts it as `format` and writes it to `out`. */
 int fjx_document_convert(const fjx_settings *s, fjf_format format, int fd, const char *name,
                          fjx_sink *out, unsigned long long *bytes_read);
 
-/* Hands the text of the document in[0..len) to `fn`, span by span, as the
- * conversion would see it, and writes nothing (for detection). `in` is
- * UTF-8 (see fjx_decode_whole), an EPUB the archive's bytes. 0, or -1
- * with err set. */
-int fjx_document_text(const fjx_settings *s, fjf_format format, const char *in, size_t len,
-                      fjf_text_fn fn, void *ctx, fjf_error *err);
-
-/* Converts a file name (one path component) with s->conv; a new string, or
- * NULL (no memory). */
-char *fjx_convert_name(const fjx_settings *s, const char *name);
-
-/* Reads a whole file descriptor into a new buffer (errno on failure). At
- * most `limit` bytes (0: no limit); more is E2BIG. */
-char *fjx_read_all(int fd, size_t *len, unsigned long long limit);
-
-/* Decodes data[0..len) (a whole file) to UTF-8 as s->from_encoding says or
- * as detected; *utf8 is `data` itself when it already is UTF-8. 0, or -1
- * (reported, naming `name`). */
+/* Decodes a whole file to UTF-8 (fjf_decode_whole). */
 int fjx_decode_whole(const fjx_settings *s, const char *data, size_t len, const char *name,
                      char **utf8, size_t *utf8_len, fjf_encoding *enc);
 

@@ -184,8 +184,8 @@ static int detect_decode(const fj_dict *dict, char *raw, size_t len, const char 
     fjx_settings given;
     memset(&given, 0, sizeof given);
     given.format = -1;
-    given.from_encoding = enc.name;
-    given.recode_flags = clean ? 0 : FJF_LOSSY;
+    given.f.from_encoding = enc.name;
+    given.f.recode_flags = clean ? 0 : FJF_LOSSY;
     fjf_encoding read;
     if (fjx_decode_whole(&given, raw, len, shown, text, text_len, &read) != 0)
         return -1;
@@ -247,8 +247,9 @@ static void print_detected(FILE *f, const char *shown, const detected *d)
 }
 
 /* One JSON object a line: file, format, encoding (null for binary),
- * label, confidence, counts, spans (byte offsets; null for a document,
- * whose text is not one run of its bytes). */
+ * then fj_detection_json's members: script, confidence, counts, damage,
+ * spans (byte offsets; null for a document, whose text is not one run of
+ * its bytes). */
 static void print_detected_json(FILE *f, const char *input, const detected *d)
 {
     const fj_detection *r = &d->r;
@@ -259,22 +260,19 @@ static void print_detected_json(FILE *f, const char *input, const detected *d)
         json_string(f, d->encoding);
     else
         fputs("null", f);
-    fprintf(f, ",\"label\":\"%s\",\"confidence\":%.3f,\"han\":%zu,\"simplified\":%zu,"
-               "\"traditional\":%zu,\"damage\":",
-            fj_script_name(r->script), r->confidence, r->han, r->simplified, r->traditional);
-    if (r->damage < 0)
-        fputs("null,\"spans\":", f);
-    else
-        fprintf(f, "%.2f,\"spans\":", r->damage);
-    if (d->format != FJF_TEXT) {
-        fputs("null}\n", f);
-        return;
-    }
-    putc('[', f);
-    for (size_t k = 0; k < r->span_count && k < r->span_capacity; k++)
-        fprintf(f, "%s{\"offset\":%zu,\"length\":%zu,\"script\":\"%s\"}", k ? "," : "",
-                d->spans[k].offset, d->spans[k].length, fj_script_name(d->spans[k].script));
-    fputs("]}\n", f);
+    putc(',', f);
+    /* The library's shape, as the HTTP API's. */
+    char small[512];
+    int with_spans = d->format == FJF_TEXT;
+    size_t n = fj_detection_json(r, with_spans, small, sizeof small);
+    char *big = n < sizeof small ? NULL : malloc(n + 1);
+    if (big)
+        fj_detection_json(r, with_spans, big, n + 1);
+    else if (n >= sizeof small)
+        fprintf(stderr, "fanjian: out of memory\n");
+    fputs(big ? big : small, f);
+    free(big);
+    fputs("}\n", f);
 }
 
 /* fj_detect, with room for every span when they are wanted. */
@@ -317,7 +315,7 @@ static int detect_input(const fj_dict *dict, const fjx_settings *s, char *raw, s
         if (d->format != FJF_EPUB)
             st = fj_detect(dict, text, text_len < 8192 ? text_len : 8192, &d->r);
         if (st == FJ_OK && d->r.script != FJ_SCRIPT_BINARY) {
-            if (fjx_document_text(s, d->format, text, text_len, collect_text, &all, &err) != 0) {
+            if (fjf_document_text(&s->f, d->format, text, text_len, collect_text, &all, &err) != 0) {
                 if (err.offset != FJF_NO_OFFSET)
                     fprintf(stderr, "%s: %s: %s (byte %zu)\n", prog, shown, err.message,
                             err.offset);
@@ -402,7 +400,7 @@ static int detect_main(int argc, char **argv)
         input_shown(inputs[i], shown);
         int fd = is_stdin ? 0 : open(inputs[i], O_RDONLY | O_CLOEXEC);
         size_t len = 0;
-        char *raw = fd < 0 ? NULL : fjx_read_all(fd, &len, 0);
+        char *raw = fd < 0 ? NULL : fjf_read_all(fd, &len, 0);
         if (!raw) {
             fprintf(stderr, "%s: cannot read %s: %s\n", prog, shown, strerror(errno));
             rc = 1;
@@ -453,7 +451,7 @@ static int open_clean(const fj_dict *dict, const char **files, size_t nfiles, fj
         input_shown(files[i], shown);
         int fd = open(files[i], O_RDONLY | O_CLOEXEC);
         size_t len = 0;
-        char *text = fd < 0 ? NULL : fjx_read_all(fd, &len, 0);
+        char *text = fd < 0 ? NULL : fjf_read_all(fd, &len, 0);
         if (!text) {
             fprintf(stderr, "%s: cannot read rules %s: %s\n", prog, shown, strerror(errno));
             rc = 1;
@@ -543,7 +541,7 @@ static int convert_one_in_place(const fjx_settings *s, const char *in, int renam
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     const char *slash = strrchr(in, '/');
     const char *base = slash ? slash + 1 : in;
-    char *converted = rename_files ? fjx_convert_name(s, base) : NULL;
+    char *converted = rename_files ? fjf_convert_name(&s->f, base) : NULL;
     int renamed = converted && strcmp(converted, base) != 0;
     char *dir = renamed ? directory_of(in) : NULL;
     char *target = NULL;
@@ -646,7 +644,7 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
     fjx_settings set;
     memset(&set, 0, sizeof set);
     set.format = -1;
-    set.quotes = -1; /* not given */
+    set.f.quotes = -1; /* not given */
     for (int i = clean_cmd ? 2 : 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = NULL;
@@ -676,9 +674,9 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
             }
             jobs = (int)n;
         } else if (TAKES("--from-encoding", "--from-encoding"))
-            set.from_encoding = encoding_option(a, val, from_buf);
+            set.f.from_encoding = encoding_option(a, val, from_buf);
         else if (TAKES("--to-encoding", "--to-encoding"))
-            set.to_encoding = encoding_option(a, val, to_buf);
+            set.f.to_encoding = encoding_option(a, val, to_buf);
         else if (TAKES("--format", "--format")) {
             set.format = fjf_format_from_name(val);
             if (set.format < 0) {
@@ -696,7 +694,7 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
         else if (strcmp(a, "--fsync") == 0)
             sync_output = 1;
         else if (strcmp(a, "--lossy") == 0)
-            set.recode_flags |= FJF_LOSSY;
+            set.f.recode_flags |= FJF_LOSSY;
         else if (strcmp(a, "--in-place") == 0)
             in_place = 1;
         else if (strcmp(a, "--rename") == 0)
@@ -724,17 +722,17 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
         }
         else if (TAKES("--quotes", "--quotes")) {
             if (strcmp(val, "tw") == 0 || strcmp(val, "hk") == 0)
-                set.quotes = FJ_QUOTES_CORNER;
+                set.f.quotes = FJ_QUOTES_CORNER;
             else if (strcmp(val, "cn") == 0)
-                set.quotes = FJ_QUOTES_CURLY;
+                set.f.quotes = FJ_QUOTES_CURLY;
             else if (strcmp(val, "keep") == 0)
-                set.quotes = FJ_QUOTES_KEEP;
+                set.f.quotes = FJ_QUOTES_KEEP;
             else {
                 fprintf(stderr, "%s: --quotes takes tw, cn or keep, not %s\n", prog, val);
                 return 2;
             }
         } else if (strcmp(a, "--punct") == 0)
-            set.punct_flags = FJ_PUNCT_ELLIPSIS | FJ_PUNCT_FULLWIDTH;
+            set.f.punct_flags = FJ_PUNCT_ELLIPSIS | FJ_PUNCT_FULLWIDTH;
         else if (strcmp(a, "--list") == 0)
             list = 1;
         else if (strcmp(a, "--version") == 0) {
@@ -812,17 +810,19 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
         fj_dict_close(dict);
         return 2;
     }
-    set.conv = conv;
-    set.cleaner = cleaner;
-    set.legado = legado;
+    set.f.conv = conv;
+    set.f.clean = cleaner;
+    set.f.legado = legado;
+    if (set.report)
+        set.f.report = fjx_report_removal;
     /* Typography after conversion: asked for, or the localising profiles'
      * own style (never in --compat unless asked). */
-    if (set.quotes < 0)
-        set.quotes = (conv_flags & FJ_COMPAT) || !conv ? FJ_QUOTES_KEEP
+    if (set.f.quotes < 0)
+        set.f.quotes = (conv_flags & FJ_COMPAT) || !conv ? FJ_QUOTES_KEEP
                                                        : (int)fj_profile_quotes(fj_converter_profile(conv));
     if (!conv)
-        set.punct_flags = 0;
-    set.lang = conv ? fjx_profile_lang(fj_converter_profile(conv)) : NULL;
+        set.f.punct_flags = 0;
+    set.f.lang = conv ? fjx_profile_lang(fj_converter_profile(conv)) : NULL;
     fjx_outfile_install_signals();
 
     int rc = 0;

@@ -434,21 +434,16 @@ static unsigned api_detect(const fjx_api *a, const json_t *root, char **out, siz
         st = spans ? fj_detect(a->dict, in, len, &d) : FJ_ERR_NOMEM;
     }
     buf b = {0};
-    if (st == FJ_OK &&
-        buf_printf(&b, "{\"script\":\"%s\",\"confidence\":%.3f,\"han\":%zu,\"simplified\":%zu,"
-                       "\"traditional\":%zu,\"damage\":",
-                   fj_script_name(d.script), d.confidence, d.han, d.simplified, d.traditional) != 0)
-        st = FJ_ERR_NOMEM;
-    if (st == FJ_OK && (d.damage < 0 ? buf_printf(&b, "null,\"spans\":[")
-                                     : buf_printf(&b, "%.2f,\"spans\":[", d.damage)) != 0)
-        st = FJ_ERR_NOMEM;
-    size_t shown = d.span_count < d.span_capacity ? d.span_count : d.span_capacity;
-    for (size_t i = 0; st == FJ_OK && i < shown; i++)
-        if (buf_printf(&b, "%s{\"offset\":%zu,\"length\":%zu,\"script\":\"%s\"}", i ? "," : "",
-                       spans[i].offset, spans[i].length, fj_script_name(spans[i].script)) != 0)
+    if (st == FJ_OK) {
+        /* The library's shape, as the CLI's detect --json. */
+        size_t n = fj_detection_json(&d, 1, NULL, 0);
+        if (buf_puts(&b, "{") != 0 || buf_reserve(&b, n + 4) != 0)
             st = FJ_ERR_NOMEM;
-    if (st == FJ_OK && buf_puts(&b, "]}\n") != 0)
-        st = FJ_ERR_NOMEM;
+        else
+            b.len += fj_detection_json(&d, 1, b.p + b.len, n + 1);
+        if (st == FJ_OK && buf_puts(&b, "}\n") != 0)
+            st = FJ_ERR_NOMEM;
+    }
     if (spans != first)
         free(spans);
     if (st != FJ_OK) {

@@ -40,6 +40,8 @@ void fjf_error_set(fjf_error *err, size_t offset, const char *fmt, ...)
     if (!err)
         return;
     err->offset = offset;
+    err->kind = FJF_ERR_FORMAT;
+    err->subject = NULL;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(err->message, sizeof err->message, fmt, ap);

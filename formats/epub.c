@@ -733,7 +733,7 @@ static int build(book *b, long long mimetype, const fjf_rewrite *rw, int out_fd)
             if (read_entry(b, i) < 0)
                 goto fail;
             fjf_buf conv = {0};
-            fjf_error xe = {FJF_NO_OFFSET, ""};
+            fjf_error xe = {FJF_NO_OFFSET, "", FJF_ERR_FORMAT, NULL};
             /* Content is read as UTF-8; one that says otherwise but is UTF-8
              * (a common mislabel) is converted and relabelled. */
             fjf_rewrite one = sub;
@@ -844,7 +844,7 @@ static int read_text(book *b, const fjf_rewrite *rw)
         one.clean = NULL;
         one.part = e->name;
         fjf_buf discard = {0};
-        fjf_error xe = {FJF_NO_OFFSET, ""};
+        fjf_error xe = {FJF_NO_OFFSET, "", FJF_ERR_FORMAT, NULL};
         int rc = fjf_xml_rewrite((fjf_xml_kind)e->kind, e->data.data ? e->data.data : "",
                                  e->data.len, &one, &discard, &xe);
         fjf_buf_free(&discard);

@@ -49,9 +49,29 @@ void fjf_buf_free(fjf_buf *b);
  * place in the input (out of memory, an argument, a limit on the whole, an
  * archive entry); callers show the offset only when it is not that. */
 #define FJF_NO_OFFSET ((size_t)-1)
+/* What kind of failure an fjf_error is, for a caller that says more than
+ * the message (what option would help) or already knows why (its writer). */
+typedef enum fjf_error_kind {
+    FJF_ERR_FORMAT = 0,   /* the document's structure, a limit, anything else */
+    FJF_ERR_NOMEM,        /* out of memory */
+    FJF_ERR_READ,         /* reading the input failed (the message has errno's text) */
+    FJF_ERR_WRITE,        /* the caller's writer failed: the caller knows why */
+    FJF_ERR_DETECT,       /* no encoding decodes the input cleanly */
+    FJF_ERR_DECODE,       /* the input is not valid in its encoding */
+    FJF_ERR_INVALID_UTF8, /* UTF-8 input, strict: a byte that is not UTF-8 (offset) */
+    FJF_ERR_CUT_UTF8,     /* UTF-8 input, strict: it ends inside a character (offset) */
+    FJF_ERR_ENCODE,       /* the output encoding cannot hold a character */
+    FJF_ERR_CONVERT       /* the conversion itself failed (fj_status in the message) */
+} fjf_error_kind;
+
 typedef struct fjf_error {
     size_t offset;
     char message[256];
+    fjf_error_kind kind; /* fjf_error_set: FJF_ERR_FORMAT */
+    /* What the message is about: an input or output name the caller gave
+     * (borrowed), or NULL. Shown before it: "SUBJECT: MESSAGE"; for
+     * FJF_ERR_READ, "cannot read SUBJECT: MESSAGE". */
+    const char *subject;
 } fjf_error;
 
 void fjf_error_set(fjf_error *err, size_t offset, const char *fmt, ...)
@@ -319,6 +339,88 @@ size_t fjf_legado_merge_spans(fj_clean_span *spans, size_t n, int adjacent);
  * space and punctuation: the stage's test for a line dropped whole. */
 int fjf_legado_leaves_blank(const fjf_legado *set, const char *text, size_t len,
                             const fj_clean_span *spans, size_t n);
+
+/* ---- files: one input through the whole conversion (file.c) ---------------------- */
+
+/* What to do with every input; immutable while threads convert. */
+typedef struct fjf_settings {
+    const fj_converter *conv; /* NULL: no script conversion (clean-up only) */
+    const fj_clean *clean;    /* NULL: keep every line */
+    const fjf_legado *legado; /* Legado removals before clean (with clean in documents), or NULL */
+    int quotes;               /* fj_quotes, after conversion */
+    unsigned punct_flags;     /* FJ_PUNCT_* */
+    const char *from_encoding; /* iconv name, or NULL: detect each input */
+    const char *to_encoding;   /* iconv name, or NULL: UTF-8 */
+    unsigned recode_flags;     /* FJF_LOSSY, FJF_WRITE_BOM */
+    const char *lang;          /* language tag for markup (zh-TW ...), or NULL */
+    fjf_epub_limits limits;
+    /* NULL, or told of each removal clean-up makes: `input` as the call
+     * named it, `part` the EPUB entry (NULL elsewhere), lines and columns
+     * the input's (lines Legado rules dropped count). Non-zero stops the
+     * conversion. Legado rules list their own removals on stderr when it is
+     * set. */
+    int (*report)(void *ctx, const char *input, const char *part, const fj_clean_removal *removal);
+    void *report_ctx;
+} fjf_settings;
+
+/* What one input came to, for the caller to tell. */
+typedef struct fjf_file_stats {
+    unsigned long long bytes_read;
+    unsigned long long replaced_in;  /* bytes not valid in `encoding`, now U+FFFD (FJF_LOSSY) */
+    char encoding[32];               /* the input's encoding, when it was decoded */
+    unsigned long long replaced_out; /* characters the output encoding has no form for, now '?' */
+    unsigned long long removed_spans, removed_wholes, removed_chars; /* clean-up, with report */
+} fjf_file_stats;
+
+/* Text, streamed: a run of inputs into one output (`output` names it in
+ * messages), each read from a file descriptor to its end and decoded as
+ * detected (or as given), through the stages to `write`. Every function
+ * returns 0, or -1 with err (its message names the input or the output;
+ * FJF_ERR_WRITE when `write` failed, whose caller knows why). */
+typedef struct fjf_text fjf_text;
+int fjf_text_begin(const fjf_settings *s, const char *output, fj_write_fn write, void *write_ctx,
+                   fjf_text **out, fjf_error *err);
+/* stats may be NULL. */
+int fjf_text_input(fjf_text *t, int fd, const char *name, fjf_file_stats *stats, fjf_error *err);
+/* The same for an input in memory, data[0..len). */
+int fjf_text_input_memory(fjf_text *t, const char *data, size_t len, const char *name,
+                          fjf_file_stats *stats, fjf_error *err);
+/* Flushes; stats (may be NULL) gets replaced_out. */
+int fjf_text_end(fjf_text *t, fjf_file_stats *stats, fjf_error *err);
+void fjf_text_free(fjf_text *t);
+
+/* A whole document, data[0..len), converted as `format` and written to
+ * `write`; an EPUB is written to the empty file `out_fd` instead (and
+ * read from data as the archive's bytes). `name` names it in messages and
+ * is the book Legado scopes are checked against (its base name; "standard
+ * input": none). stats may be NULL. 0, or -1 with err. */
+int fjf_document_convert(const fjf_settings *s, fjf_format format, const char *data, size_t len,
+                         const char *name, fj_write_fn write, void *write_ctx, int out_fd,
+                         fjf_file_stats *stats, fjf_error *err);
+/* The most bytes of a document fjf_document_convert is given (0: none). */
+unsigned long long fjf_document_limit(const fjf_settings *s, fjf_format format);
+
+/* Hands the text of the document in[0..len) to `fn`, span by span, as the
+ * conversion would see it, and writes nothing (for detection). `in` is
+ * UTF-8 (fjf_decode_whole), an EPUB the archive's bytes. 0, or -1 with err. */
+int fjf_document_text(const fjf_settings *s, fjf_format format, const char *in, size_t len,
+                      fjf_text_fn fn, void *ctx, fjf_error *err);
+
+/* Decodes data[0..len) (a whole file) to UTF-8 as s->from_encoding says or
+ * as detected; *utf8 is `data` itself when it already is UTF-8 (else
+ * free() it). stats (may be NULL) gets replaced_in and encoding. 0, or -1
+ * with err naming `name`. */
+int fjf_decode_whole(const fjf_settings *s, const char *data, size_t len, const char *name,
+                     char **utf8, size_t *utf8_len, fjf_encoding *enc, fjf_file_stats *stats,
+                     fjf_error *err);
+
+/* Converts a file name (one path component) with s->conv, without
+ * typography; a new string (free()), or NULL (no memory). */
+char *fjf_convert_name(const fjf_settings *s, const char *name);
+
+/* Reads a whole file descriptor into a new buffer (free(); errno on
+ * failure). At most `limit` bytes (0: no limit); more is E2BIG. */
+char *fjf_read_all(int fd, size_t *len, unsigned long long limit);
 
 #ifdef __cplusplus
 }

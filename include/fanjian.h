@@ -355,6 +355,19 @@ typedef struct fj_detection {
  * lacks the two source tables, FJ_ERR_NOMEM when the allocation fails. */
 fj_status fj_detect(const fj_dict *dict, const char *text, size_t len, fj_detection *result);
 
+/* A detection as JSON members, the one shape every caller writes (the
+ * CLI's detect --json, the HTTP API's /v1/detect):
+ *   "script":"mixed","confidence":0.875,"han":17,"simplified":3,
+ *   "traditional":4,"damage":null,"spans":[{"offset":0,"length":18,"script":"simplified"}]
+ * without the braces, so that a caller can put its own members first.
+ * "damage" is null when it is -1; "spans" is null without `with_spans`
+ * (a document's text is not one run of its bytes), else the first
+ * min(span_count, span_capacity) spans. Writes at most `size` bytes with a
+ * NUL (none when size is 0; out may then be NULL) and returns the length
+ * of the whole, as snprintf does: call again with more room when it is
+ * size or more. */
+size_t fj_detection_json(const fj_detection *result, int with_spans, char *out, size_t size);
+
 /* ---- 8. Boilerplate removal ------------------------------------------------ */
 
 /* Scraped chapters carry text that is the site's, not the story's:

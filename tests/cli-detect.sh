@@ -42,7 +42,7 @@ fi
 head -c 4096 /dev/urandom | tr '\000' '\001' >"$DETECT/noise.bin"
 detect_is "CLI detect: random bytes, even without a NUL, are binary" "$DETECT/noise.bin" "$DETECT/noise.bin: binary"
 run "$FJ" detect --json "$DETECT/image.png"
-check "CLI detect --json: binary has no encoding" grep -q '"format":"text","encoding":null,"label":"binary",' "$TMP/out"
+check "CLI detect --json: binary has no encoding" grep -q '"format":"text","encoding":null,"script":"binary",' "$TMP/out"
 run "$FJ" detect <"$DETECT/image.png"
 check "CLI detect: binary on standard input" test "$rc" -eq 0 -a "$(cat "$TMP/out")" = binary
 
@@ -109,7 +109,7 @@ XML
     detect_is "CLI detect: an EPUB of Traditional chapters is traditional" "$DETECT/book.epub" "$DETECT/book.epub: traditional (EPUB, UTF-8)"
     run "$FJ" detect --json "$DETECT/book.epub"
     check "CLI detect --json: an EPUB's format, encoding and label" \
-        grep -q '"format":"epub","encoding":"UTF-8","label":"traditional",.*"spans":null}$' "$TMP/out"
+        grep -q '"format":"epub","encoding":"UTF-8","script":"traditional",.*"spans":null}$' "$TMP/out"
     printf 'not a zip' >"$DETECT/fake.epub"
     run "$FJ" detect "$DETECT/fake.epub"
     check "CLI detect: a file named .epub that is not one fails with a message" \

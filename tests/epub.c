@@ -62,7 +62,7 @@ static char *rewrite(fjf_xml_kind kind, const char *in, size_t len, fjf_text_fn 
 {
     fjf_rewrite rw = {fn, NULL, lang, charset, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     fjf_buf out = {0};
-    fjf_error e = {(size_t)-1, ""};
+    fjf_error e = {(size_t)-1, "", FJF_ERR_FORMAT, NULL};
     if (fjf_xml_rewrite(kind, in, len, &rw, &out, err ? err : &e) < 0) {
         assert_int_equal(out.len, 0);
         fjf_buf_free(&out);
@@ -75,7 +75,7 @@ static char *rewrite(fjf_xml_kind kind, const char *in, size_t len, fjf_text_fn 
 static void expect(fjf_xml_kind kind, const char *in, fjf_text_fn fn, const char *lang,
                    const char *charset, const char *want)
 {
-    fjf_error err = {(size_t)-1, ""};
+    fjf_error err = {(size_t)-1, "", FJF_ERR_FORMAT, NULL};
     char *got = rewrite(kind, in, strlen(in), fn, lang, charset, &err);
     if (!got)
         fail_msg("rewrite failed: %s\n  input: %s", err.message, in);
@@ -135,7 +135,7 @@ static void test_xml_identity(void **state)
     };
     for (size_t k = 0; k < 3; k++)
         for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {
-            fjf_error err = {(size_t)-1, ""};
+            fjf_error err = {(size_t)-1, "", FJF_ERR_FORMAT, NULL};
             char *got = rewrite((fjf_xml_kind)k, docs[i], strlen(docs[i]), copy_cb, NULL, NULL,
                                 &err);
             if (!got)
@@ -260,7 +260,7 @@ static void test_xml_xhtml_lang(void **state)
     expect(FJF_XML_XHTML, "<html lang=\"zh-CN\"><p/></html>", copy_cb, NULL, NULL,
            "<html lang=\"zh-CN\"><p/></html>");
     /* A value that would need escaping is refused. */
-    fjf_error err = {0, ""};
+    fjf_error err = {0, "", FJF_ERR_FORMAT, NULL};
     expect_fail(FJF_XML_XHTML, "<html/>", 7, "zh\"TW", &err);
     assert_non_null(strstr(err.message, "language"));
 }
@@ -366,7 +366,7 @@ static void test_xml_ncx(void **state)
 static void test_xml_errors(void **state)
 {
     (void)state;
-    fjf_error err = {0, ""};
+    fjf_error err = {0, "", FJF_ERR_FORMAT, NULL};
     const char *bad = "<html>\n<body>\n<p>未闭合</body></html>";
     expect_fail(FJF_XML_XHTML, bad, strlen(bad), NULL, &err);
     /* expat points at the name in the end tag */
@@ -450,7 +450,7 @@ static void test_xml_billion_laughs(void **state)
         tbuf doc = {0};
         tb_adds(&doc, laughs_dtd);
         tb_adds(&doc, bodies[i]);
-        fjf_error err = {0, ""};
+        fjf_error err = {0, "", FJF_ERR_FORMAT, NULL};
         expect_fail(FJF_XML_XHTML, doc.p, doc.len, NULL, &err);
         assert_non_null(strstr(err.message, XML_ErrorString(XML_ERROR_AMPLIFICATION_LIMIT_BREACH)));
         tb_free(&doc);
@@ -459,7 +459,7 @@ static void test_xml_billion_laughs(void **state)
     /* A few references stay as written; replacement text must be well-formed. */
     expect_mark(FJF_XML_XHTML, "<!DOCTYPE p [<!ENTITY a \"甲\"><!ENTITY b \"&a;&a;\">]><p>&b;乙</p>",
                 "<!DOCTYPE p [<!ENTITY a \"甲\"><!ENTITY b \"&a;&a;\">]><p>[&b;乙]</p>");
-    fjf_error err = {0, ""};
+    fjf_error err = {0, "", FJF_ERR_FORMAT, NULL};
     const char *bad = "<!DOCTYPE p [<!ENTITY a \"<b>\">]><p>&a;</p>";
     expect_fail(FJF_XML_XHTML, bad, strlen(bad), NULL, &err);
     expect_mark(FJF_XML_XHTML, "<!DOCTYPE p [<!ENTITY a \"<b>\">]><p>x</p>",
@@ -1398,7 +1398,7 @@ static void test_epub_write_error(void **state)
     char *book = build_book(&len);
     int fd = open("/dev/null", O_RDONLY);
     assert_true(fd >= 0);
-    fjf_error err = {0, ""};
+    fjf_error err = {0, "", FJF_ERR_FORMAT, NULL};
     assert_int_equal(fjf_epub_convert(book, len, fd, NULL, NULL, &err), -1);
     assert_non_null(strstr(err.message, "writing"));
     close(fd);

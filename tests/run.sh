@@ -541,12 +541,12 @@ else
         bad "CLI detect: an unreadable file fails, the others are reported" "exit $rc: $(err1)" "$(cat "$TMP/out")"
     fi
     run "$FJ" detect --json "$TMP/mixed.txt"
-    exp_json="{\"file\":\"$TMP/mixed.txt\",\"format\":\"text\",\"encoding\":\"UTF-8\",\"label\":\"mixed\",\"confidence\":0.875,\"han\":17,\"simplified\":3,\"traditional\":4,\"damage\":null,\"spans\":[{\"offset\":0,\"length\":18,\"script\":\"simplified\"}]}"
+    exp_json="{\"file\":\"$TMP/mixed.txt\",\"format\":\"text\",\"encoding\":\"UTF-8\",\"script\":\"mixed\",\"confidence\":0.875,\"han\":17,\"simplified\":3,\"traditional\":4,\"damage\":null,\"spans\":[{\"offset\":0,\"length\":18,\"script\":\"simplified\"}]}"
     check "CLI detect --json: format, encoding, label, confidence, counts, damage, spans" test "$rc" -eq 0 -a "$(cat "$TMP/out")" = "$exp_json"
     printf 'x' >"$TMP/a\"b.txt"
     run "$FJ" detect --json - "$TMP/a\"b.txt" <"$TMP/simp.txt"
-    if [ "$rc" -eq 0 ] && [ "$(wc -l <"$TMP/out")" -eq 2 ] && grep -q '^{"file":"-","format":"text","encoding":"UTF-8","label":"simplified"' "$TMP/out" &&
-        grep -Fq 'a\"b.txt","format":"text","encoding":"UTF-8","label":"none","confidence":1.000,"han":0,"simplified":0,"traditional":0,"damage":null,"spans":[]}' "$TMP/out"; then
+    if [ "$rc" -eq 0 ] && [ "$(wc -l <"$TMP/out")" -eq 2 ] && grep -q '^{"file":"-","format":"text","encoding":"UTF-8","script":"simplified"' "$TMP/out" &&
+        grep -Fq 'a\"b.txt","format":"text","encoding":"UTF-8","script":"none","confidence":1.000,"han":0,"simplified":0,"traditional":0,"damage":null,"spans":[]}' "$TMP/out"; then
         ok "CLI detect --json: one object per input, names escaped"
     else
         bad "CLI detect --json: one object per input, names escaped" "exit $rc: $(cat "$TMP/out")"

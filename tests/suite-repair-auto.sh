@@ -101,7 +101,7 @@ check "detect: damaged text is converted character by character" \
     grep -q '^.*damaged.txt: traditional, converted character by character (damage 0\.[89][0-9]) (UTF-8)$' "$TMP/out"
 run "$FJ" detect --json "$RA/gold.txt"
 check "detect: correct text, damage near 0 and no note" \
-    grep -q '"label":"traditional",.*"damage":0\.0[0-9],' "$TMP/out"
+    grep -q '"script":"traditional",.*"damage":0\.0[0-9],' "$TMP/out"
 run "$FJ" detect --json "$RA/me.txt"
 check "detect: a short text shows too little (damage null)" grep -q '"damage":null' "$TMP/out"
 

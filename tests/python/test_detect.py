@@ -16,7 +16,7 @@ def cli_json(text):
 def check_like_cli(text):
     d = fanjian.detect(text)
     j = cli_json(text)
-    assert d.script == j["label"], (d.script, j["label"])
+    assert d.script == j["script"], (d.script, j["script"])
     assert "%.3f" % d.confidence == "%.3f" % j["confidence"], (d.confidence, j["confidence"])
     assert (d.han, d.simplified, d.traditional) == (j["han"], j["simplified"], j["traditional"])
     assert (None if d.damage is None else "%.2f" % d.damage) == \
