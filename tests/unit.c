@@ -3755,7 +3755,16 @@ static void test_profile_info_get(void **state)
     assert_int_equal(fj_profile_info_get(g_dict, "s2t", &big.info), FJ_OK);
     assert_int_equal(big.info.size, sizeof big);
     assert_int_equal(big.later, 12345);
-    /* fj_profile_quotes as before: KEEP for NULL and unknown names. */
+    /* fj_profile_quotes as before: the localising profiles' styles, KEEP
+     * for every other profile, for NULL and for unknown names. */
+    size_t styled = 0;
+    for (size_t i = 0; fj_profile_name(i); i++)
+        styled += fj_profile_quotes(fj_profile_name(i)) != FJ_QUOTES_KEEP;
+    assert_int_equal(styled, 4);
+    assert_int_equal(fj_profile_quotes("s2twp"), FJ_QUOTES_CORNER);
+    assert_int_equal(fj_profile_quotes("s2hkp"), FJ_QUOTES_CORNER);
+    assert_int_equal(fj_profile_quotes("tw2sp"), FJ_QUOTES_CURLY);
+    assert_int_equal(fj_profile_quotes("hk2sp"), FJ_QUOTES_CURLY);
     assert_int_equal(fj_profile_quotes(NULL), FJ_QUOTES_KEEP);
     assert_int_equal(fj_profile_quotes("nope"), FJ_QUOTES_KEEP);
     assert_int_equal(fj_profile_quotes("x/tw2sp.json"), FJ_QUOTES_CURLY);
