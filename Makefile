@@ -25,10 +25,13 @@ LDFLAGS += $(SAN)
 LIB_SRC  = src/alloc.c src/error.c src/image.c src/converter.c src/output.c src/ids.c \
            src/step.c src/pipeline.c src/context.c src/convert.c src/stream.c src/punct.c \
            src/detect.c src/detect_json.c src/clean.c src/target.c
+# One UTF-8 validator; the profile table generated from data/profiles.tsv.
+LIB_SRC += src/utf8.c src/profile.c
 # The default clean rules (data/clean-rules.txt) and repair's positional
 # rules (data/context/repair-rules.txt), compiled into the library.
 CLEAN_RULES_OBJ = $(BUILD)/gen/clean_rules.o $(BUILD)/gen/repair_rules.o
-LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(CLEAN_RULES_OBJ)
+PROFILES_OBJ = $(BUILD)/gen/profiles.o
+LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(CLEAN_RULES_OBJ) $(PROFILES_OBJ)
 TOOL_OBJ = $(BUILD)/tools/ocdata.o $(BUILD)/tools/model.o $(BUILD)/tools/kenlm.o $(BUILD)/tools/lm.o \
            $(BUILD)/tools/chewing.o
 # libfanjian-formats (include/fanjian-formats.h): encodings, HTML, XHTML,
@@ -74,6 +77,12 @@ $(BUILD)/gen/repair_rules.c: data/context/repair-rules.txt scripts/embed.sh
 	@mkdir -p $(dir $@)
 	@./scripts/embed.sh fj__repair_rules $< > $@.tmp && mv $@.tmp $@
 
+# The profiles and their metadata (data/profiles.tsv) as a const table.
+$(BUILD)/gen/profiles.c: data/profiles.tsv scripts/profiles.sh
+	@mkdir -p $(dir $@)
+	@./scripts/profiles.sh $< > $@.tmp && mv $@.tmp $@
+$(BUILD)/gen/profiles.o $(BUILD)/pic/gen/profiles.o: CFLAGS += -Isrc
+
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 	@echo "  CC $<"; $(CC) $(CFLAGS) -c $< -o $@
 
@@ -84,7 +93,7 @@ $(BUILD)/libfanjian.a: $(LIB_OBJ)
 # The same library built position-independent: for the shared library, the
 # Python module and anything else that is loaded rather than linked in.
 LIB_PIC_OBJ = $(LIB_SRC:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/gen/clean_rules.o \
-              $(BUILD)/pic/gen/repair_rules.o
+              $(BUILD)/pic/gen/repair_rules.o $(BUILD)/pic/gen/profiles.o
 $(BUILD)/pic/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CC -fPIC $<"; $(CC) $(CFLAGS) -fPIC -c $< -o $@

@@ -34,23 +34,13 @@ const char *opencc_error(void) { return last_error; }
 
 /* ---- configuration names ------------------------------------------------- */
 
-static const char *const profiles[] = {"s2t",  "t2s",   "s2tw", "tw2s", "s2twp", "tw2sp",
-                                       "s2hk", "hk2s",  "s2hkp", "hk2sp", "t2tw", "tw2t",
-                                       "t2hk", "hk2t",  "t2jp", "jp2t"};
-
 /* The profile a configuration name stands for: its file name without a
- * final ".json". NULL when it is none of ours. */
+ * final ".json", as the library's profile list names it. NULL when it is
+ * none of ours. */
 static const char *profile_of(const char *config)
 {
-    const char *base = strrchr(config, '/');
-    base = base ? base + 1 : config;
-    size_t n = strlen(base);
-    if (n > 5 && strcmp(base + n - 5, ".json") == 0)
-        n -= 5;
-    for (size_t i = 0; i < sizeof profiles / sizeof *profiles; i++)
-        if (strlen(profiles[i]) == n && memcmp(profiles[i], base, n) == 0)
-            return profiles[i];
-    return NULL;
+    fj_profile_info info = {.size = sizeof info};
+    return fj_profile_info_get(NULL, config, &info) == FJ_OK ? info.name : NULL;
 }
 
 /* ---- the dictionary: found once per path, shared by the handles ---------- */

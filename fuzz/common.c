@@ -3,9 +3,19 @@
 
 #include "fuzz.h"
 
-const char *const fuzz_profiles[16] = {"s2t",  "t2s",   "s2tw", "tw2s",  "s2twp", "tw2sp",
-                                       "s2hk", "hk2s",  "s2hkp", "hk2sp", "t2tw",  "tw2t",
-                                       "t2hk", "hk2t",  "t2jp",  "jp2t"};
+/* The library's profiles (fj_profile_name), the 16 the targets index. */
+const char *const *fuzz_profile_names(void)
+{
+    static const char *names[16];
+    if (!names[0]) {
+        for (size_t i = 0; i < 16; i++)
+            if (!(names[i] = fj_profile_name(i)))
+                abort();
+        if (fj_profile_name(16))
+            abort();
+    }
+    return names;
+}
 
 const fj_dict *fuzz_dict(void)
 {
@@ -23,27 +33,7 @@ const fj_dict *fuzz_dict(void)
 
 int fuzz_valid_utf8(const unsigned char *s, size_t n)
 {
-    size_t i = 0;
-    while (i < n) {
-        unsigned c = s[i];
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        size_t need = c >= 0xC2 && c <= 0xDF ? 1 : c >= 0xE0 && c <= 0xEF ? 2
-                    : c >= 0xF0 && c <= 0xF4 ? 3 : 0;
-        if (!need || n - i <= need)
-            return 0;
-        unsigned lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80;
-        unsigned hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
-        if (s[i + 1] < lo || s[i + 1] > hi)
-            return 0;
-        for (size_t k = 2; k <= need; k++)
-            if ((s[i + k] & 0xC0) != 0x80)
-                return 0;
-        i += need + 1;
-    }
-    return 1;
+    return fj_utf8_valid((const char *)s, n, NULL) == n;
 }
 
 int fuzz_collect(void *ctx, const char *data, size_t len)

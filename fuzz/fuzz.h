@@ -31,7 +31,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
  * exits with a message when missing. */
 const fj_dict *fuzz_dict(void);
 
-extern const char *const fuzz_profiles[16];
+/* The 16 profiles, from the library; fuzz_profiles[p] for p < 16. */
+const char *const *fuzz_profile_names(void);
+#define fuzz_profiles (fuzz_profile_names())
 
 /* Whether s[0..n) is valid UTF-8. */
 int fuzz_valid_utf8(const unsigned char *s, size_t n);

@@ -500,6 +500,41 @@ fj_status fj_punct_feed(fj_punct *p, const char *data, size_t len);
 fj_status fj_punct_finish(fj_punct *p);
 void fj_punct_free(fj_punct *p);
 
+/* ---- 10. Profiles and UTF-8 ---------------------------------------------- */
+
+/* What the library knows of a profile, from its one list (data/profiles.tsv,
+ * compiled in). The caller sets `size` to sizeof(fj_profile_info); fields
+ * added later lie beyond it. The strings are static. */
+typedef struct fj_profile_info {
+    size_t size;
+    const char *name;        /* canonical: "s2twp" */
+    int quotes;              /* an fj_quotes: fj_profile_quotes(name) */
+    const char *lang;        /* BCP 47 tag of the output ("zh-TW"), NULL when none fits */
+    int repairs;             /* 1: FJ_DEFAULT repairs the input first (see FJ_DEFAULT) */
+    const char *from, *to;   /* the standard read and written: "hans", "hant",
+                              * "tw", "hk" or "jp" */
+    const char *description; /* one line of English */
+} fj_profile_info;
+
+/* Fills `info` for `profile` (a name as fj_converter_open takes it).
+ * FJ_ERR_UNKNOWN_PROFILE when the library does not know it, or when `dict`
+ * is not NULL and its image has no such profile; FJ_ERR_INVALID_ARGUMENT
+ * for a NULL pointer or a `size` too small. With `dict`, `repairs` says
+ * what its converters do: 0 when the image was built without the repair
+ * model. */
+fj_status fj_profile_info_get(const fj_dict *dict, const char *profile, fj_profile_info *info);
+
+/* The profiles the library knows, in the image's order: index 0, 1, ...
+ * until NULL. fj_dict_profile_name lists those an image holds. */
+const char *fj_profile_name(size_t index);
+
+/* The length of the longest prefix of text[0..len) that is valid UTF-8
+ * (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF).
+ * When it stops before `len` only because the last sequence is cut short
+ * by the end, *cut is set to 1, else to 0; `cut` may be NULL. SSE2 and,
+ * where the CPU has it, AVX2 check ASCII and three-byte text in blocks. */
+size_t fj_utf8_valid(const char *text, size_t len, int *cut);
+
 #ifdef __cplusplus
 }
 #endif

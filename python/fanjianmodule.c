@@ -1282,11 +1282,6 @@ PyDoc_STRVAR(module_doc,
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT, "fanjian", module_doc, -1, module_methods, NULL, NULL, NULL, NULL};
 
-/* The profiles every fanjian dictionary offers, for fanjian.opencc.CONFIGS. */
-static const char *const opencc_configs[] = {
-    "s2t", "t2s", "s2tw", "tw2s", "s2twp", "tw2sp", "s2hk", "hk2s",
-    "s2hkp", "hk2sp", "t2tw", "tw2t", "t2hk", "hk2t", "t2jp", "jp2t"};
-
 PyDoc_STRVAR(opencc_doc,
 "fanjian.opencc: the `opencc` package's interface on fanjian.\n\n"
 "    import fanjian.opencc as opencc\n"
@@ -1301,10 +1296,13 @@ static PyObject *make_opencc_module(void)
     PyObject *m = PyModule_New("fanjian.opencc");
     if (!m)
         return NULL;
-    size_t n = sizeof opencc_configs / sizeof opencc_configs[0];
+    /* The library's profiles, which every fanjian dictionary offers. */
+    size_t n = 0;
+    while (fj_profile_name(n))
+        n++;
     PyObject *configs = PyList_New((Py_ssize_t)n);
     for (size_t i = 0; configs && i < n; i++) {
-        PyObject *s = PyUnicode_FromFormat("%s.json", opencc_configs[i]);
+        PyObject *s = PyUnicode_FromFormat("%s.json", fj_profile_name(i));
         if (!s)
             Py_CLEAR(configs);
         else

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "profiles.h"
 #include "utf8.h"
 
 #define FJ_PUNCT_OUT 4096
@@ -239,15 +240,9 @@ void fj_punct_free(fj_punct *p)
     fj__free(a.alloc ? &a : NULL, p, sizeof *p);
 }
 
+/* The quotes column of data/profiles.tsv; KEEP for a name it lacks. */
 fj_quotes fj_profile_quotes(const char *profile)
 {
-    if (!profile)
-        return FJ_QUOTES_KEEP;
-    char key[64];
-    fj__profile_key(profile, key, sizeof key);
-    if (strcmp(key, "s2twp") == 0 || strcmp(key, "s2hkp") == 0)
-        return FJ_QUOTES_CORNER;
-    if (strcmp(key, "tw2sp") == 0 || strcmp(key, "hk2sp") == 0)
-        return FJ_QUOTES_CURLY;
-    return FJ_QUOTES_KEEP;
+    const fj_profile_info *p = fj__profile_find(profile);
+    return p ? (fj_quotes)p->quotes : FJ_QUOTES_KEEP;
 }

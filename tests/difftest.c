@@ -54,10 +54,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "difftest: %s\n", od ? "cannot read the text" : msg);
         return 2;
     }
-    int nprof = argc > 4 ? argc - 4 : 16;
+    int nprof = argc > 4 ? argc - 4 : (int)fj_dict_profile_count(dict);
     int failed = 0;
     for (int k = 0; k < nprof; k++) {
-        const char *name = argc > 4 ? argv[4 + k] : oc_profile_names[k];
+        const char *name = argc > 4 ? argv[4 + k] : fj_dict_profile_name(dict, (size_t)k);
         const oc_profile *op = oc_data_profile(od, name);
         fj_converter *conv = NULL;
         if (!op || fj_converter_open(dict, name, FJ_COMPAT, &conv, &err) != FJ_OK) {

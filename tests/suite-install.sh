@@ -19,7 +19,8 @@ INST_VERSION=$(sed -n 's/^#define FJ_VERSION_STRING "\(.*\)"/\1/p' "$ROOT/includ
 INST_SO=$B/libfanjian.so.$INST_VERSION
 INST_SHIM=$B/compat/libopencc.so.1.1
 INST_CONSUMER=$B/tests/opencc_consumer
-INST_PROFILES="s2t t2s s2tw tw2s s2twp tw2sp s2hk hk2s s2hkp hk2sp t2tw tw2t t2hk hk2t t2jp jp2t"
+# The profiles, as the library lists them (run.sh's "CLI --list" checks them).
+INST_PROFILES=$("$FJ" --list 2>/dev/null)
 
 TEST_CC=cc
 TEST_SAN=

@@ -19,10 +19,18 @@
 
 #include "fanjian.h"
 
-/* The 16 profiles OpenCC 1.4.2 ships. */
-static const char *const t_profiles[16] = {"s2t",   "t2s",   "s2tw", "tw2s", "s2twp", "tw2sp",
-                                           "s2hk",  "hk2s",  "s2hkp", "hk2sp", "t2tw", "tw2t",
-                                           "t2hk",  "hk2t",  "t2jp", "jp2t"};
+/* The 16 profiles OpenCC 1.4.2 ships, as the library lists them
+ * (fj_profile_name): t_profiles[i] for i < 16. */
+static inline const char *const *t_profile_names(void)
+{
+    static const char *names[16];
+    if (!names[0])
+        for (size_t i = 0; i < 16; i++)
+            if (!(names[i] = fj_profile_name(i)))
+                abort();
+    return names;
+}
+#define t_profiles (t_profile_names())
 
 /* ---- environment ---------------------------------------------------------- */
 

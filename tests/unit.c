@@ -20,6 +20,8 @@
 #include <time.h>
 
 #include "../src/image_format.h"
+#include "../src/internal.h"
+#include "../src/utf8.h"
 #include "../tools/chewing.h"
 #include "../tools/ocdata.h"
 
@@ -3417,6 +3419,358 @@ static void test_chewing_reader_rejects_bad_files(void **state)
     remove_tree(dir);
 }
 
+/* ---- 10. Profiles and UTF-8 ------------------------------------------------------ */
+
+/* The oracle: RFC 3629 by code point, one sequence at a time. A lead byte
+ * announces a length; the sequence is valid when its other bytes are
+ * continuation bytes and its value is neither overlong, a surrogate nor past
+ * U+10FFFF. Returns the length, 0 when invalid, -1 when only the end at
+ * `avail` cuts it short (some completion of the bytes present is valid). */
+static int oracle_complete(const unsigned char *b, int len)
+{
+    static const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
+    uint32_t cp = b[0] & (0x7Fu >> len);
+    for (int k = 1; k < len; k++) {
+        if ((b[k] & 0xC0) != 0x80)
+            return 0;
+        cp = cp << 6 | (b[k] & 0x3Fu);
+    }
+    return cp >= least[len] && (cp < 0xD800 || cp > 0xDFFF) && cp <= 0x10FFFF;
+}
+
+static int oracle_sequence(const unsigned char *s, size_t avail)
+{
+    unsigned c = s[0];
+    if (c < 0x80)
+        return 1;
+    int len = c >= 0xF0 && c <= 0xF7 ? 4 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xC0 && c <= 0xDF ? 2 : 0;
+    if (!len)
+        return 0;
+    if (avail >= (size_t)len)
+        return oracle_complete(s, len) ? len : 0;
+    /* Try completions that reach every range boundary of every position. */
+    static const unsigned char fill[] = {0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF};
+    unsigned char b[4];
+    memcpy(b, s, avail);
+    int missing = len - (int)avail, combos = 1;
+    for (int k = 0; k < missing; k++)
+        combos *= (int)sizeof fill;
+    for (int m = 0; m < combos; m++) {
+        for (int k = 0, r = m; k < missing; k++, r /= (int)sizeof fill)
+            b[avail + (size_t)k] = fill[r % (int)sizeof fill];
+        if (oracle_complete(b, len))
+            return -1;
+    }
+    return 0;
+}
+
+static size_t oracle_valid(const unsigned char *s, size_t n, int *cut)
+{
+    *cut = 0;
+    for (size_t i = 0; i < n;) {
+        int r = oracle_sequence(s + i, n - i);
+        if (r <= 0) {
+            *cut = r < 0;
+            return i;
+        }
+        i += (size_t)r;
+    }
+    return n;
+}
+
+/* fj_utf8_valid on s[0..n) equals the oracle, offset and cut; also with a
+ * NULL cut. Works on a copy of exactly n bytes, so a read past the end
+ * shows under the sanitizers. */
+static void utf8_agrees(const unsigned char *s, size_t n, const char *what)
+{
+    unsigned char *copy = malloc(n ? n : 1);
+    assert_non_null(copy);
+    memcpy(copy, s, n);
+    int want_cut, got_cut = -1;
+    size_t want = oracle_valid(copy, n, &want_cut);
+    size_t got = fj_utf8_valid((const char *)copy, n, &got_cut);
+    size_t got_null = fj_utf8_valid((const char *)copy, n, NULL);
+    free(copy);
+    if (got != want || got_cut != want_cut || got_null != want) {
+        char hex[3 * 24 + 1] = "";
+        size_t from = want > 8 ? want - 8 : 0;
+        for (size_t k = from; k < n && k < from + 24; k++)
+            snprintf(hex + 3 * (k - from), 4, "%02X ", s[k]);
+        fail_msg("%s (%zu bytes): valid %zu cut %d, oracle %zu cut %d; from byte %zu: %s", what, n,
+                 got, got_cut, want, want_cut, from, hex);
+    }
+}
+
+/* Every lead byte with every second byte and the edges of the third and
+ * fourth: each sequence class and its boundaries (C0 C1 F5..FF, E0 80..9F,
+ * ED A0..BF, F0 80..8F, F4 90..), whole and cut at every position, alone
+ * and after runs of ASCII and Han that put it anywhere in a SIMD block. */
+static void test_utf8_valid_sequences(void **state)
+{
+    (void)state;
+    static const unsigned char edge[] = {0x00, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xFF};
+    static const unsigned char tail[] = {0x7F, 0x80, 0xBF, 0xC0};
+    unsigned char buf[160];
+    for (unsigned lead = 0; lead < 256; lead++)
+        for (unsigned second = 0; second < 256; second++)
+            for (unsigned t = 0; t < 16; t++) {
+                unsigned char seq[6] = {(unsigned char)lead, (unsigned char)second, tail[t & 3],
+                                        tail[t >> 2], 'x', 'y'};
+                for (size_t n = 0; n <= sizeof seq; n++)
+                    utf8_agrees(seq, n, "sequence");
+            }
+    /* After ASCII or Han, at each place of a 16- and 32-byte block. */
+    for (int han = 0; han < 2; han++)
+        for (size_t before = 0; before <= 70; before++) {
+            size_t at = 0;
+            while (at < before) {
+                if (han && before - at >= 3) {
+                    memcpy(buf + at, "\xE4\xB8\xAD", 3); /* 中 */
+                    at += 3;
+                } else {
+                    buf[at++] = 'a';
+                }
+            }
+            for (unsigned lead = 0x80; lead < 256; lead++)
+                for (size_t e = 0; e < sizeof edge; e++)
+                    for (unsigned t = 0; t < 16; t++) {
+                        unsigned char *p = buf + at;
+                        p[0] = (unsigned char)lead;
+                        p[1] = edge[e];
+                        p[2] = tail[t & 3];
+                        p[3] = tail[t >> 2];
+                        for (size_t k = 4; k < 40; k++)
+                            p[k] = (k % 3 == 1) ? 0xE4 : (k % 3 == 2) ? 0xB8 : 0xAD;
+                        utf8_agrees(buf, at + 40, "sequence after a run");
+                        for (size_t n = at; n <= at + 4; n++)
+                            utf8_agrees(buf, n, "sequence after a run, cut");
+                    }
+        }
+    /* The obvious answers, spelled out. */
+    int cut;
+    assert_int_equal(fj_utf8_valid("\xE4\xB8", 2, &cut), 0);
+    assert_int_equal(cut, 1);
+    assert_int_equal(fj_utf8_valid("a\xED\xA0\x80", 4, &cut), 1);
+    assert_int_equal(cut, 0);
+    assert_int_equal(fj_utf8_valid("\xF4\x8F\xBF\xBF\xF4\x90", 6, &cut), 4);
+    assert_int_equal(cut, 0);
+    assert_int_equal(fj_utf8_valid(NULL, 0, &cut), 0);
+    assert_int_equal(fj_utf8_valid("", 0, NULL), 0);
+}
+
+/* An invalid byte (or a cut, overlong or surrogate sequence) at every
+ * offset 0..70 inside long runs of ASCII, Han (three bytes), two- and
+ * four-byte characters: the blocks and the carry between them. */
+static void test_utf8_valid_offsets(void **state)
+{
+    (void)state;
+    static const char *const runs[] = {"a", "\xE4\xB8\xAD", "\xC3\xA9", "\xF0\x9F\x98\x80",
+                                       "\xEF\xBF\xBF" /* U+FFFF */, "\xE4\xB8\xADz"};
+    static const struct {
+        const char *bytes;
+        size_t len;
+    } bad[] = {
+        {"\xFF", 1},         {"\x80", 1},         {"\xC0\xAF", 2},     {"\xC1\xBF", 2},
+        {"\xE0\x9F\xBF", 3}, {"\xED\xA0\x80", 3}, {"\xF0\x8F\xBF\xBF", 4},
+        {"\xF4\x90\x80\x80", 4}, {"\xF5\x80\x80\x80", 4}, {"\xE4\xB8", 2}, {"\xF0\x9F\x98", 3},
+        {"\xC3", 1},
+    };
+    unsigned char buf[400];
+    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+        size_t rl = strlen(runs[r]);
+        for (size_t total = 100; total <= 140; total += 13)
+            for (size_t off = 0; off <= 70; off++)
+                for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++)
+                    for (int mode = 0; mode < 2; mode++) {
+                        size_t n = 0;
+                        while (n + rl <= total) {
+                            memcpy(buf + n, runs[r], rl);
+                            n += rl;
+                        }
+                        if (mode == 0) { /* in place of the bytes at off */
+                            memcpy(buf + off, bad[b].bytes, bad[b].len);
+                        } else { /* inserted at off */
+                            memmove(buf + off + bad[b].len, buf + off, n - off);
+                            memcpy(buf + off, bad[b].bytes, bad[b].len);
+                            n += bad[b].len;
+                        }
+                        utf8_agrees(buf, n, "bad bytes in a run");
+                        utf8_agrees(buf, off + bad[b].len, "bad bytes at the end of a run");
+                    }
+    }
+}
+
+/* Random text of valid characters of every length, runs and junk. */
+static void test_utf8_valid_random(void **state)
+{
+    (void)state;
+    uint64_t seed = t_seed() ^ 0x75746638ull;
+    size_t rounds = t_quick() ? 20000 : 100000, full = 0, cuts = 0;
+    unsigned char buf[610];
+    for (size_t round = 0; round < rounds; round++) {
+        size_t n = 0, want = t_below(&seed, 500);
+        unsigned junk_odds = 20 + (unsigned)t_below(&seed, 400);
+        while (n < want) {
+            size_t kind = t_below(&seed, junk_odds);
+            unsigned char u[4];
+            int len;
+            if (kind == 0) { /* any byte */
+                u[0] = (unsigned char)t_rand(&seed);
+                len = 1;
+            } else if (kind == 1) { /* a valid character cut short */
+                uint32_t cp = 0x80 + (uint32_t)t_below(&seed, 0x10FF80);
+                if (cp >= 0xD800 && cp <= 0xDFFF)
+                    cp = 0xE000;
+                len = fj_utf8_encode(cp, u);
+                len = len > 1 ? 1 + (int)t_below(&seed, (size_t)len - 1) : len;
+            } else if (kind < 6) { /* any scalar value */
+                uint32_t cp = (uint32_t)t_below(&seed, 0x110000);
+                if (cp >= 0xD800 && cp <= 0xDFFF)
+                    cp = 0xD7FF;
+                len = fj_utf8_encode(cp, u);
+            } else if (kind < junk_odds / 2) { /* common Han */
+                len = fj_utf8_encode(0x4E00 + (uint32_t)t_below(&seed, 0x5200), u);
+            } else {
+                u[0] = (unsigned char)(' ' + t_below(&seed, 95));
+                len = 1;
+            }
+            if (n + (size_t)len > sizeof buf)
+                break;
+            memcpy(buf + n, u, (size_t)len);
+            n += (size_t)len;
+        }
+        if (t_below(&seed, 8) == 0) { /* ends inside a character */
+            unsigned char u[4];
+            int len = fj_utf8_encode(0x80 + (uint32_t)t_below(&seed, 0xD780), u);
+            size_t keep = 1 + t_below(&seed, (size_t)len - 1);
+            memcpy(buf + n, u, keep);
+            n += keep;
+        }
+        int cut;
+        size_t ok = oracle_valid(buf, n, &cut);
+        full += ok == n;
+        cuts += cut;
+        utf8_agrees(buf, n, "random text");
+    }
+    /* The mix reaches all three outcomes. */
+    assert_true(full > rounds / 20);
+    assert_true(cuts > rounds / 200);
+}
+
+/* The library's profile table (data/profiles.tsv) and the image's profile
+ * list are the same set, and everything that reads the table agrees. */
+static void test_profile_table(void **state)
+{
+    (void)state;
+    size_t table = 0;
+    while (fj_profile_name(table))
+        table++;
+    assert_int_equal(table, fj_dict_profile_count(g_dict));
+    assert_int_equal(table, 16); /* OpenCC 1.4.2's profiles */
+    for (size_t i = 0; i < table; i++) {
+        const char *name = fj_profile_name(i);
+        const char *in_image = fj_dict_profile_name(g_dict, i);
+        assert_non_null(in_image);
+        assert_string_equal(name, in_image); /* the same order too */
+        for (size_t k = 0; k < i; k++)
+            assert_string_not_equal(fj_profile_name(k), name);
+        fj_profile_info info = {.size = sizeof info}, plain = {.size = sizeof plain};
+        assert_int_equal(fj_profile_info_get(g_dict, name, &info), FJ_OK);
+        assert_int_equal(fj_profile_info_get(NULL, name, &plain), FJ_OK);
+        assert_int_equal(info.size, sizeof info);
+        assert_string_equal(info.name, name);
+        assert_ptr_equal(info.name, plain.name);
+        assert_int_equal(info.quotes, (int)fj_profile_quotes(name));
+        assert_int_equal(plain.quotes, info.quotes);
+        assert_non_null(info.from);
+        assert_non_null(info.to);
+        assert_non_null(info.description);
+        assert_true(strlen(info.description) > 10);
+        /* The image repairs exactly the profiles the table says do. */
+        const fj_image *img = fj__dict_image(g_dict);
+        int image_repairs = (img->contexts[i].flags & FJ_CONTEXT_REPAIR) != 0;
+        assert_int_equal(info.repairs, image_repairs);
+        assert_int_equal(plain.repairs, image_repairs);
+        /* A profile that repairs reads Traditional. */
+        if (info.repairs)
+            assert_true(strcmp(info.from, "hans") != 0);
+        /* Its language tag is its output's: Taiwan zh-TW and so on. */
+        static const struct {
+            const char *to, *lang;
+        } tags[] = {{"hans", "zh-CN"}, {"hant", "zh-Hant"}, {"tw", "zh-TW"}, {"hk", "zh-HK"},
+                    {"jp", NULL}};
+        int found = 0;
+        for (size_t k = 0; k < sizeof tags / sizeof tags[0]; k++)
+            if (strcmp(tags[k].to, info.to) == 0) {
+                found = 1;
+                if (tags[k].lang)
+                    assert_string_equal(info.lang, tags[k].lang);
+                else
+                    assert_null(info.lang);
+            }
+        assert_true(found);
+        /* fj_converter_open knows it, and names it the same. */
+        fj_converter *c;
+        fj_error err;
+        assert_int_equal(fj_converter_open(g_dict, name, FJ_COMPAT, &c, &err), FJ_OK);
+        assert_string_equal(fj_converter_profile(c), name);
+        fj_converter_close(c);
+    }
+    assert_null(fj_profile_name(table));
+    assert_null(fj_profile_name((size_t)-1));
+}
+
+static void test_profile_info_get(void **state)
+{
+    (void)state;
+    fj_profile_info info = {.size = sizeof info};
+    /* As fj_converter_open takes the name. */
+    assert_int_equal(fj_profile_info_get(g_dict, "/usr/share/opencc/s2twp.json", &info), FJ_OK);
+    assert_string_equal(info.name, "s2twp");
+    assert_int_equal(info.quotes, FJ_QUOTES_CORNER);
+    assert_string_equal(info.lang, "zh-TW");
+    assert_int_equal(info.repairs, 0);
+    assert_string_equal(info.from, "hans");
+    assert_string_equal(info.to, "tw");
+    assert_int_equal(fj_profile_info_get(NULL, "hk2sp", &info), FJ_OK);
+    assert_int_equal(info.quotes, FJ_QUOTES_CURLY);
+    assert_string_equal(info.lang, "zh-CN");
+    assert_int_equal(fj_profile_info_get(g_dict, "t2jp.json", &info), FJ_OK);
+    assert_int_equal(info.repairs, 1);
+    assert_null(info.lang);
+    /* What is not a profile, and bad arguments. */
+    assert_int_equal(fj_profile_info_get(g_dict, "s2x", &info), FJ_ERR_UNKNOWN_PROFILE);
+    assert_int_equal(fj_profile_info_get(NULL, "", &info), FJ_ERR_UNKNOWN_PROFILE);
+    assert_int_equal(fj_profile_info_get(g_dict, NULL, &info), FJ_ERR_INVALID_ARGUMENT);
+    assert_int_equal(fj_profile_info_get(g_dict, "s2t", NULL), FJ_ERR_INVALID_ARGUMENT);
+    fj_profile_info small = {.size = offsetof(fj_profile_info, description)};
+    small.name = "untouched";
+    assert_int_equal(fj_profile_info_get(g_dict, "s2t", &small), FJ_ERR_INVALID_ARGUMENT);
+    assert_string_equal(small.name, "untouched");
+    /* A larger caller struct keeps its size, and the bytes past ours. */
+    struct {
+        fj_profile_info info;
+        int later;
+    } big = {.info = {.size = sizeof big}, .later = 12345};
+    assert_int_equal(fj_profile_info_get(g_dict, "s2t", &big.info), FJ_OK);
+    assert_int_equal(big.info.size, sizeof big);
+    assert_int_equal(big.later, 12345);
+    /* fj_profile_quotes as before: the localising profiles' styles, KEEP
+     * for every other profile, for NULL and for unknown names. */
+    size_t styled = 0;
+    for (size_t i = 0; fj_profile_name(i); i++)
+        styled += fj_profile_quotes(fj_profile_name(i)) != FJ_QUOTES_KEEP;
+    assert_int_equal(styled, 4);
+    assert_int_equal(fj_profile_quotes("s2twp"), FJ_QUOTES_CORNER);
+    assert_int_equal(fj_profile_quotes("s2hkp"), FJ_QUOTES_CORNER);
+    assert_int_equal(fj_profile_quotes("tw2sp"), FJ_QUOTES_CURLY);
+    assert_int_equal(fj_profile_quotes("hk2sp"), FJ_QUOTES_CURLY);
+    assert_int_equal(fj_profile_quotes(NULL), FJ_QUOTES_KEEP);
+    assert_int_equal(fj_profile_quotes("nope"), FJ_QUOTES_KEEP);
+    assert_int_equal(fj_profile_quotes("x/tw2sp.json"), FJ_QUOTES_CURLY);
+}
+
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -3427,6 +3781,11 @@ int main(void)
         cmocka_unit_test(test_strerror_and_version),
         cmocka_unit_test(test_dict_sources),
         cmocka_unit_test(test_profile_list),
+        cmocka_unit_test(test_profile_table),
+        cmocka_unit_test(test_profile_info_get),
+        cmocka_unit_test(test_utf8_valid_sequences),
+        cmocka_unit_test(test_utf8_valid_offsets),
+        cmocka_unit_test(test_utf8_valid_random),
         cmocka_unit_test(test_image_pristine),
         cmocka_unit_test(test_image_truncated),
         cmocka_unit_test(test_image_bitflips),

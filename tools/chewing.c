@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/utf8.h"
+#include "fanjian.h"
 
 #define CHEWING_RECORD 8u
 
@@ -79,19 +79,6 @@ static int leaf_by_pos(const void *a, const void *b)
     return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
-static int valid_utf8(const unsigned char *s, size_t n)
-{
-    const unsigned char *end = s + n;
-    while (s < end) {
-        uint32_t cp;
-        int k = fj_utf8_decode(s, end, &cp);
-        if (k <= 0)
-            return 0;
-        s += k;
-    }
-    return n > 0;
-}
-
 model_words *chewing_words_load(const char *dir, char *err, size_t errlen)
 {
     char tree_path[4096], dict_path[4096];
@@ -144,7 +131,7 @@ model_words *chewing_words_load(const char *dir, char *err, size_t errlen)
             freq += leaves[j].freq;
         const unsigned char *s = text + leaves[i].pos;
         size_t len = strlen((const char *)s);
-        if (!valid_utf8(s, len)) {
+        if (!len || fj_utf8_valid((const char *)s, len, NULL) != len) {
             chewing_err(err, errlen, "%s: the phrase at byte %u is not UTF-8", dict_path,
                         (unsigned)leaves[i].pos);
             free(text);

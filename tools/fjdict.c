@@ -709,6 +709,11 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
         fprintf(stderr, "fjdict: %s\n", err);
         return 1;
     }
+    if (data->profile_count > 16) { /* the tables below hold 16 */
+        fprintf(stderr, "fjdict: %zu profiles in data/profiles.tsv, at most 16\n", data->profile_count);
+        oc_data_free(data);
+        return 1;
+    }
     /* The context model's tables, when a word list is given. */
     model_tables s2t_model = {0}, t2s_model = {0}, regions[REGION_COUNT];
     memset(regions, 0, sizeof regions);
@@ -892,10 +897,11 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
         }
         if (cx->core_stage != FJ_NONE)
             cx->flags |= phrase_stages << FJ_CONTEXT_PHRASE_SHIFT;
-        /* Traditional input without a script step (t2tw, tw2t, t2hk, hk2t,
-         * t2jp): the repair lattice runs before the first step. */
-        int trad_input = strncmp(p->name, "t2", 2) == 0 || strncmp(p->name, "tw2", 3) == 0 ||
-                         strncmp(p->name, "hk2", 3) == 0;
+        /* The profiles data/profiles.tsv marks as repairing (Traditional
+         * input without a script step): the repair lattice runs before the
+         * first step. */
+        fj_profile_info meta = {.size = sizeof meta};
+        int trad_input = fj_profile_info_get(NULL, p->name, &meta) == FJ_OK && meta.repairs;
         if (have_model && (repair.fold || repair_fold_id != FJ_NONE) && cx->core_stage == FJ_NONE && trad_input &&
             s2t_ids[1] != FJ_NONE && s2t_core != FJ_NONE) {
             if (repair_fold_id == FJ_NONE) {

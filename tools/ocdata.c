@@ -11,11 +11,7 @@
 #include <string.h>
 
 #include "../src/utf8.h"
-
-const char *const oc_profile_names[16] = {
-    "s2t", "t2s", "s2tw", "tw2s", "s2twp", "tw2sp", "s2hk", "hk2s",
-    "s2hkp", "hk2sp", "t2tw", "tw2t", "t2hk", "hk2t", "t2jp", "jp2t",
-};
+#include "fanjian.h"
 
 static void seterr(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -944,9 +940,13 @@ oc_data *oc_data_load(const char *dir, char *err, size_t errlen)
     profile_free(t2s);
     data->profile_count = 0;
 
-    data->profiles = xrealloc(data->profiles, 16 * sizeof(oc_profile *));
-    for (int i = 0; i < 16; i++) {
-        oc_profile *p = load_profile(data, dir, oc_profile_names[i], err, errlen);
+    /* The library's profiles (data/profiles.tsv), in its order. */
+    size_t count = 0;
+    while (fj_profile_name(count))
+        count++;
+    data->profiles = xrealloc(data->profiles, count * sizeof(oc_profile *));
+    for (size_t i = 0; i < count; i++) {
+        oc_profile *p = load_profile(data, dir, fj_profile_name(i), err, errlen);
         if (!p)
             goto fail;
         data->profiles[data->profile_count++] = p;

@@ -76,9 +76,6 @@ void oc_data_free(oc_data *data);
 const oc_dict *oc_data_dict(const oc_data *data, const char *name);
 const oc_profile *oc_data_profile(const oc_data *data, const char *name);
 
-/* The 16 profiles, in the order fanjian lists them. */
-extern const char *const oc_profile_names[16];
-
 /* Flattens an expression into one longest-match dictionary with a single
  * value per key (what the image stores). include_tofu selects leaves marked
  * may_output_tofu. Returns NULL for an empty expression. */
