@@ -15,22 +15,6 @@
 #include "convert.h"
 
 
-const char *fjx_profile_lang(const char *profile)
-{
-    static const struct {
-        const char *profile, *lang;
-    } langs[] = {
-        {"s2t", "zh-Hant"},   {"tw2t", "zh-Hant"}, {"hk2t", "zh-Hant"}, {"jp2t", "zh-Hant"},
-        {"s2tw", "zh-TW"},    {"s2twp", "zh-TW"},  {"t2tw", "zh-TW"},   {"s2hk", "zh-HK"},
-        {"s2hkp", "zh-HK"},   {"t2hk", "zh-HK"},   {"t2s", "zh-CN"},    {"tw2s", "zh-CN"},
-        {"tw2sp", "zh-CN"},   {"hk2s", "zh-CN"},   {"hk2sp", "zh-CN"},
-    };
-    for (size_t i = 0; profile && i < sizeof langs / sizeof langs[0]; i++)
-        if (strcmp(profile, langs[i].profile) == 0)
-            return langs[i].lang;
-    return NULL;
-}
-
 /* ---- the dictionary ---------------------------------------------------------------- */
 
 /* The dictionary: --dict, $FANJIAN_DICT, next to the executable, ../share/fanjian/

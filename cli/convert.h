@@ -25,10 +25,6 @@ int fjx_report_removal(void *ctx, const char *input, const char *part, const fj_
  * ../share/fanjian/fanjian.fjd from it, else the library's default. */
 fj_status fjx_open_dict(const char *path, fj_dict **dict, fj_error *err);
 
-/* The language tag a profile's output is in (zh-TW, zh-HK, zh-Hant,
- * zh-CN), or NULL when the profile does not change the language (t2jp). */
-const char *fjx_profile_lang(const char *profile);
-
 /* ---- output ------------------------------------------------------------------ */
 
 typedef struct fjx_sink {

@@ -822,7 +822,11 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
                                                        : (int)fj_profile_quotes(fj_converter_profile(conv));
     if (!conv)
         set.f.punct_flags = 0;
-    set.f.lang = conv ? fjx_profile_lang(fj_converter_profile(conv)) : NULL;
+    fj_profile_info info;
+    info.size = sizeof info;
+    set.f.lang = conv && fj_profile_info_get(NULL, fj_converter_profile(conv), &info) == FJ_OK
+                     ? info.lang
+                     : NULL;
     fjx_outfile_install_signals();
 
     int rc = 0;

@@ -19,11 +19,6 @@
 
 #include "fanjian-formats.h"
 
-#ifdef __SSE2__
-#include <emmintrin.h>
-#include <immintrin.h>
-#endif
-
 #define READ_CHUNK (1u << 20)
 /* Detection wants a fair sample, even from a pipe that trickles. */
 #define DETECT_SAMPLE (64u << 10)
@@ -94,133 +89,6 @@ char *fjf_read_all(int fd, size_t *len, unsigned long long limit)
     }
     *len = n;
     return buf;
-}
-
-/* TODO(merge): fj_utf8_valid from src/utf8.c replaces this copy. */
-/* The length of the valid UTF-8 sequence at s[i], or 0: invalid, or (with
- * *cut set) only cut short by the end at n. */
-static size_t utf8_sequence(const unsigned char *s, size_t n, size_t i, int *cut)
-{
-    unsigned c = s[i];
-    if (c < 0x80)
-        return 1;
-    size_t need = c >= 0xC2 && c <= 0xDF ? 1 : c >= 0xE0 && c <= 0xEF ? 2
-                : c >= 0xF0 && c <= 0xF4 ? 3 : 0;
-    if (!need)
-        return 0;
-    unsigned lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80;
-    unsigned hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
-    for (size_t k = 1; k <= need; k++) {
-        if (i + k >= n) {
-            *cut = 1;
-            return 0;
-        }
-        unsigned b = s[i + k];
-        if (k == 1 ? (b < lo || b > hi) : (b & 0xC0) != 0x80)
-            return 0;
-    }
-    return need + 1;
-}
-
-/* Length of the longest prefix of s[0..n) that is valid UTF-8; *cut is set
- * when it stops at a sequence that only the end cuts short. Checking sits
- * on the CLI's hot path, so 16-byte blocks of ASCII and ordinary three-byte
- * sequences (all of common Han) are checked at once with SSE2: every lead
- * E1..EF (not ED) must own exactly the next two bytes, every continuation
- * byte must be owed. Anything else goes byte by byte. */
-#if defined(__GNUC__) && defined(__x86_64__) && defined(__SSE2__)
-#define HAVE_AVX2_CHECK 1
-/* The same test 32 bytes at a time, where the CPU has AVX2: the bytes of
- * [s, s + n) it passed as whole blocks, stopping before the first block it
- * cannot pass; *carry as in utf8_valid_prefix. */
-__attribute__((target("avx2"))) static size_t utf8_simple_blocks_avx2(const unsigned char *s,
-                                                                       size_t n, unsigned *carry)
-{
-    const __m256i c0 = _mm256_set1_epi8((char)0xC0), x80 = _mm256_set1_epi8((char)0x80);
-    const __m256i f0 = _mm256_set1_epi8((char)0xF0), e0 = _mm256_set1_epi8((char)0xE0);
-    const __m256i ed = _mm256_set1_epi8((char)0xED);
-    size_t i = 0;
-    uint64_t owed_in = *carry;
-    for (; n - i >= 32; i += 32) {
-        __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(s + i));
-        uint32_t high = (uint32_t)_mm256_movemask_epi8(v);
-        if (!high && !owed_in)
-            continue;
-        uint32_t cont = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(v, c0), x80));
-        uint32_t lead3 = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(v, f0), e0));
-        uint32_t ranged = (uint32_t)_mm256_movemask_epi8(
-            _mm256_or_si256(_mm256_cmpeq_epi8(v, e0), _mm256_cmpeq_epi8(v, ed)));
-        uint64_t owed = (uint64_t)lead3 << 1 | (uint64_t)lead3 << 2 | owed_in;
-        if ((high & ~(cont | lead3)) != 0 || ranged || (uint32_t)owed != cont)
-            break;
-        owed_in = owed >> 32;
-    }
-    *carry = (unsigned)owed_in;
-    return i;
-}
-#endif
-
-static size_t utf8_valid_prefix(const unsigned char *s, size_t n, int *cut)
-{
-    size_t i = 0;
-    *cut = 0;
-#ifdef __SSE2__
-    const __m128i c0 = _mm_set1_epi8((char)0xC0), x80 = _mm_set1_epi8((char)0x80);
-    const __m128i f0 = _mm_set1_epi8((char)0xF0), e0 = _mm_set1_epi8((char)0xE0);
-    const __m128i ed = _mm_set1_epi8((char)0xED);
-    unsigned carry = 0; /* continuation bytes owed at the next block's first two bytes */
-#ifdef HAVE_AVX2_CHECK
-    const int avx2 = __builtin_cpu_supports("avx2");
-#endif
-    while (n - i >= 16) {
-#ifdef HAVE_AVX2_CHECK
-        if (avx2 && n - i >= 32) {
-            i += utf8_simple_blocks_avx2(s + i, n - i, &carry);
-            if (n - i < 16)
-                break;
-        }
-#endif
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
-        unsigned high = (unsigned)_mm_movemask_epi8(v);
-        if (!high && !carry) {
-            i += 16;
-            continue;
-        }
-        unsigned cont = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(v, c0), x80));
-        unsigned lead3 = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(v, f0), e0));
-        unsigned ranged = (unsigned)_mm_movemask_epi8(
-            _mm_or_si128(_mm_cmpeq_epi8(v, e0), _mm_cmpeq_epi8(v, ed)));
-        unsigned owed = (lead3 << 1) | (lead3 << 2) | carry;
-        if ((high & ~(cont | lead3)) == 0 && !ranged && (owed & 0xFFFF) == cont) {
-            carry = owed >> 16;
-            i += 16;
-            continue;
-        }
-        /* From the start of the sequence the carry belongs to. */
-        size_t end = i + 16;
-        i -= carry == 3 ? 1 : carry == 1 ? 2 : 0;
-        while (i < end) {
-            size_t len = utf8_sequence(s, n, i, cut);
-            if (!len)
-                return i;
-            i += len;
-        }
-        carry = 0;
-    }
-    i -= carry == 3 ? 1 : carry == 1 ? 2 : 0;
-#endif
-    while (i < n) {
-        size_t len = utf8_sequence(s, n, i, cut);
-        if (!len)
-            return i;
-        i += len;
-    }
-    return n;
-}
-
-static size_t fj_utf8_valid_copy(const char *s, size_t n, int *cut)
-{
-    return utf8_valid_prefix((const unsigned char *)s, n, cut);
 }
 
 static int is_utf8_name(const char *name)
@@ -448,7 +316,7 @@ static int feed_checked_utf8(fjf_text *t, const char *data, size_t len, fjf_erro
         size_t have = t->carry_len, take = len < 4 ? len : 4;
         memcpy(seq, t->carry, have);
         memcpy(seq + have, p, take);
-        size_t ok = fj_utf8_valid_copy((const char *)seq, have + take, &cut);
+        size_t ok = fj_utf8_valid((const char *)seq, have + take, &cut);
         if (ok < have) {
             if (cut && take == len) { /* still cut: keep carrying */
                 memcpy(t->carry + have, p, take);
@@ -469,7 +337,7 @@ static int feed_checked_utf8(fjf_text *t, const char *data, size_t len, fjf_erro
         len -= from_new;
         t->fed += from_new;
     }
-    size_t ok = fj_utf8_valid_copy((const char *)p, len, &cut);
+    size_t ok = fj_utf8_valid((const char *)p, len, &cut);
     if (ok < len && !cut) {
         invalid_utf8(t, t->fed + ok, err);
         return -1;

@@ -3,8 +3,9 @@
 #                         PYTHONPATH=build/python /usr/bin/python3 -c 'import fanjian'
 #   make python-install   the same three files into the user's site-packages
 #
-# The module links $(BUILD)/pic/libfanjian.a, so it needs nothing else at run
-# time; the library's symbols are kept out of its dynamic symbol table.
+# The module links $(BUILD)/pic/libfanjian.a and libfanjian-formats (whose
+# expat, jansson and PCRE2 it loads; libzip and uchardet on first use); the
+# libraries' symbols are kept out of its dynamic symbol table.
 # Debian's python3 by default (a pyenv python3 on PATH is not the system's).
 PYTHON        ?= /usr/bin/python3
 PYTHON_CONFIG ?= $(PYTHON)-config
@@ -28,12 +29,12 @@ python: $(PY_FILES)
 # tests/suite-python.sh runs the module's tests against this build.
 CHECK_DEPS += $(PY_FILES)
 
-$(PY_DIR)/fanjianmodule.o: python/fanjianmodule.c include/fanjian.h
+$(PY_DIR)/fanjianmodule.o: python/fanjianmodule.c include/fanjian.h include/fanjian-formats.h
 	@mkdir -p $(dir $@)
 	@echo "  CC -fPIC $<"; $(CC) $(PY_CFLAGS) -c $< -o $@
 
-$(PY_MODULE): $(PY_DIR)/fanjianmodule.o $(BUILD)/pic/libfanjian.a
-	$(CC) $(LDFLAGS) -shared -Wl,--exclude-libs,ALL -o $@ $^
+$(PY_MODULE): $(PY_DIR)/fanjianmodule.o $(FMT_PIC_LIB) $(BUILD)/pic/libfanjian.a
+	$(CC) $(LDFLAGS) -shared -Wl,--exclude-libs,ALL -o $@ $^ $(FMT_LIBS)
 
 # The dictionary beside the module, where the module looks for it. Copied
 # under another name first: a process may have the old one mapped.

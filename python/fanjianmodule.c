@@ -38,9 +38,14 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "fanjian.h"
+#include "fanjian-formats.h"
 
 PyMODINIT_FUNC PyInit_fanjian(void);
 
@@ -1229,6 +1234,350 @@ static PyObject *mod_clean(PyObject *Py_UNUSED(m), PyObject *args, PyObject *kwd
     return result;
 }
 
+/* ---- files, through libfanjian-formats ------------------------------------------------ */
+
+/* What convert_file() and convert_bytes() were asked, as the CLI's options. */
+typedef struct file_args {
+    fjf_settings s;
+    int format;        /* fjf_format, or -1: by the file's extension (convert_file) */
+    char from_buf[32], to_buf[32];
+} file_args;
+
+/* An encoding argument (None, or a name iconv knows) as the formats'
+ * canonical name; 0, or -1 with ValueError. */
+static int encoding_arg(const char *name, const char *what, char buf[32], const char **out)
+{
+    *out = NULL;
+    if (!name)
+        return 0;
+    if (!(*out = fjf_encoding_canonical(name, buf))) {
+        PyErr_Format(PyExc_ValueError, "%s: unknown encoding '%s'", what, name);
+        return -1;
+    }
+    return 0;
+}
+
+/* Parses what both calls take after their first arguments into *a; 0, or -1
+ * with an exception. The converter and clean-up rules are the module's
+ * cached ones: shared, never freed. */
+static int file_args_parse(file_args *a, const char *profile, const char *to, int compat,
+                           const char *repair, PyObject *quotes, int punct, int clean,
+                           const char *from_encoding, const char *to_encoding, int lossy,
+                           const char *format, PyObject *dictarg)
+{
+    memset(a, 0, sizeof *a);
+    a->format = -1;
+    char target[32];
+    int quotes_given;
+    unsigned flags;
+    fj_quotes q = FJ_QUOTES_KEEP;
+    if (!(profile = profile_or_target(profile, to, target, sizeof target)))
+        return -1;
+    if (quotes_arg(quotes, &q, &quotes_given) < 0 || mode_flags(compat, repair, &flags) < 0)
+        return -1;
+    if (format && (a->format = fjf_format_from_name(format)) < 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "format must be 'text', 'html', 'xhtml', 'markdown', 'srt', 'ass', 'vtt' "
+                     "or 'epub', not '%s'", format);
+        return -1;
+    }
+    if (encoding_arg(from_encoding, "from_encoding", a->from_buf, &a->s.from_encoding) < 0 ||
+        encoding_arg(to_encoding, "to_encoding", a->to_buf, &a->s.to_encoding) < 0)
+        return -1;
+    dict_entry *d = open_dict(dictarg);
+    if (!d)
+        return -1;
+    const fj_converter *c = NULL;
+    const fj_clean *cl = NULL;
+    fj_error err;
+    fj_status st;
+    memset(&err, 0, sizeof err);
+    Py_BEGIN_ALLOW_THREADS
+    st = conv_get(d, profile, flags, &c, &err);
+    if (st == FJ_OK && clean)
+        st = clean_get(d, &cl, &err);
+    Py_END_ALLOW_THREADS
+    if (st != FJ_OK) {
+        raise_fj(st, &err, 0);
+        return -1;
+    }
+    /* As the command line does: the profile's own quotation marks (none
+     * under compat), and markup's language tag from the profile. */
+    if (!quotes_given)
+        q = compat ? FJ_QUOTES_KEEP : fj_profile_quotes(fj_converter_profile(c));
+    a->s.conv = c;
+    a->s.clean = cl;
+    a->s.quotes = (int)q;
+    a->s.punct_flags = punct ? PUNCT_ALL : 0;
+    a->s.recode_flags = lossy ? FJF_LOSSY : 0;
+    fj_profile_info info;
+    info.size = sizeof info;
+    a->s.lang = fj_profile_info_get(NULL, fj_converter_profile(c), &info) == FJ_OK ? info.lang
+                                                                                 : NULL;
+    return 0;
+}
+
+/* Raises what an fjf_error says: OSError for reading and writing,
+ * MemoryError, ValueError for what the input or its encoding is. */
+static void raise_fjf(const fjf_error *err, int write_errno)
+{
+    char msg[1400];
+    if (err->kind == FJF_ERR_READ)
+        snprintf(msg, sizeof msg, "cannot read %s: %s", err->subject ? err->subject : "input",
+                 err->message);
+    else if (err->subject)
+        snprintf(msg, sizeof msg, "%s: %s", err->subject, err->message);
+    else
+        snprintf(msg, sizeof msg, "%s", err->message);
+    switch (err->kind) {
+    case FJF_ERR_NOMEM:
+        PyErr_NoMemory();
+        break;
+    case FJF_ERR_WRITE:
+        errno = write_errno;
+        PyErr_SetFromErrno(PyExc_OSError);
+        break;
+    case FJF_ERR_READ:
+        PyErr_SetString(PyExc_OSError, msg);
+        break;
+    default:
+        PyErr_SetString(PyExc_ValueError, msg);
+    }
+}
+
+/* A writer to a file descriptor, keeping errno of its failure. */
+typedef struct fd_writer {
+    int fd;
+    int err;
+} fd_writer;
+
+static int fd_write(void *ctx, const char *data, size_t len)
+{
+    fd_writer *w = ctx;
+    while (len) {
+        ssize_t n = write(w->fd, data, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            w->err = errno;
+            return -1;
+        }
+        data += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* Converts one input, the whole file descriptor `in_fd` or data[0..len)
+ * (in_fd -1), as `format`, to `write` (an EPUB to out_fd). Runs without
+ * the GIL; 0, or -1 with err. */
+static int run_file(const file_args *a, fjf_format format, int in_fd, const char *data, size_t len,
+                    const char *name, const char *output, fj_write_fn write, void *write_ctx,
+                    int out_fd, fjf_error *err)
+{
+    if (format == FJF_TEXT) {
+        fjf_text *t = NULL;
+        int rc = fjf_text_begin(&a->s, output, write, write_ctx, &t, err);
+        if (rc == 0)
+            rc = in_fd >= 0 ? fjf_text_input(t, in_fd, name, NULL, err)
+                            : fjf_text_input_memory(t, data, len, name, NULL, err);
+        if (rc == 0)
+            rc = fjf_text_end(t, NULL, err);
+        fjf_text_free(t);
+        return rc;
+    }
+    char *own = NULL;
+    if (in_fd >= 0) {
+        own = fjf_read_all(in_fd, &len, fjf_document_limit(&a->s, format));
+        if (!own) {
+            fjf_error_set(err, FJF_NO_OFFSET, "%s", errno == E2BIG ? "too large" : strerror(errno));
+            err->kind = errno == ENOMEM ? FJF_ERR_NOMEM : FJF_ERR_READ;
+            err->subject = name;
+            return -1;
+        }
+        data = own;
+    }
+    int rc = fjf_document_convert(&a->s, format, data, len, name, write, write_ctx, out_fd, NULL,
+                                  err);
+    free(own);
+    return rc;
+}
+
+PyDoc_STRVAR(mod_convert_file_doc,
+"convert_file(src, dst, profile='s2t', *, format=None, from_encoding=None,\n"
+"             to_encoding=None, lossy=False, clean=False, compat=False, quotes=None,\n"
+"             punct=False, repair='auto', to=None, dict=None) -> None\n\n"
+"Converts the file `src` into `dst`, as `fanjian -c PROFILE -i SRC -o DST`\n"
+"does, byte for byte: text in any encoding (detected unless given), HTML,\n"
+"XHTML, Markdown, SRT, ASS, WebVTT and EPUB (format: by the extension of\n"
+"src unless given). `dst` appears whole or not at all: it is written\n"
+"beside itself and renamed into place, keeping its permissions when it\n"
+"exists. OSError for files, ValueError for input that is not what it\n"
+"should be (naming the byte). The GIL is released while converting.");
+
+static PyObject *mod_convert_file(PyObject *Py_UNUSED(m), PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"src", "dst", "profile", "format", "from_encoding", "to_encoding",
+                             "lossy", "clean", "compat", "quotes", "punct", "repair", "to",
+                             "dict", NULL};
+    PyObject *src_obj = NULL, *dst_obj = NULL, *quotes = Py_None, *dictarg = Py_None;
+    const char *profile = NULL, *format = NULL, *from = NULL, *to_enc = NULL, *repair = NULL,
+               *to = NULL;
+    int lossy = 0, clean = 0, compat = 0, punct = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&O&|z$zzzpppOpzzO:convert_file", kwlist,
+                                     PyUnicode_FSConverter, &src_obj, PyUnicode_FSConverter,
+                                     &dst_obj, &profile, &format, &from, &to_enc, &lossy, &clean,
+                                     &compat, &quotes, &punct, &repair, &to, &dictarg)) {
+        Py_XDECREF(src_obj);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    file_args a;
+    if (file_args_parse(&a, profile, to, compat, repair, quotes, punct, clean, from, to_enc, lossy,
+                        format, dictarg) < 0)
+        goto done;
+    const char *src = PyBytes_AS_STRING(src_obj), *dst = PyBytes_AS_STRING(dst_obj);
+    fjf_format fmt = a.format >= 0 ? (fjf_format)a.format : fjf_format_from_path(src);
+    /* The temporary: beside dst, so that rename() replaces it in one step. */
+    size_t dlen = strlen(dst);
+    char *tmp = malloc(dlen + 32);
+    if (!tmp) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    const char *slash = strrchr(dst, '/');
+    size_t dir_len = slash ? (size_t)(slash - dst) + 1 : 0;
+    fjf_error err;
+    memset(&err, 0, sizeof err);
+    int in_fd = -1, out_fd = -1, sys_err = 0, rc = -1;
+    fd_writer w = {-1, 0};
+    Py_BEGIN_ALLOW_THREADS
+    in_fd = open(src, O_RDONLY | O_CLOEXEC);
+    if (in_fd < 0) {
+        sys_err = errno;
+    } else {
+        for (unsigned attempt = 0; attempt < 100 && out_fd < 0; attempt++) {
+            snprintf(tmp, dlen + 32, "%.*s.fanjian-%06lx", (int)dir_len, dst,
+                     ((unsigned long)getpid() * 2654435761u + attempt * 40503u +
+                      (unsigned long)(uintptr_t)tmp) & 0xFFFFFF);
+            out_fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+            if (out_fd < 0 && errno != EEXIST)
+                break;
+        }
+        if (out_fd < 0) {
+            sys_err = errno;
+        } else {
+            struct stat sb;
+            if (stat(dst, &sb) == 0 && S_ISREG(sb.st_mode))
+                (void)fchmod(out_fd, sb.st_mode & 07777);
+            w.fd = out_fd;
+            rc = run_file(&a, fmt, in_fd, NULL, 0, src, dst, fd_write, &w, out_fd, &err);
+            if (close(out_fd) != 0 && rc == 0) {
+                sys_err = errno;
+                rc = -1;
+            } else if (rc == 0 && rename(tmp, dst) != 0) {
+                sys_err = errno;
+                rc = -1;
+            }
+            if (rc != 0)
+                unlink(tmp);
+        }
+        close(in_fd);
+    }
+    Py_END_ALLOW_THREADS
+    if (rc == 0) {
+        result = Py_None;
+        Py_INCREF(result);
+    } else if (sys_err) {
+        errno = sys_err;
+        PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, in_fd < 0 ? src_obj : dst_obj);
+    } else {
+        raise_fjf(&err, w.err);
+    }
+    free(tmp);
+done:
+    Py_DECREF(src_obj);
+    Py_DECREF(dst_obj);
+    return result;
+}
+
+PyDoc_STRVAR(mod_convert_bytes_doc,
+"convert_bytes(data, profile='s2t', *, encoding=None, format='text', to_encoding=None,\n"
+"              lossy=False, clean=False, compat=False, quotes=None, punct=False,\n"
+"              repair='auto', to=None, dict=None) -> bytes\n\n"
+"Converts the bytes of a file, as convert_file() would: `encoding` is the\n"
+"input's (None: detected), `format` one of 'text', 'html', 'xhtml',\n"
+"'markdown', 'srt', 'ass', 'vtt', 'epub'. The result is in to_encoding\n"
+"(None: UTF-8; for markup, the declared charset follows it).");
+
+static PyObject *mod_convert_bytes(PyObject *Py_UNUSED(m), PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"data", "profile", "encoding", "format", "to_encoding", "lossy",
+                             "clean", "compat", "quotes", "punct", "repair", "to", "dict", NULL};
+    Py_buffer in;
+    PyObject *quotes = Py_None, *dictarg = Py_None;
+    const char *profile = NULL, *format = "text", *from = NULL, *to_enc = NULL, *repair = NULL,
+               *to = NULL;
+    int lossy = 0, clean = 0, compat = 0, punct = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*|z$zzzpppOpzzO:convert_bytes", kwlist, &in,
+                                     &profile, &from, &format, &to_enc, &lossy, &clean, &compat,
+                                     &quotes, &punct, &repair, &to, &dictarg))
+        return NULL;
+    PyObject *result = NULL;
+    file_args a;
+    if (file_args_parse(&a, profile, to, compat, repair, quotes, punct, clean, from, to_enc, lossy,
+                        format ? format : "text", dictarg) < 0) {
+        PyBuffer_Release(&in);
+        return NULL;
+    }
+    fjf_format fmt = (fjf_format)a.format;
+    fjf_error err;
+    memset(&err, 0, sizeof err);
+    growbuf g = {NULL, 0, 0, 0};
+    int rc, sys_err = 0;
+    Py_BEGIN_ALLOW_THREADS
+    if (fmt == FJF_EPUB) {
+        /* An EPUB is written to a file (libzip): an unnamed temporary one. */
+        FILE *f = tmpfile();
+        rc = -1;
+        if (!f) {
+            sys_err = errno;
+        } else {
+            rc = run_file(&a, fmt, -1, in.buf, (size_t)in.len, "data", "output", growbuf_write, &g,
+                          fileno(f), &err);
+            if (rc == 0) {
+                size_t len = 0;
+                char *all = lseek(fileno(f), 0, SEEK_SET) == 0 ? fjf_read_all(fileno(f), &len, 0)
+                                                                : NULL;
+                if (!all) {
+                    sys_err = errno ? errno : EIO;
+                    rc = -1;
+                } else {
+                    free(g.data);
+                    g.data = all;
+                    g.len = g.cap = len;
+                }
+            }
+            fclose(f);
+        }
+    } else {
+        rc = run_file(&a, fmt, -1, in.buf, (size_t)in.len, "data", "output", growbuf_write, &g, -1,
+                      &err);
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&in);
+    if (rc == 0)
+        result = PyBytes_FromStringAndSize(g.len ? g.data : "", (Py_ssize_t)g.len);
+    else if (sys_err)
+        PyErr_SetFromErrno(PyExc_OSError);
+    else if (g.nomem)
+        PyErr_NoMemory();
+    else
+        raise_fjf(&err, 0);
+    free(g.data);
+    return result;
+}
+
 PyDoc_STRVAR(mod_profiles_doc,
 "profiles(*, dict=None) -> list of str\n\n"
 "The profile names the dictionary offers ('s2t', 't2s', 's2tw', ...).");
@@ -1262,6 +1611,10 @@ static PyMethodDef module_methods[] = {
     {"profiles", (PyCFunction)(void (*)(void))mod_profiles, METH_VARARGS | METH_KEYWORDS,
      mod_profiles_doc},
     {"clean", (PyCFunction)(void (*)(void))mod_clean, METH_VARARGS | METH_KEYWORDS, mod_clean_doc},
+    {"convert_file", (PyCFunction)(void (*)(void))mod_convert_file, METH_VARARGS | METH_KEYWORDS,
+     mod_convert_file_doc},
+    {"convert_bytes", (PyCFunction)(void (*)(void))mod_convert_bytes, METH_VARARGS | METH_KEYWORDS,
+     mod_convert_bytes_doc},
     {NULL, NULL, 0, NULL},
 };
 
