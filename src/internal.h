@@ -123,8 +123,32 @@ typedef struct fj_engine fj_engine;
 
 struct fj_script_table;
 
+/* What fj_converter_open_options puts around the conversion (see
+ * fj_converter.pipe). */
+typedef struct fj_stages {
+    const fj_clean *clean; /* NULL: no clean-up */
+    fj_quotes quotes;      /* resolved: never FJ_QUOTES_PROFILE */
+    unsigned punct;        /* FJ_PUNCT_* */
+    int strict_utf8;       /* FJ_UTF8_STRICT */
+    int identity;          /* no script conversion: the text passes as it is */
+} fj_stages;
+
+/* The longest prefix of s[0..n) that is valid UTF-8; *cut is set when it
+ * stops at a sequence that only the end cuts short (src/stream.c).
+ * TODO(merge): fj_utf8_valid */
+size_t fj__utf8_valid_prefix(const unsigned char *s, size_t n, int *cut);
+
+/* fj_stream_new without the UTF-8 check even where the converter asks for
+ * it (one-shot conversion checks the whole input first). */
+fj_status fj__stream_open(const fj_converter *conv, fj_write_fn write, void *write_ctx,
+                          int check_utf8, fj_stream **out);
+
 struct fj_converter {
     const fj_dict *dict;
+    /* fj_converter_open_options: the stages around the conversion (owned),
+     * or NULL for a plain converter. fj_convert, fj_convert_alloc and
+     * fj_stream_new test it once per call; the engines never look at it. */
+    fj_stages *pipe;
     /* Target-only conversion (fj_converter_open_target): the converters for
      * Traditional [0] and Simplified [1] clauses (owned; [1] NULL where such
      * clauses stay as written) and the script table of fj_detect (owned). */
