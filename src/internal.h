@@ -145,10 +145,6 @@ fj_status fj__stream_open(const fj_converter *conv, fj_write_fn write, void *wri
 
 struct fj_converter {
     const fj_dict *dict;
-    /* fj_converter_open_options: the stages around the conversion (owned),
-     * or NULL for a plain converter. fj_convert, fj_convert_alloc and
-     * fj_stream_new test it once per call; the engines never look at it. */
-    fj_stages *pipe;
     /* Target-only conversion (fj_converter_open_target): the converters for
      * Traditional [0] and Simplified [1] clauses (owned; [1] NULL where such
      * clauses stay as written) and the script table of fj_detect (owned). */
@@ -221,6 +217,11 @@ struct fj_converter {
     /* With ctx_phrase_stages: FJ_BIGRAM_BITS bits (fj__word_pair_hash) of
      * the reading pairs side by side inside some word of ctx_words. Owned. */
     unsigned char *ctx_word_pairs;
+    /* fj_converter_open_options: the stages around the conversion (owned),
+     * or NULL for a plain converter. fj_convert, fj_convert_alloc and
+     * fj_stream_new test it once per call; the engines never look at it.
+     * Last, so that the engines' fields keep their places. */
+    fj_stages *pipe;
 };
 
 /* The bit of the pair cp1 cp2 in ctx_word_pairs: spread over the whole set
