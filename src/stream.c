@@ -50,6 +50,13 @@ size_t fj__utf8_valid_prefix(const unsigned char *s, size_t n, int *cut)
             i += 8;
             continue;
         }
+        /* Three bytes (all of the BMP's Han) whose lead needs no range check. */
+        unsigned c = s[i];
+        if ((c & 0xF0) == 0xE0 && c != 0xE0 && c != 0xED && n - i >= 3 &&
+            (s[i + 1] & 0xC0) == 0x80 && (s[i + 2] & 0xC0) == 0x80) {
+            i += 3;
+            continue;
+        }
         uint32_t cp;
         int k = fj_utf8_decode(s + i, s + n, &cp);
         if (k <= 0) {

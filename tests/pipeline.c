@@ -405,6 +405,91 @@ static void test_strict_sequences_across_feeds(void **state)
     fj_converter_close(c);
 }
 
+/* RFC 3629, written out: the length of the valid sequence at s[i], 0 when
+ * none starts there (*cut: a valid start that the end cuts short). */
+static size_t ref_sequence(const unsigned char *s, size_t n, size_t i, int *cut)
+{
+    unsigned c = s[i];
+    size_t len = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3
+                 : c >= 0xF0 && c <= 0xF4                ? 4
+                                                          : 0;
+    unsigned lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80;
+    unsigned hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
+    for (size_t k = 1; k < len; k++) {
+        if (i + k >= n) {
+            *cut = 1;
+            return 0;
+        }
+        unsigned b = s[i + k];
+        if (k == 1 ? (b < lo || b > hi) : (b & 0xC0) != 0x80)
+            return 0;
+    }
+    return len;
+}
+
+/* Random mixes of characters of every length and stray bytes: the strict
+ * converter fails exactly where the reference finds the first bad byte,
+ * one-shot and in pieces, and passes valid text whole. */
+static void test_strict_random(void **state)
+{
+    (void)state;
+    static const char *const units[] = {"a", "\n", "\xC3\xA9", "发", "\xE0\xA4\x85", "\xED\x9F\xBF",
+                                        "\xEF\xBF\xBF", "\xF0\x9F\x98\x80", "\xF4\x8F\xBF\xBF"};
+    fj_converter *c = open_utf8(NULL, FJ_UTF8_STRICT);
+    uint64_t rng = 0x757466382D72ull;
+    for (int round = 0; round < (t_quick() ? 300 : 3000); round++) {
+        unsigned char text[64];
+        size_t len = 0;
+        while (len < 48) {
+            if (t_below(&rng, 12) == 0) {
+                text[len++] = (unsigned char)t_rand(&rng);
+            } else {
+                const char *u = units[t_below(&rng, sizeof units / sizeof units[0])];
+                memcpy(text + len, u, strlen(u));
+                len += strlen(u);
+            }
+        }
+        if (t_below(&rng, 4) == 0)
+            len -= t_below(&rng, 3); /* perhaps cut the last character */
+        size_t bad = 0;
+        int cut = 0;
+        while (bad < len) {
+            size_t k = ref_sequence(text, len, bad, &cut);
+            if (!k)
+                break;
+            bad += k;
+        }
+        char out[128];
+        size_t n;
+        fj_status st = fj_convert(c, (const char *)text, len, out, sizeof out, &n);
+        if (bad == len) {
+            assert_int_equal(st, FJ_OK);
+            assert_int_equal(n, len);
+            assert_memory_equal(out, text, len);
+        } else {
+            assert_int_equal(st, FJ_ERR_INVALID_UTF8);
+            assert_int_equal(n, bad);
+        }
+        size_t step = 1 + t_below(&rng, 7);
+        fj_stream *s;
+        tbuf sink = {0};
+        assert_int_equal(fj_stream_new(c, tb_write, &sink, &s), FJ_OK);
+        st = FJ_OK;
+        for (size_t off = 0; off < len && st == FJ_OK; off += step)
+            st = fj_stream_feed(s, (const char *)text + off, len - off < step ? len - off : step);
+        if (st == FJ_OK)
+            st = fj_stream_finish(s);
+        fj_error err;
+        assert_int_equal(st, bad == len ? FJ_OK : FJ_ERR_INVALID_UTF8);
+        assert_int_equal(fj_stream_error(s, &err), st);
+        if (bad < len)
+            assert_int_equal(err.offset, bad);
+        fj_stream_free(s);
+        tb_free(&sink);
+    }
+    fj_converter_close(c);
+}
+
 /* FJ_UTF8_PASS: the same bytes pass through in place, as with a plain
  * converter. */
 static void test_pass_keeps_bytes(void **state)
@@ -923,6 +1008,7 @@ int main(void)
         cmocka_unit_test(test_strict_offsets_one_shot),
         cmocka_unit_test(test_strict_offsets_stream),
         cmocka_unit_test(test_strict_sequences_across_feeds),
+        cmocka_unit_test(test_strict_random),
         cmocka_unit_test(test_pass_keeps_bytes),
         cmocka_unit_test(test_options_size),
         cmocka_unit_test(test_options_rejected),
