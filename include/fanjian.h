@@ -6,7 +6,7 @@
  *   1. Errors        fj_status, fj_error, fj_strerror
  *   2. Memory        fj_allocator
  *   3. Dictionary    fj_dict_open / fj_dict_close
- *   4. Converter     fj_converter_open / fj_converter_close
+ *   4. Converter     fj_converter_open / fj_converter_open_options / fj_converter_close
  *   5. One-shot      fj_convert, fj_convert_alloc, fj_free
  *   6. Streaming     fj_stream_new / fj_stream_feed / fj_stream_finish / fj_stream_free
  *   7. Detection     fj_detect, fj_script_name
@@ -322,8 +322,8 @@ fj_status fj_stream_feed(fj_stream *stream, const char *input, size_t len);
 /* Ends the input and writes the rest. The stream can then only be freed. */
 fj_status fj_stream_finish(fj_stream *stream);
 
-/* The last failure of feed or finish: its code (FJ_OK when there was none),
- * and a message. For FJ_ERR_INVALID_UTF8 (a converter with FJ_UTF8_STRICT)
+/* The failure that stopped the stream (its first one, from feed or
+ * finish): its code (FJ_OK when there was none), and a message. For FJ_ERR_INVALID_UTF8 (a converter with FJ_UTF8_STRICT)
  * `offset` counts the bytes fed before the sequence that is not UTF-8; a
  * piece holding one is not passed on at all, and from then on feed and
  * finish fail the same way. fj_stream_finish reports a sequence the end of
