@@ -166,12 +166,15 @@ sample: all
 	$(BUILD)/fanjian -c s2twp -i $(BUILD)/sample.txt
 
 # ---- tests -------------------------------------------------------------
-TEST_BINS = $(BUILD)/tests/unit $(BUILD)/tests/cases $(BUILD)/tests/text \
+TEST_BINS = $(BUILD)/tests/unit $(BUILD)/tests/pipeline $(BUILD)/tests/cases $(BUILD)/tests/text \
             $(BUILD)/tests/encoding $(BUILD)/tests/markup $(BUILD)/tests/epub \
             $(BUILD)/tests/legado
 
 $(BUILD)/tests/unit: $(BUILD)/tests/unit.o $(TOOL_OBJ) $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -ljansson -lm
+
+$(BUILD)/tests/pipeline: $(BUILD)/tests/pipeline.o $(BUILD)/libfanjian.a
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
 
 $(BUILD)/tests/cases: $(BUILD)/tests/cases.o $(TOOL_OBJ) $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -ljansson -lm

@@ -6,7 +6,7 @@
  *   1. Errors        fj_status, fj_error, fj_strerror
  *   2. Memory        fj_allocator
  *   3. Dictionary    fj_dict_open / fj_dict_close
- *   4. Converter     fj_converter_open / fj_converter_close
+ *   4. Converter     fj_converter_open / fj_converter_open_options / fj_converter_close
  *   5. One-shot      fj_convert, fj_convert_alloc, fj_free
  *   6. Streaming     fj_stream_new / fj_stream_feed / fj_stream_finish / fj_stream_free
  *   7. Detection     fj_detect, fj_script_name
@@ -15,7 +15,8 @@
  * Text is UTF-8 in and UTF-8 out. Bytes that are not valid UTF-8 (including
  * NUL, lone surrogates and truncated sequences) are never converted: they are
  * copied to the output unchanged, as is everything that is not Han text the
- * profile converts.
+ * profile converts (a converter opened with FJ_UTF8_STRICT rejects them
+ * instead).
  *
  * Thread safety: there is no global state. An opened fj_dict and the
  * fj_converters made from it are immutable and may be shared by any number of
@@ -61,12 +62,14 @@ typedef enum fj_status {
     FJ_ERR_BUFFER_TOO_SMALL,  /* the output did not fit; the required size is reported */
     FJ_ERR_STREAM_STATE,      /* feed or finish on a finished stream */
     FJ_ERR_CALLBACK,          /* the caller's write callback reported failure */
-    FJ_ERR_RULES              /* a clean rules text is malformed (fj_clean_open) */
+    FJ_ERR_RULES,             /* a clean rules text is malformed (fj_clean_open) */
+    FJ_ERR_INVALID_UTF8       /* input that is not UTF-8, under FJ_UTF8_STRICT */
 } fj_status;
 
 /* Details of a failure. `offset` is a byte position: into the dictionary
  * file for dictionary errors, to the start of the bad line for rules
- * errors, otherwise 0. `message` is always
+ * errors, to the first byte that is not UTF-8 for FJ_ERR_INVALID_UTF8,
+ * otherwise 0. `message` is always
  * NUL-terminated and names what went wrong. */
 typedef struct fj_error {
     fj_status code;
@@ -195,7 +198,6 @@ fj_status fj_converter_open(const fj_dict *dict, const char *profile, unsigned f
                             fj_converter **out, fj_error *error);
 void fj_converter_close(fj_converter *conv);
 
-/* The canonical profile name ("s2twp"). */
 /* Target-only conversion: a converter that writes one standard from any
  * input, in one pass. `target` is "tw" (Taiwan characters), "twp" (and
  * Taiwan vocabulary, as s2twp), "hk", "hkp", "hant" (OpenCC's standard
@@ -217,20 +219,82 @@ fj_status fj_converter_open_target(const fj_dict *dict, const char *target, unsi
 /* The names fj_converter_open_target takes: index 0, 1, ... until NULL. */
 const char *fj_target_name(size_t index);
 
+/* The canonical profile name ("s2twp"); for a target, as said above. NULL
+ * for a converter that converts no script (fj_converter_open_options with
+ * neither profile nor target). */
 const char *fj_converter_profile(const fj_converter *conv);
+
+/* The whole conversion policy in one converter: UTF-8 checking, clean-up,
+ * script conversion and typography, applied in that order, one-shot and
+ * streaming alike. Fill the struct with fj_options_init, then set what you
+ * need. */
+
+/* fj_options.quotes: the profile's own style (fj_profile_quotes of
+ * fj_converter_profile), but none under FJ_COMPAT or without a profile. */
+#define FJ_QUOTES_PROFILE (-1)
+
+enum {
+    FJ_UTF8_PASS = 0,  /* bytes that are not UTF-8 pass through unchanged */
+    FJ_UTF8_STRICT = 1 /* they are an error, FJ_ERR_INVALID_UTF8 with their offset */
+};
+
+typedef struct fj_options {
+    /* sizeof(fj_options), set by fj_options_init. A caller built against an
+     * older, shorter struct passes its own size: the fields past it take
+     * their defaults. */
+    size_t size;
+    /* A profile, as fj_converter_open takes it ("s2twp"), or a target
+     * standard, as fj_converter_open_target takes it ("tw"), or neither
+     * (both NULL: no script conversion, only the other stages). */
+    const char *profile;
+    const char *target;
+    /* FJ_COMPAT and one FJ_REPAIR_* level, as fj_converter_open's flags. */
+    unsigned flags;
+    /* An fj_quotes, or FJ_QUOTES_PROFILE (the default). */
+    int quotes;
+    /* FJ_PUNCT_* (default 0). */
+    unsigned punct;
+    /* NULL (the default), or clean-up rules (fj_clean_open) whose
+     * boilerplate is removed before conversion, exactly as
+     * fj_clean_stream does. The caller keeps it open while the converter
+     * is. */
+    const struct fj_clean *clean;
+    /* FJ_UTF8_PASS (the default) or FJ_UTF8_STRICT. */
+    int utf8;
+} fj_options;
+
+/* Sets `size`, quotes FJ_QUOTES_PROFILE, and everything else 0. */
+void fj_options_init(fj_options *options);
+
+/* Opens the converter `options` describe. It works with fj_convert,
+ * fj_convert_alloc and fj_stream_new as any other, is immutable and may be
+ * shared by threads; its output is that of fj_clean_stream, then the
+ * converter of fj_converter_open (or _open_target), then fj_punct, however
+ * a stream is split. FJ_ERR_INVALID_ARGUMENT (with the field at fault in
+ * `error`) for unknown flag bits, two repair levels, both a profile and a
+ * target, a quotes, punct or utf8 value out of range, a size smaller than
+ * the struct's first four fields or cutting a field in two, or bytes past
+ * sizeof(fj_options) that are not zero; otherwise the errors of the open
+ * calls. */
+fj_status fj_converter_open_options(const fj_dict *dict, const fj_options *options,
+                                    fj_converter **out, fj_error *error);
 
 /* ---- 5. One-shot conversion ------------------------------------------- */
 
 /* Converts `input` into the caller's buffer `out` of `out_size` bytes. On
  * FJ_OK, *out_len is the number of bytes written. On FJ_ERR_BUFFER_TOO_SMALL,
  * *out_len is the size that would have been needed (nothing useful is in
- * `out`); call again with a buffer that large. The output is not
+ * `out`); call again with a buffer that large. On FJ_ERR_INVALID_UTF8 (a
+ * converter with FJ_UTF8_STRICT), *out_len is the offset of the first byte
+ * that is not valid UTF-8 (the start of a sequence the input's end cuts
+ * short included), and nothing is written. The output is not
  * NUL-terminated. `out` may be NULL when `out_size` is 0, to ask the size. */
 fj_status fj_convert(const fj_converter *conv, const char *input, size_t input_len, char *out,
                      size_t out_size, size_t *out_len);
 
 /* Converts `input` into a new buffer, NUL-terminated for convenience
- * (*out_len excludes the NUL). Release it with fj_free on the same converter. */
+ * (*out_len excludes the NUL). Release it with fj_free on the same converter.
+ * On FJ_ERR_INVALID_UTF8, *out is NULL and *out_len the offset, as above. */
 fj_status fj_convert_alloc(const fj_converter *conv, const char *input, size_t input_len,
                            char **out, size_t *out_len);
 
@@ -258,7 +322,17 @@ fj_status fj_stream_feed(fj_stream *stream, const char *input, size_t len);
 /* Ends the input and writes the rest. The stream can then only be freed. */
 fj_status fj_stream_finish(fj_stream *stream);
 
-/* Bytes held back waiting for more input (for monitoring memory use). */
+/* The failure that stopped the stream (its first one, from feed or
+ * finish): its code (FJ_OK when there was none), and a message. For FJ_ERR_INVALID_UTF8 (a converter with FJ_UTF8_STRICT)
+ * `offset` counts the bytes fed before the sequence that is not UTF-8; a
+ * piece holding one is not passed on at all, and from then on feed and
+ * finish fail the same way. fj_stream_finish reports a sequence the end of
+ * the input cuts short, at the offset where it starts. `error` may be NULL;
+ * returns the code. */
+fj_status fj_stream_error(const fj_stream *stream, fj_error *error);
+
+/* Bytes held back waiting for more input (for monitoring memory use; the
+ * line a clean-up stage holds is not counted). */
 size_t fj_stream_pending(const fj_stream *stream);
 
 void fj_stream_free(fj_stream *stream);
@@ -470,6 +544,12 @@ fj_status fj_clean_stream_feed(fj_clean_stream *stream, const char *data, size_t
 /* Judges the last line (one without a final newline). */
 fj_status fj_clean_stream_finish(fj_clean_stream *stream);
 void fj_clean_stream_free(fj_clean_stream *stream);
+
+/* For a stream of a converter with clean-up (fj_options.clean): tell
+ * `report` of each removal this stream makes, as fj_clean_stream_new's
+ * report (NULL: no longer). Only before the first feed: FJ_ERR_STREAM_STATE
+ * after; FJ_ERR_INVALID_ARGUMENT when the converter has no clean-up. */
+fj_status fj_stream_set_clean_report(fj_stream *stream, fj_clean_report_fn report, void *ctx);
 
 /* ---- 9. Typography ------------------------------------------------------ */
 

@@ -28,6 +28,40 @@ static fj_status run(const fj_converter *c, const char *input, size_t len, fj_ou
     return st != FJ_OK ? st : o->status;
 }
 
+static int to_out(void *ctx, const char *data, size_t len)
+{
+    fj_out *o = ctx;
+    fj__out_put_run(o, data, len);
+    /* A full caller's buffer goes on counting the size. */
+    return o->status != FJ_OK && o->status != FJ_ERR_BUFFER_TOO_SMALL;
+}
+
+/* A converter with stages: the whole input through its stream, after the
+ * UTF-8 check (*bad: the offset of the first byte that fails it). */
+static fj_status run_staged(const fj_converter *c, const char *input, size_t len, fj_out *o,
+                            size_t *bad)
+{
+    if (c->pipe->strict_utf8) {
+        int cut;
+        size_t ok = fj__utf8_valid_prefix((const unsigned char *)input, len, &cut);
+        if (ok < len) {
+            *bad = ok;
+            return FJ_ERR_INVALID_UTF8;
+        }
+    }
+    fj_stream *s;
+    fj_status st = fj__stream_open(c, to_out, o, 0, &s);
+    if (st != FJ_OK)
+        return st;
+    st = fj_stream_feed(s, input, len);
+    if (st == FJ_OK)
+        st = fj_stream_finish(s);
+    fj_stream_free(s);
+    if (st == FJ_ERR_CALLBACK && o->status != FJ_OK)
+        return o->status; /* out of memory for the output */
+    return st != FJ_OK ? st : o->status;
+}
+
 fj_status fj_convert(const fj_converter *c, const char *input, size_t input_len, char *out,
                      size_t out_size, size_t *out_len)
 {
@@ -35,8 +69,10 @@ fj_status fj_convert(const fj_converter *c, const char *input, size_t input_len,
         return FJ_ERR_INVALID_ARGUMENT;
     fj_out o;
     fj__out_init_buffer(&o, out, out_size);
-    fj_status st = run(c, input ? input : "", input_len, &o);
-    *out_len = o.spilled + o.len;
+    size_t bad = 0;
+    fj_status st = c->pipe ? run_staged(c, input ? input : "", input_len, &o, &bad)
+                             : run(c, input ? input : "", input_len, &o);
+    *out_len = st == FJ_ERR_INVALID_UTF8 ? bad : o.spilled + o.len;
     return st;
 }
 
@@ -48,7 +84,11 @@ fj_status fj_convert_alloc(const fj_converter *c, const char *input, size_t inpu
     *out = NULL;
     fj_out o;
     fj__out_init_growable(&o, conv_allocator(c));
-    fj_status st = run(c, input ? input : "", input_len, &o);
+    size_t bad = 0;
+    fj_status st = c->pipe ? run_staged(c, input ? input : "", input_len, &o, &bad)
+                             : run(c, input ? input : "", input_len, &o);
+    if (st == FJ_ERR_INVALID_UTF8 && out_len)
+        *out_len = bad;
     if (st == FJ_OK) {
         char nul = 0;
         fj__out_put_run(&o, &nul, 1); /* room for the terminator */

@@ -644,7 +644,135 @@ void fj_converter_close(fj_converter *c)
     fj__free(a.alloc ? &a : NULL, c->ctx_post, FJ_REC_COUNT * sizeof(uint32_t));
     fj__free(a.alloc ? &a : NULL, c->ctx_unsafe, FJ_BARRIER_BYTES);
     fj__free(a.alloc ? &a : NULL, c->ctx_word_pairs, FJ_BIGRAM_BITS / 8);
+    fj__free(a.alloc ? &a : NULL, c->pipe, sizeof *c->pipe);
     fj__free(a.alloc ? &a : NULL, c, sizeof *c);
 }
 
-const char *fj_converter_profile(const fj_converter *c) { return c ? c->profile->name : NULL; }
+const char *fj_converter_profile(const fj_converter *c)
+{
+    return c && c->profile ? c->profile->name : NULL;
+}
+
+/* ---- one options struct --------------------------------------------------- */
+
+void fj_options_init(fj_options *options)
+{
+    if (!options)
+        return;
+    memset(options, 0, sizeof *options);
+    options->size = sizeof *options;
+    options->quotes = FJ_QUOTES_PROFILE;
+}
+
+#define OPTION_FIELD(f) {#f, offsetof(fj_options, f), sizeof(((fj_options *)0)->f)}
+
+/* The fields after the first four, which an older caller's struct may lack. */
+static const struct {
+    const char *name;
+    size_t offset, size;
+} later_options[] = {OPTION_FIELD(quotes), OPTION_FIELD(punct), OPTION_FIELD(clean),
+                     OPTION_FIELD(utf8)};
+
+#define OPTIONS_MIN_SIZE (offsetof(fj_options, flags) + sizeof(unsigned))
+
+static fj_status invalid_option(fj_error *error, const char *what, unsigned long long value)
+{
+    fj__set_error(error, FJ_ERR_INVALID_ARGUMENT, 0, "fj_options: %s (%llu)", what, value);
+    return FJ_ERR_INVALID_ARGUMENT;
+}
+
+/* The caller's struct, as long as it says it is, into *o (the rest takes
+ * the defaults), checked field by field. */
+static fj_status read_options(const fj_options *in, fj_options *o, fj_error *error)
+{
+    size_t size = in->size;
+    if (size < OPTIONS_MIN_SIZE)
+        return invalid_option(error, "size is smaller than its first four fields; set it with "
+                                     "fj_options_init", size);
+    for (size_t i = 0; i < sizeof later_options / sizeof later_options[0]; i++)
+        if (size > later_options[i].offset &&
+            size < later_options[i].offset + later_options[i].size) {
+            fj__set_error(error, FJ_ERR_INVALID_ARGUMENT, 0,
+                          "fj_options: size %zu cuts the field '%s' in two", size,
+                          later_options[i].name);
+            return FJ_ERR_INVALID_ARGUMENT;
+        }
+    /* A newer caller's fields: only their defaults (zero) can be honoured. */
+    const unsigned char *bytes = (const unsigned char *)in;
+    for (size_t i = sizeof *o; i < size; i++)
+        if (bytes[i])
+            return invalid_option(error, "a byte past the fields this library knows is set, "
+                                         "at offset", i);
+    fj_options_init(o);
+    memcpy(o, in, size < sizeof *o ? size : sizeof *o);
+    o->size = sizeof *o;
+    const unsigned levels = FJ_REPAIR_THOROUGH | FJ_REPAIR_CAREFUL | FJ_REPAIR_OFF;
+    if (o->flags & ~(unsigned)(FJ_COMPAT | levels))
+        return invalid_option(error, "unknown bits in flags",
+                              o->flags & ~(unsigned)(FJ_COMPAT | levels));
+    if ((o->flags & levels) & ((o->flags & levels) - 1))
+        return invalid_option(error, "flags set more than one repair level", o->flags & levels);
+    if (o->profile && o->target) {
+        fj__set_error(error, FJ_ERR_INVALID_ARGUMENT, 0,
+                      "fj_options: both a profile ('%.40s') and a target ('%.40s') are set",
+                      o->profile, o->target);
+        return FJ_ERR_INVALID_ARGUMENT;
+    }
+    if (o->quotes != FJ_QUOTES_PROFILE && (o->quotes < 0 || o->quotes > FJ_QUOTES_CURLY))
+        return invalid_option(error, "quotes is neither an fj_quotes nor FJ_QUOTES_PROFILE",
+                              (unsigned long long)(long long)o->quotes);
+    if (o->punct & ~(unsigned)(FJ_PUNCT_ELLIPSIS | FJ_PUNCT_FULLWIDTH))
+        return invalid_option(error, "unknown bits in punct",
+                              o->punct & ~(unsigned)(FJ_PUNCT_ELLIPSIS | FJ_PUNCT_FULLWIDTH));
+    if (o->utf8 != FJ_UTF8_PASS && o->utf8 != FJ_UTF8_STRICT)
+        return invalid_option(error, "utf8 is neither FJ_UTF8_PASS nor FJ_UTF8_STRICT",
+                              (unsigned long long)(long long)o->utf8);
+    return FJ_OK;
+}
+
+fj_status fj_converter_open_options(const fj_dict *dict, const fj_options *options,
+                                    fj_converter **out, fj_error *error)
+{
+    if (!out || !dict || !options) {
+        fj__set_error(error, FJ_ERR_INVALID_ARGUMENT, 0, "invalid argument");
+        return FJ_ERR_INVALID_ARGUMENT;
+    }
+    *out = NULL;
+    fj_options o;
+    fj_status st = read_options(options, &o, error);
+    if (st != FJ_OK)
+        return st;
+    fj_converter *c = NULL;
+    if (o.profile)
+        st = fj_converter_open(dict, o.profile, o.flags, &c, error);
+    else if (o.target)
+        st = fj_converter_open_target(dict, o.target, o.flags, &c, error);
+    else if (!(c = converter_new(dict, error)))
+        st = FJ_ERR_NOMEM;
+    if (st != FJ_OK)
+        return st;
+    fj_quotes quotes = (fj_quotes)o.quotes;
+    if (o.quotes == FJ_QUOTES_PROFILE)
+        quotes = (o.flags & FJ_COMPAT) || !c->profile ? FJ_QUOTES_KEEP
+                                                      : fj_profile_quotes(c->profile->name);
+    int identity = !o.profile && !o.target;
+    /* Nothing around the conversion: the plain converter itself. */
+    if (!identity && !o.clean && quotes == FJ_QUOTES_KEEP && !o.punct &&
+        o.utf8 == FJ_UTF8_PASS) {
+        *out = c;
+        return FJ_OK;
+    }
+    const fj_allocator *a = dict->allocator.alloc ? &dict->allocator : NULL;
+    if (!(c->pipe = fj__alloc(a, sizeof *c->pipe))) {
+        fj_converter_close(c);
+        fj__set_error(error, FJ_ERR_NOMEM, 0, "out of memory");
+        return FJ_ERR_NOMEM;
+    }
+    c->pipe->clean = o.clean;
+    c->pipe->quotes = quotes;
+    c->pipe->punct = o.punct;
+    c->pipe->strict_utf8 = o.utf8 == FJ_UTF8_STRICT;
+    c->pipe->identity = identity;
+    *out = c;
+    return FJ_OK;
+}

@@ -16,6 +16,7 @@ const char *fj_strerror(fj_status status)
     case FJ_ERR_STREAM_STATE: return "stream already finished";
     case FJ_ERR_CALLBACK: return "write callback failed";
     case FJ_ERR_RULES: return "malformed clean rules";
+    case FJ_ERR_INVALID_UTF8: return "input is not valid UTF-8";
     }
     return "unknown status";
 }

@@ -123,6 +123,26 @@ typedef struct fj_engine fj_engine;
 
 struct fj_script_table;
 
+/* What fj_converter_open_options puts around the conversion (see
+ * fj_converter.pipe). */
+typedef struct fj_stages {
+    const fj_clean *clean; /* NULL: no clean-up */
+    fj_quotes quotes;      /* resolved: never FJ_QUOTES_PROFILE */
+    unsigned punct;        /* FJ_PUNCT_* */
+    int strict_utf8;       /* FJ_UTF8_STRICT */
+    int identity;          /* no script conversion: the text passes as it is */
+} fj_stages;
+
+/* The longest prefix of s[0..n) that is valid UTF-8; *cut is set when it
+ * stops at a sequence that only the end cuts short (src/stream.c).
+ * TODO(merge): fj_utf8_valid */
+size_t fj__utf8_valid_prefix(const unsigned char *s, size_t n, int *cut);
+
+/* fj_stream_new without the UTF-8 check even where the converter asks for
+ * it (one-shot conversion checks the whole input first). */
+fj_status fj__stream_open(const fj_converter *conv, fj_write_fn write, void *write_ctx,
+                          int check_utf8, fj_stream **out);
+
 struct fj_converter {
     const fj_dict *dict;
     /* Target-only conversion (fj_converter_open_target): the converters for
@@ -197,6 +217,11 @@ struct fj_converter {
     /* With ctx_phrase_stages: FJ_BIGRAM_BITS bits (fj__word_pair_hash) of
      * the reading pairs side by side inside some word of ctx_words. Owned. */
     unsigned char *ctx_word_pairs;
+    /* fj_converter_open_options: the stages around the conversion (owned),
+     * or NULL for a plain converter. fj_convert, fj_convert_alloc and
+     * fj_stream_new test it once per call; the engines never look at it.
+     * Last, so that the engines' fields keep their places. */
+    fj_stages *pipe;
 };
 
 /* The bit of the pair cp1 cp2 in ctx_word_pairs: spread over the whole set
