@@ -25,9 +25,10 @@ LDFLAGS += $(SAN)
 LIB_SRC  = src/alloc.c src/error.c src/image.c src/converter.c src/output.c src/ids.c \
            src/step.c src/pipeline.c src/context.c src/convert.c src/stream.c src/punct.c \
            src/detect.c src/clean.c src/target.c
-# The default clean rules (data/clean-rules.txt) and repair's positional
-# rules (data/context/repair-rules.txt), compiled into the library.
-CLEAN_RULES_OBJ = $(BUILD)/gen/clean_rules.o $(BUILD)/gen/repair_rules.o
+# The default clean rules (data/clean-rules.txt), repair's positional
+# rules (data/context/repair-rules.txt) and the character classes
+# (data/char-classes.txt), compiled into the library.
+CLEAN_RULES_OBJ = $(BUILD)/gen/clean_rules.o $(BUILD)/gen/repair_rules.o $(BUILD)/gen/char_classes.o
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(CLEAN_RULES_OBJ)
 TOOL_OBJ = $(BUILD)/tools/ocdata.o $(BUILD)/tools/model.o $(BUILD)/tools/kenlm.o $(BUILD)/tools/lm.o \
            $(BUILD)/tools/chewing.o
@@ -68,6 +69,19 @@ $(BUILD)/gen/repair_rules.c: data/context/repair-rules.txt scripts/embed.sh
 	@mkdir -p $(dir $@)
 	@./scripts/embed.sh fj__repair_rules $< > $@.tmp && mv $@.tmp $@
 
+# tools/charclass.c checks data/char-classes.txt against src/charclass.h's
+# names and writes its tables.
+$(BUILD)/charclass: $(BUILD)/tools/charclass.o
+	$(CC) $(LDFLAGS) -o $@ $^
+$(BUILD)/gen/char_classes.c: data/char-classes.txt $(BUILD)/charclass
+	@mkdir -p $(dir $@)
+	@$(BUILD)/charclass $< > $@.tmp && mv $@.tmp $@
+$(BUILD)/gen/char_classes.o: $(BUILD)/gen/char_classes.c
+	@echo "  CC $<"; $(CC) $(CFLAGS) -Isrc -c $< -o $@
+$(BUILD)/pic/gen/char_classes.o: $(BUILD)/gen/char_classes.c
+	@mkdir -p $(dir $@)
+	@echo "  CC -fPIC $<"; $(CC) $(CFLAGS) -Isrc -fPIC -c $< -o $@
+
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 	@echo "  CC $<"; $(CC) $(CFLAGS) -c $< -o $@
 
@@ -78,7 +92,7 @@ $(BUILD)/libfanjian.a: $(LIB_OBJ)
 # The same library built position-independent: for the shared library, the
 # Python module and anything else that is loaded rather than linked in.
 LIB_PIC_OBJ = $(LIB_SRC:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/gen/clean_rules.o \
-              $(BUILD)/pic/gen/repair_rules.o
+              $(BUILD)/pic/gen/repair_rules.o $(BUILD)/pic/gen/char_classes.o
 $(BUILD)/pic/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CC -fPIC $<"; $(CC) $(CFLAGS) -fPIC -c $< -o $@

@@ -4,6 +4,7 @@
  * change passes through byte for byte (invalid bytes included). */
 #include <string.h>
 
+#include "charclass.h"
 #include "internal.h"
 #include "utf8.h"
 
@@ -26,7 +27,7 @@ struct fj_punct {
     unsigned char held_bytes[4];
     size_t held_len;
     uint32_t prev; /* the last character written, 0 at the start */
-    /* A run of '.' or '。' (ellipsis normalisation). */
+    /* A run of one of the ellipsis map's dots ('.', '。'). */
     uint32_t dots_cp;
     size_t dots;
     int straight_open; /* a straight double quote is open on this line */
@@ -34,16 +35,10 @@ struct fj_punct {
     char out[FJ_PUNCT_OUT];
 };
 
-static int is_cjk(uint32_t cp)
-{
-    return cp >= 0x2E80 && cp != FJ_NONE && !(cp >= 0xFE00 && cp <= 0xFE0F);
-}
+/* Chinese text around a mark (FJ_NONE, a byte that is not UTF-8, is not). */
+static int is_cjk(uint32_t cp) { return fj__char_is(cp, FJ_CC_TYPOGRAPHY_CJK); }
 
-static int is_han(uint32_t cp)
-{
-    return (cp >= 0x3400 && cp <= 0x4DBF) || (cp >= 0x4E00 && cp <= 0x9FFF) ||
-           (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x20000 && cp <= 0x3134F);
-}
+static int is_han(uint32_t cp) { return fj__char_is(cp, FJ_CC_TYPOGRAPHY_HAN); }
 
 static void flush(fj_punct *p)
 {
@@ -72,17 +67,29 @@ static void end_dots(fj_punct *p, uint32_t next)
 {
     if (!p->dots)
         return;
-    int chinese = p->dots_cp == 0x3002 || is_cjk(p->prev) || is_cjk(next);
+    /* A Chinese dot (。) is Chinese text itself. */
+    int chinese = is_cjk(p->dots_cp) || is_cjk(p->prev) || is_cjk(next);
     if (p->dots >= 3 && chinese) {
-        put_cp(p, 0x2026);
-        put_cp(p, 0x2026);
-        p->prev = 0x2026;
+        uint32_t ellipsis = fj__char_map(FJ_MAP_ELLIPSIS, p->dots_cp);
+        put_cp(p, ellipsis);
+        put_cp(p, ellipsis);
+        p->prev = ellipsis;
     } else {
         for (size_t i = 0; i < p->dots; i++)
             put_cp(p, p->dots_cp);
         p->prev = p->dots_cp;
     }
     p->dots = 0;
+}
+
+/* A straight double quote as the curly one it stands for (opening or
+ * closing); any other character as it is. */
+static uint32_t straight_as_curly(const fj_punct *p, uint32_t cp)
+{
+    uint32_t curly = fj__char_map(p->straight_open ? FJ_MAP_STRAIGHT_QUOTE_CLOSE
+                                                   : FJ_MAP_STRAIGHT_QUOTE_OPEN,
+                                  cp);
+    return curly ? curly : cp;
 }
 
 /* The held character, now that the next one (FJ_NONE: not UTF-8; 0: end
@@ -97,7 +104,7 @@ static void decide(fj_punct *p, uint32_t next)
         p->prev = FJ_NONE;
         return;
     }
-    if ((p->flags & FJ_PUNCT_ELLIPSIS) && (cp == '.' || cp == 0x3002)) {
+    if ((p->flags & FJ_PUNCT_ELLIPSIS) && fj__char_map(FJ_MAP_ELLIPSIS, cp)) {
         if (p->dots && p->dots_cp != cp)
             end_dots(p, cp);
         p->dots_cp = cp;
@@ -106,20 +113,17 @@ static void decide(fj_punct *p, uint32_t next)
     }
     end_dots(p, cp);
     int chinese = is_cjk(p->prev) || is_cjk(next);
+    uint32_t q;
     switch (p->quotes) {
-    case FJ_QUOTES_CORNER:
-        if (chinese && cp == 0x201C) out = 0x300C;
-        else if (chinese && cp == 0x201D) out = 0x300D;
-        else if (chinese && cp == 0x2018) out = 0x300E;
-        else if (chinese && cp == 0x2019) out = 0x300F;
-        else if (chinese && cp == '"') out = p->straight_open ? 0x300D : 0x300C;
+    case FJ_QUOTES_CORNER: /* curly and straight quotes, in Chinese text */
+        if (chinese && (q = fj__char_map(FJ_MAP_QUOTES_TO_CORNER, straight_as_curly(p, cp))))
+            out = q;
         break;
-    case FJ_QUOTES_CURLY:
-        if (cp == 0x300C) out = 0x201C;
-        else if (cp == 0x300D) out = 0x201D;
-        else if (cp == 0x300E) out = 0x2018;
-        else if (cp == 0x300F) out = 0x2019;
-        else if (chinese && cp == '"') out = p->straight_open ? 0x201D : 0x201C;
+    case FJ_QUOTES_CURLY: /* corner quotes anywhere, straight ones in Chinese text */
+        if ((q = fj__char_map(FJ_MAP_QUOTES_TO_CURLY, cp)))
+            out = q;
+        else if (chinese)
+            out = straight_as_curly(p, cp);
         break;
     default:
         break;
@@ -128,13 +132,9 @@ static void decide(fj_punct *p, uint32_t next)
         p->straight_open = !p->straight_open;
     if (cp == '\n')
         p->straight_open = 0;
-    if ((p->flags & FJ_PUNCT_FULLWIDTH) && out == cp && is_han(p->prev) && is_han(next)) {
-        static const char ascii[] = ",!?:;";
-        static const uint32_t wide[] = {0xFF0C, 0xFF01, 0xFF1F, 0xFF1A, 0xFF1B};
-        const char *hit = cp < 0x80 && cp ? strchr(ascii, (int)cp) : NULL;
-        if (hit)
-            out = wide[hit - ascii];
-    }
+    if ((p->flags & FJ_PUNCT_FULLWIDTH) && out == cp && is_han(p->prev) && is_han(next) &&
+        (q = fj__char_map(FJ_MAP_FULLWIDTH, cp)))
+        out = q;
     if (out == cp)
         put(p, p->held_bytes, p->held_len);
     else
