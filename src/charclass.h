@@ -9,7 +9,8 @@
 
 #include <stdint.h>
 
-/* The classes: X(ID, "name in data/char-classes.txt"). At most 32. */
+/* The classes: X(ID, "name in data/char-classes.txt"). With the maps, at
+ * most 32. */
 #define FJ_CHAR_CLASSES(X)                                                                    \
     X(CLEAN_SPACE, "clean-space")                                                             \
     X(SPACE_BEFORE_REMOVAL, "space-before-removal")                                           \
@@ -49,9 +50,12 @@ enum { FJ_CHAR_CLASSES(FJ_CHAR_ENUM_) FJ_CC_COUNT };
 #define FJ_CHAR_ENUM_(id, name) FJ_MAP_##id,
 enum { FJ_CHAR_MAPS(FJ_CHAR_ENUM_) FJ_MAP_COUNT };
 #undef FJ_CHAR_ENUM_
-_Static_assert(FJ_CC_COUNT <= 32, "a class is one bit of a uint32_t");
+/* A map's keys are a class too (its bit is in the class word a character
+ * already looked up has): class FJ_CC_MAP_KEYS(FJ_MAP_...). */
+#define FJ_CC_MAP_KEYS(m) (FJ_CC_COUNT + (m))
+_Static_assert(FJ_CC_COUNT + FJ_MAP_COUNT <= 32, "a class is one bit of a uint32_t");
 
-/* fj__char_classes's bit for class c (FJ_CC_...). */
+/* fj__char_classes's bit for class c (FJ_CC_... or FJ_CC_MAP_KEYS()). */
 #define FJ_CC_BIT(c) (1u << (c))
 
 typedef struct fj_char_range {
@@ -78,18 +82,24 @@ extern const unsigned fj__cc_member_start[FJ_CC_COUNT + 1];
 extern const uint8_t fj__cm_row[FJ_MAP_COUNT][256];
 extern const uint16_t fj__cm_value[][256];
 
-/* All the classes of cp as FJ_CC_BIT()s (any uint32_t: 0 past U+10FFFF). */
-static inline uint32_t fj__char_classes(uint32_t cp)
+/* Above the BMP (rare: kept out of the callers' loops). */
+static __attribute__((noinline, cold, unused)) uint32_t fj__char_classes_astral(uint32_t cp)
 {
-    if (cp < 0x10000)
-        return fj__cc_bits[fj__cc_row[cp >> 8]][cp & 0xFF];
     for (unsigned i = 0; i < fj__cc_astral_count; i++)
         if (cp <= fj__cc_astral[i].last)
             return cp >= fj__cc_astral[i].first ? fj__cc_astral[i].classes : 0;
     return 0;
 }
 
-/* Whether cp is in class c (FJ_CC_...). */
+/* All the classes of cp as FJ_CC_BIT()s (any uint32_t: 0 past U+10FFFF). */
+static inline uint32_t fj__char_classes(uint32_t cp)
+{
+    if (cp < 0x10000)
+        return fj__cc_bits[fj__cc_row[cp >> 8]][cp & 0xFF];
+    return fj__char_classes_astral(cp);
+}
+
+/* Whether cp is in class c (FJ_CC_... or FJ_CC_MAP_KEYS()). */
 static inline int fj__char_is(uint32_t cp, unsigned c)
 {
     return (fj__char_classes(cp) >> c) & 1u;

@@ -200,11 +200,17 @@ static void test_maps(void **state)
         memset(want, 0, CP_LIMIT * sizeof *want);
         for (size_t i = 0; i < e->count; i++)
             want[e->from[i]] = e->to[i];
-        for (uint32_t cp = 0; cp < CP_LIMIT; cp++)
+        for (uint32_t cp = 0; cp < CP_LIMIT; cp++) {
             if (fj__char_map(m, cp) != want[cp])
                 fail_msg("%s:%u: map %s: U+%04X gives U+%04X in the tables, U+%04X in the file",
                          data_path(), e->line, e->name, (unsigned)cp,
                          (unsigned)fj__char_map(m, cp), (unsigned)want[cp]);
+            /* its keys' class */
+            if (fj__char_is(cp, FJ_CC_MAP_KEYS(m)) != (want[cp] != 0))
+                fail_msg("%s:%u: map %s: U+%04X is %sa key in the class tables", data_path(),
+                         e->line, e->name, (unsigned)cp, want[cp] ? "not " : "");
+        }
+        assert_false(fj__char_is(0xFFFFFFFFu, FJ_CC_MAP_KEYS(m)));
         assert_int_equal(fj__char_map(m, 0xFFFFFFFFu), 0);
     }
     free(want);

@@ -240,10 +240,11 @@ static int in_class(const def *d, uint32_t cp)
     return 0;
 }
 
+/* cp's classes, with the maps it is a key of (FJ_CC_MAP_KEYS). */
 static uint32_t classes_of(uint32_t cp)
 {
     uint32_t bits = 0;
-    for (unsigned c = 0; c < FJ_CC_COUNT; c++)
+    for (unsigned c = 0; c < FJ_CC_COUNT + FJ_MAP_COUNT; c++)
         bits |= (uint32_t)in_class(&defs[c], cp) << c;
     return bits;
 }
