@@ -428,5 +428,9 @@ int main(int argc, char **argv)
     }
     printf("};\n");
     print_rows(&m, "uint16_t", "fj__cm_value", 4);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        perror("charclass: standard output");
+        return 1;
+    }
     return 0;
 }
