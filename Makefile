@@ -27,9 +27,10 @@ LIB_SRC  = src/alloc.c src/error.c src/image.c src/converter.c src/output.c src/
            src/detect.c src/detect_json.c src/clean.c src/target.c
 # One UTF-8 validator; the profile table generated from data/profiles.tsv.
 LIB_SRC += src/utf8.c src/profile.c
-# The default clean rules (data/clean-rules.txt) and repair's positional
-# rules (data/context/repair-rules.txt), compiled into the library.
-CLEAN_RULES_OBJ = $(BUILD)/gen/clean_rules.o $(BUILD)/gen/repair_rules.o
+# The default clean rules (data/clean-rules.txt), repair's positional
+# rules (data/context/repair-rules.txt) and the character classes
+# (data/char-classes.txt), compiled into the library.
+CLEAN_RULES_OBJ = $(BUILD)/gen/clean_rules.o $(BUILD)/gen/repair_rules.o $(BUILD)/gen/char_classes.o
 PROFILES_OBJ = $(BUILD)/gen/profiles.o
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(CLEAN_RULES_OBJ) $(PROFILES_OBJ)
 TOOL_OBJ = $(BUILD)/tools/ocdata.o $(BUILD)/tools/model.o $(BUILD)/tools/kenlm.o $(BUILD)/tools/lm.o \
@@ -82,6 +83,18 @@ $(BUILD)/gen/profiles.c: data/profiles.tsv scripts/profiles.sh
 	@mkdir -p $(dir $@)
 	@./scripts/profiles.sh $< > $@.tmp && mv $@.tmp $@
 $(BUILD)/gen/profiles.o $(BUILD)/pic/gen/profiles.o: CFLAGS += -Isrc
+# tools/charclass.c checks data/char-classes.txt against src/charclass.h's
+# names and writes its tables.
+$(BUILD)/charclass: $(BUILD)/tools/charclass.o
+	$(CC) $(LDFLAGS) -o $@ $^
+$(BUILD)/gen/char_classes.c: data/char-classes.txt $(BUILD)/charclass
+	@mkdir -p $(dir $@)
+	@$(BUILD)/charclass $< > $@.tmp && mv $@.tmp $@
+$(BUILD)/gen/char_classes.o: $(BUILD)/gen/char_classes.c
+	@echo "  CC $<"; $(CC) $(CFLAGS) -Isrc -c $< -o $@
+$(BUILD)/pic/gen/char_classes.o: $(BUILD)/gen/char_classes.c
+	@mkdir -p $(dir $@)
+	@echo "  CC -fPIC $<"; $(CC) $(CFLAGS) -Isrc -fPIC -c $< -o $@
 
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 	@echo "  CC $<"; $(CC) $(CFLAGS) -c $< -o $@
@@ -93,7 +106,7 @@ $(BUILD)/libfanjian.a: $(LIB_OBJ)
 # The same library built position-independent: for the shared library, the
 # Python module and anything else that is loaded rather than linked in.
 LIB_PIC_OBJ = $(LIB_SRC:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/gen/clean_rules.o \
-              $(BUILD)/pic/gen/repair_rules.o $(BUILD)/pic/gen/profiles.o
+              $(BUILD)/pic/gen/repair_rules.o $(BUILD)/pic/gen/profiles.o $(BUILD)/pic/gen/char_classes.o
 $(BUILD)/pic/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CC -fPIC $<"; $(CC) $(CFLAGS) -fPIC -c $< -o $@
@@ -168,7 +181,7 @@ sample: all
 # ---- tests -------------------------------------------------------------
 TEST_BINS = $(BUILD)/tests/unit $(BUILD)/tests/pipeline $(BUILD)/tests/cases $(BUILD)/tests/text \
             $(BUILD)/tests/encoding $(BUILD)/tests/markup $(BUILD)/tests/epub \
-            $(BUILD)/tests/legado
+            $(BUILD)/tests/legado $(BUILD)/tests/charclass $(BUILD)/charclass
 
 $(BUILD)/tests/unit: $(BUILD)/tests/unit.o $(TOOL_OBJ) $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -ljansson -lm
@@ -180,6 +193,9 @@ $(BUILD)/tests/cases: $(BUILD)/tests/cases.o $(TOOL_OBJ) $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -ljansson -lm
 
 $(BUILD)/tests/text: $(BUILD)/tests/text.o $(BUILD)/libfanjian.a
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
+
+$(BUILD)/tests/charclass: $(BUILD)/tests/charclass.o $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
 
 # The file formats' tests: each links libfanjian-formats.

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "charclass.h"
 #include "internal.h"
 #include "utf8.h"
 
@@ -27,6 +28,7 @@ extern const size_t fj__clean_default_rules_size;
 #define MAXCHARS_LIMIT 1000u  /* the largest maxchars setting */
 #define MAX_RULES 4096u
 #define TLD_MAX 15
+#define REPLACEMENT_CHARACTER 0xFFFDu /* what a byte that is not UTF-8 reads as */
 
 typedef struct alt_rec {
     uint32_t rule;
@@ -90,26 +92,12 @@ static int grow(fj_clean *c, void **p, size_t *cap, size_t need, size_t elem)
 
 #define GROW(c, arr, count, cap) grow((c), (void **)&(arr), &(cap), (count) + 1, sizeof *(arr))
 
-/* ---- characters --------------------------------------------------------- */
+/* ---- characters (their classes: data/char-classes.txt) ------------------- */
 
-static int is_space(uint32_t cp)
-{
-    return cp == ' ' || cp == '\t' || cp == '\v' || cp == '\f' || cp == '\r' || cp == '\n' ||
-           cp == 0x3000 || cp == 0xA0 || cp == 0xFEFF || cp == 0x200B || cp == 0x2028 ||
-           cp == 0x2029;
-}
+static int is_space(uint32_t cp) { return fj__char_is(cp, FJ_CC_CLEAN_SPACE); }
 
 /* Punctuation, brackets and symbols: what a marker line may wrap its text in. */
-static int is_mark(uint32_t cp)
-{
-    if (cp < 0x80)
-        return !((cp >= '0' && cp <= '9') || (cp >= 'a' && cp <= 'z') ||
-                 (cp >= 'A' && cp <= 'Z'));
-    return cp == 0xB7 || (cp >= 0x2000 && cp <= 0x2BFF) || (cp >= 0x3000 && cp <= 0x303F) ||
-           (cp >= 0xFE30 && cp <= 0xFE4F) || (cp >= 0xFF01 && cp <= 0xFF0F) ||
-           (cp >= 0xFF1A && cp <= 0xFF20) || (cp >= 0xFF3B && cp <= 0xFF40) ||
-           (cp >= 0xFF5B && cp <= 0xFF65);
-}
+static int is_mark(uint32_t cp) { return fj__char_is(cp, FJ_CC_MARK); }
 
 static uint32_t fold(const fj_clean *c, uint32_t cp)
 {
@@ -117,12 +105,9 @@ static uint32_t fold(const fj_clean *c, uint32_t cp)
         return cp + 32;
     if (cp < 0x80)
         return cp;
-    if (cp >= 0xFF01 && cp <= 0xFF5E) { /* full-width ASCII */
-        cp -= 0xFEE0;
-        return cp >= 'A' && cp <= 'Z' ? cp + 32 : cp;
-    }
-    if (cp == 0x3000)
-        return ' ';
+    uint32_t narrow = fj__char_map(FJ_MAP_FOLD_WIDTH, cp); /* full-width ASCII, U+3000 */
+    if (narrow)
+        return narrow >= 'A' && narrow <= 'Z' ? narrow + 32 : narrow;
     if (cp < 0x10000 && !(c->folds_from[cp >> 3] >> (cp & 7) & 1))
         return cp;
     size_t lo = 0, hi = c->fold_count;
@@ -202,12 +187,10 @@ static int is_label(uint32_t c)
 }
 
 /* '.', 。, ｡, 点, 點 (full-width ． is '.' once folded). */
-static int is_dot(uint32_t c)
-{
-    return c == '.' || c == 0x3002 || c == 0xFF61 || c == 0x70B9 || c == 0x9EDE;
-}
+static int is_dot(uint32_t c) { return fj__char_is(c, FJ_CC_ADDRESS_DOT); }
 
-static int is_word_dot(uint32_t c) { return c == 0x70B9 || c == 0x9EDE; }
+/* 点, 點: spaces may stand around them. */
+static int is_word_dot(uint32_t c) { return fj__char_is(c, FJ_CC_WORD_DOT); }
 
 /* What may follow a host name in an address: a path, a query. */
 static int is_path_char(uint32_t c)
@@ -387,23 +370,22 @@ static size_t decode_at(const char *text, size_t len, size_t i, uint32_t *cp)
     const unsigned char *p = (const unsigned char *)text + i;
     int k = fj_utf8_decode(p, (const unsigned char *)text + len, cp);
     if (k <= 0) {
-        *cp = 0xFFFD;
+        *cp = REPLACEMENT_CHARACTER;
         k = 1;
     }
     return (size_t)k;
 }
 
-/* The bytes of the white-space character that ends at text[i], or 0. */
+/* The bytes of the white-space character that ends at text[i] and goes
+ * with a removal after it, or 0. */
 static size_t space_before(const char *text, size_t i)
 {
     const unsigned char *p = (const unsigned char *)text;
-    if (i >= 1 && (p[i - 1] == ' ' || p[i - 1] == '\t' || p[i - 1] == '\v' || p[i - 1] == '\f' ||
-                   p[i - 1] == '\r'))
-        return 1;
-    if (i >= 2 && p[i - 2] == 0xC2 && p[i - 1] == 0xA0)
-        return 2;
-    if (i >= 3 && p[i - 3] == 0xE3 && p[i - 2] == 0x80 && p[i - 1] == 0x80)
-        return 3;
+    for (size_t k = 1; k <= 4 && k <= i; k++) {
+        uint32_t cp;
+        if (fj_utf8_decode(p + i - k, p + i, &cp) == (int)k)
+            return fj__char_is(cp, FJ_CC_SPACE_BEFORE_REMOVAL) ? k : 0;
+    }
     return 0;
 }
 
@@ -420,49 +402,39 @@ static size_t skip_space(const char *text, size_t len, size_t i)
 }
 
 /* Ends a sentence: 。！？!?；… (and ｡); '.' is handled apart. */
-static int is_end_mark(uint32_t cp)
-{
-    return cp == 0x3002 || cp == 0xFF01 || cp == 0xFF1F || cp == '!' || cp == '?' ||
-           cp == 0xFF1B || cp == 0x2026 || cp == 0xFF61;
-}
+static int is_end_mark(uint32_t cp) { return fj__char_is(cp, FJ_CC_SENTENCE_END); }
 
 /* Closing quotes and brackets that belong to the sentence they follow. */
-static int is_closer(uint32_t cp)
+static int is_closer(uint32_t cp) { return fj__char_is(cp, FJ_CC_CLOSER); }
+
+/* A full stop that ends a sentence only where a word cannot go on: '.', ．. */
+static int is_full_stop(uint32_t cp) { return fj__char_is(cp, FJ_CC_FULL_STOP); }
+
+/* Bracket pairs: what closes the group cp opens, or 0. The group kinds
+ * hold text that belongs together (a sentence does not end inside them);
+ * the quotes 「」『』 are dialogue. */
+static uint32_t group_closer(uint32_t cp) { return fj__char_map(FJ_MAP_BRACKET_GROUP, cp); }
+
+static uint32_t bracket_closer(uint32_t cp)
 {
-    return cp == 0x201D || cp == 0x2019 || cp == 0x300D || cp == 0x300F || cp == '"' ||
-           cp == '\'' || cp == 0xFF09 || cp == ')' || cp == 0x3011 || cp == ']' ||
-           cp == 0x300B || cp == 0x3015 || cp == 0x3017;
+    uint32_t closer = group_closer(cp);
+    return closer ? closer : fj__char_map(FJ_MAP_BRACKET_QUOTE, cp);
 }
 
-/* Bracket pairs. The first kinds hold text that belongs together (a
- * sentence does not end inside them); the quotes 「」『』 are dialogue. */
-static const uint32_t bracket_open[] = {0xFF08, '(', 0x3010, '[', 0x3014, 0x300A, 0x3016,
-                                        0x300C, 0x300E};
-static const uint32_t bracket_close[] = {0xFF09, ')', 0x3011, ']', 0x3015, 0x300B, 0x3017,
-                                         0x300D, 0x300F};
-#define BRACKET_KINDS 9
-#define BLOCK_KINDS 7
-
-static int bracket_kind(uint32_t cp)
-{
-    for (int k = 0; k < BRACKET_KINDS; k++)
-        if (bracket_open[k] == cp)
-            return k;
-    return -1;
-}
-
-/* Where the group opened at text[i] (kind `kind`) closes, past the closer,
- * within `limit` bytes and maxchars characters; 0 when it does not. */
-static size_t group_end(const fj_clean *c, const char *text, size_t limit, size_t i, int kind)
+/* Where the group opened at text[i] (by `opener`, closed by `closer`)
+ * closes, past the closer, within `limit` bytes and maxchars characters; 0
+ * when it does not. */
+static size_t group_end(const fj_clean *c, const char *text, size_t limit, size_t i,
+                        uint32_t opener, uint32_t closer)
 {
     uint32_t cp;
     size_t depth = 0, chars = 0;
     while (i < limit && chars <= c->maxchars) {
         i += decode_at(text, limit, i, &cp);
         chars++;
-        if (cp == bracket_open[kind])
+        if (cp == opener)
             depth++;
-        else if (cp == bracket_close[kind] && --depth == 0)
+        else if (cp == closer && --depth == 0)
             return i;
     }
     return 0;
@@ -580,10 +552,10 @@ static int next_group(finder *f, size_t *pos, size_t b, size_t *ga, size_t *gb, 
         uint32_t cp;
         size_t at = *pos;
         *pos += decode_at(f->text, b, at, &cp);
-        int kind = bracket_kind(cp);
-        if (kind < 0)
+        uint32_t closer = bracket_closer(cp);
+        if (!closer)
             continue;
-        size_t end = group_end(c, f->text, b, at, kind);
+        size_t end = group_end(c, f->text, b, at, cp, closer);
         if (!end || !decode_unit(f, at, end, &f->g))
             continue;
         unit_score us;
@@ -615,9 +587,9 @@ static void next_sentence(finder *f, size_t a, sentence *s)
     s->b = len;
     while (i < len) {
         size_t k = decode_at(t, len, i, &cp);
-        int kind = bracket_kind(cp);
-        if (kind >= 0 && kind < BLOCK_KINDS) {
-            size_t end = group_end(c, t, len, i, kind);
+        uint32_t closer = group_closer(cp);
+        if (closer) {
+            size_t end = group_end(c, t, len, i, cp, closer);
             if (end) {
                 for (size_t j = i; j < end; chars++)
                     j += decode_at(t, end, j, &cp);
@@ -633,16 +605,16 @@ static void next_sentence(finder *f, size_t a, sentence *s)
             decode_at(t, len, i, &next);
         uint32_t fp = fold(c, prev), fn = fold(c, next);
         int ends = 0;
-        if (cp == '.' || cp == 0xFF0E)
+        if (is_full_stop(cp))
             ends = i == len || is_space(next) || is_end_mark(next) || is_closer(next);
         else if (is_end_mark(cp))
-            ends = !((cp == 0x3002 || cp == 0xFF61) && is_label(fp) && is_label(fn));
+            ends = !(fj__char_is(cp, FJ_CC_ADDRESS_STOP) && is_label(fp) && is_label(fn));
         prev = cp;
         if (!ends)
             continue;
         while (i < len) {
             k = decode_at(t, len, i, &cp);
-            if (!is_end_mark(cp) && !is_closer(cp) && cp != '.' && cp != 0xFF0E)
+            if (!is_end_mark(cp) && !is_closer(cp) && !is_full_stop(cp))
                 break;
             i += k;
             chars++;
@@ -701,24 +673,19 @@ static int is_clause_sep(const unit_buf *u, size_t i)
     uint32_t cp = u->cp[i];
     if (u->flag[i] & F_URL)
         return 0;
-    return (u->flag[i] & (F_SPACE | F_BRACKET)) || cp == ',' || cp == 0x3001 || cp == ':' ||
-           cp == ';';
+    return (u->flag[i] & (F_SPACE | F_BRACKET)) || fj__char_is(cp, FJ_CC_CLAUSE_SEPARATOR);
 }
 
 /* Whether the closing mark at cp closes a bracket or quote opened in
  * u[0..end) and not closed there. */
 static int closes_kept(const unit_buf *u, size_t end, uint32_t closer)
 {
-    uint32_t opener = closer == 0x201D ? 0x201C : closer == 0x2019 ? 0x2018 : 0;
-    for (int k = 0; k < BRACKET_KINDS && !opener; k++)
-        if (bracket_close[k] == closer)
-            opener = bracket_open[k];
     long depth = 0;
     for (size_t i = 0; i < end; i++) {
         uint32_t cp = u->cp[i];
         if (closer == '"' || closer == '\'')
             depth ^= cp == closer;
-        else if (cp == opener)
+        else if (bracket_closer(cp) == closer || fj__char_map(FJ_MAP_QUOTE_PAIR, cp) == closer)
             depth++;
         else if (cp == closer && depth > 0)
             depth--;

@@ -8,6 +8,7 @@
  * profile's steps, and only the characters listed as suspects may change. */
 #include <string.h>
 
+#include "charclass.h"
 #include "internal.h"
 #include "match.h"
 
@@ -406,7 +407,9 @@ static int32_t repair_change_cost(const fj_converter *c, const ctx_char *run, ui
     /* After 這 or 那, 只 is the measure word unless what follows often
      * follows the adverb (這只是); punctuation, Latin and digits too. */
     if (only && k > 0 && has_role(c, run[k - 1].cp, FJ_RULE_DEMONSTRATIVE) &&
-        k + 1 < n && !(run[k + 1].cp < 0x3400 || has_role(c, run[k + 1].cp, FJ_RULE_AFTER_ONLY)) &&
+        k + 1 < n &&
+        !(fj__char_is(run[k + 1].cp, FJ_CC_BEFORE_HAN) ||
+          has_role(c, run[k + 1].cp, FJ_RULE_AFTER_ONLY)) &&
         !written_pair_is_word(c, run, k))
         return FJ_CTX_REPAIR_PENALTY;
 

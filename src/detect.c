@@ -8,20 +8,18 @@
  *     温 are standard Traditional in Taiwan and Hong Kong);
  *   - traditional-only: a TSCharacters key that is not among its own values
  *     (發 -> 发), and not an STCharacters key that maps to itself; plus a few
- *     old and variant Traditional forms the tables leave out (our list below).
+ *     old and variant Traditional forms the tables leave out (our list:
+ *     extra-traditional in data/char-classes.txt).
  * A character that comes out as both (a handful of variant pairs) counts as
  * neither. The tables are built per call (see fj_detect in fanjian.h). */
 #include <stdlib.h>
 #include <string.h>
 
+#include "charclass.h"
 #include "internal.h"
 #include "utf8.h"
 
-/* Old and variant Traditional forms that never occur in Simplified text but
- * that TSCharacters does not list as converting (衹 is listed as mapping to
- * itself, 竝 not at all). Ours, from the character-by-character conversion
- * damage of Traditional web fiction. */
-static const char extra_traditional[] = "衹竝觝儅廻畱鬭賸敭衞敍";
+#define REPLACEMENT_CHARACTER 0xFFFDu /* what a byte that is not UTF-8 reads as */
 
 enum { CLS_NEITHER = 0, CLS_SIMP = 1, CLS_TRAD = 2, CLS_ST_SELF = 3 };
 
@@ -224,15 +222,11 @@ static fj_status build_table(const fj_dict *dict, script_table **out)
             }
         }
     }
-    const unsigned char *p = (const unsigned char *)extra_traditional;
-    const unsigned char *end = p + sizeof extra_traditional - 1;
-    while (p < end) {
-        uint32_t cp;
-        int n = fj_utf8_decode(p, end, &cp);
-        p += n > 0 ? n : 1;
-        if (n > 0 && cp < 0x10000 && bmp_get(t, cp) != CLS_SIMP)
-            bmp_set(t, cp, CLS_TRAD);
-    }
+    for (unsigned r = fj__cc_member_start[FJ_CC_EXTRA_TRADITIONAL];
+         r < fj__cc_member_start[FJ_CC_EXTRA_TRADITIONAL + 1]; r++)
+        for (uint32_t cp = fj__cc_members[r].first; cp <= fj__cc_members[r].last; cp++)
+            if (cp < 0x10000 && bmp_get(t, cp) != CLS_SIMP)
+                bmp_set(t, cp, CLS_TRAD);
     *out = t;
     return FJ_OK;
 }
@@ -243,45 +237,15 @@ static void free_table(const fj_dict *dict, script_table *t)
     fj__free(a, t, sizeof(script_table) + t->astral_cap * sizeof(uint32_t));
 }
 
-/* CJK ideographs: the unified blocks, extension A, the compatibility
- * ideographs and planes 2 and 3 (extensions B to H and their
- * compatibility supplement). */
-static int is_han(uint32_t cp)
-{
-    return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) ||
-           (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x20000 && cp <= 0x3FFFF);
-}
-
-/* Characters that end a clause; they belong to the clause they end. */
-static int ends_clause(uint32_t cp)
-{
-    switch (cp) {
-    case '.': case ',': case ';': case ':': case '!': case '?':
-    case 0x3002: /* 。 */
-    case 0x3001: /* 、 */
-    case 0xFF0C: /* ， */
-    case 0xFF1B: /* ； */
-    case 0xFF1A: /* ： */
-    case 0xFF01: /* ！ */
-    case 0xFF1F: /* ？ */
-    case 0xFF0E: /* ． */
-    case 0xFF61: /* ｡ */
-        return 1;
-    }
-    return 0;
-}
-
-/* Line breaks also end a clause but belong to no span. */
-static int is_line_break(uint32_t cp)
-{
-    return cp == '\n' || cp == '\r' || cp == 0x2028 || cp == 0x2029 || cp == 0x85;
-}
-
-static int is_space(uint32_t cp)
-{
-    return cp == ' ' || cp == '\t' || cp == '\f' || cp == '\v' || cp == 0x3000 ||
-           cp == 0xA0 || cp == 0xFEFF;
-}
+/* The character classes of a scan (data/char-classes.txt): CJK
+ * ideographs (the unified blocks, extension A, the compatibility
+ * ideographs and planes 2 and 3); the punctuation that ends a clause and
+ * belongs to it; line breaks, which also end a clause but belong to no
+ * span; white space. */
+#define HAN FJ_CC_BIT(FJ_CC_HAN_DETECT)
+#define ENDS_CLAUSE FJ_CC_BIT(FJ_CC_CLAUSE_END)
+#define LINE_BREAK FJ_CC_BIT(FJ_CC_LINE_BREAK)
+#define SPACE FJ_CC_BIT(FJ_CC_DETECT_SPACE)
 
 const char *fj_script_name(fj_script script)
 {
@@ -350,11 +314,12 @@ static void scan(const script_table *t, const unsigned char *text, size_t len, f
         int n = fj_utf8_decode(p, end, &cp);
         if (n <= 0) {
             p++;
-            cp = 0xFFFD;
+            cp = REPLACEMENT_CHARACTER;
         } else {
             p += n;
         }
-        if (is_line_break(cp)) {
+        uint32_t classes = fj__char_classes(cp);
+        if (classes & LINE_BREAK) {
             if (b && in_clause)
                 span_clause(b, cstart, cend, csimp, ctrad);
             if (b)
@@ -363,15 +328,15 @@ static void scan(const script_table *t, const unsigned char *text, size_t len, f
             continue;
         }
         if (!in_clause) {
-            if (is_space(cp))
+            if (classes & SPACE)
                 continue;
             in_clause = 1;
             cstart = at;
             csimp = ctrad = 0;
         }
-        if (!is_space(cp))
+        if (!(classes & SPACE))
             cend = (size_t)(p - text);
-        if (is_han(cp)) {
+        if (classes & HAN) {
             unsigned cls = class_of(t, cp);
             csimp += cls == CLS_SIMP;
             ctrad += cls == CLS_TRAD;
@@ -382,7 +347,7 @@ static void scan(const script_table *t, const unsigned char *text, size_t len, f
                 if (cls != CLS_NEITHER && *first_cls == CLS_NEITHER)
                     *first_cls = cls;
             }
-        } else if (ends_clause(cp)) {
+        } else if (classes & ENDS_CLAUSE) {
             if (b)
                 span_clause(b, cstart, cend, csimp, ctrad);
             in_clause = 0;
@@ -564,4 +529,7 @@ int fj__script_class(const struct fj_script_table *t, uint32_t cp)
     return cls == CLS_SIMP ? 1 : cls == CLS_TRAD ? 2 : 0;
 }
 
-int fj__ends_clause(uint32_t cp) { return ends_clause(cp) || is_line_break(cp); }
+int fj__ends_clause(uint32_t cp)
+{
+    return (fj__char_classes(cp) & (ENDS_CLAUSE | LINE_BREAK)) != 0;
+}

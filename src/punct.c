@@ -4,6 +4,7 @@
  * change passes through byte for byte (invalid bytes included). */
 #include <string.h>
 
+#include "charclass.h"
 #include "internal.h"
 #include "profiles.h"
 #include "utf8.h"
@@ -24,10 +25,11 @@ struct fj_punct {
      * when the next one is known. */
     int held;
     uint32_t held_cp; /* FJ_NONE: not UTF-8 */
+    uint32_t held_classes; /* its fj__char_classes */
     unsigned char held_bytes[4];
     size_t held_len;
-    uint32_t prev; /* the last character written, 0 at the start */
-    /* A run of '.' or '。' (ellipsis normalisation). */
+    uint32_t prev_classes; /* of the last character written (none at the start) */
+    /* A run of one of the ellipsis map's dots ('.', '。'). */
     uint32_t dots_cp;
     size_t dots;
     int straight_open; /* a straight double quote is open on this line */
@@ -35,16 +37,15 @@ struct fj_punct {
     char out[FJ_PUNCT_OUT];
 };
 
-static int is_cjk(uint32_t cp)
-{
-    return cp >= 0x2E80 && cp != FJ_NONE && !(cp >= 0xFE00 && cp <= 0xFE0F);
-}
-
-static int is_han(uint32_t cp)
-{
-    return (cp >= 0x3400 && cp <= 0x4DBF) || (cp >= 0x4E00 && cp <= 0x9FFF) ||
-           (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x20000 && cp <= 0x3134F);
-}
+/* The classes that decide (data/char-classes.txt), looked up once per
+ * character: Chinese text around a mark, the Han characters between which
+ * ASCII punctuation becomes full-width, and the characters each map
+ * changes. FJ_NONE (a byte that is not UTF-8) and 0 (the start or end of
+ * the text) are in none. */
+#define CJK FJ_CC_BIT(FJ_CC_TYPOGRAPHY_CJK)
+#define HAN FJ_CC_BIT(FJ_CC_TYPOGRAPHY_HAN)
+#define KEYS(map) FJ_CC_BIT(FJ_CC_MAP_KEYS(map))
+#define STRAIGHT_QUOTE (KEYS(FJ_MAP_STRAIGHT_QUOTE_OPEN) | KEYS(FJ_MAP_STRAIGHT_QUOTE_CLOSE))
 
 static void flush(fj_punct *p)
 {
@@ -67,60 +68,72 @@ static void put_cp(fj_punct *p, uint32_t cp)
     put(p, u, (size_t)fj_utf8_encode(cp, u));
 }
 
-/* Pending dots: an ellipsis when there are three or more and the text
- * around is Chinese (for ASCII dots), else as they were. */
-static void end_dots(fj_punct *p, uint32_t next)
+/* The pending dots (p->dots > 0): an ellipsis when there are three or more
+ * and the text around is Chinese (for ASCII dots), else as they were.
+ * `next_classes`: of the character after them. */
+static void end_dots(fj_punct *p, uint32_t next_classes)
 {
-    if (!p->dots)
-        return;
-    int chinese = p->dots_cp == 0x3002 || is_cjk(p->prev) || is_cjk(next);
-    if (p->dots >= 3 && chinese) {
-        put_cp(p, 0x2026);
-        put_cp(p, 0x2026);
-        p->prev = 0x2026;
+    /* A Chinese dot (。) is Chinese text itself. */
+    uint32_t dot_classes = fj__char_classes(p->dots_cp);
+    if (p->dots >= 3 && ((dot_classes | p->prev_classes | next_classes) & CJK)) {
+        uint32_t ellipsis = fj__char_map(FJ_MAP_ELLIPSIS, p->dots_cp);
+        put_cp(p, ellipsis);
+        put_cp(p, ellipsis);
+        p->prev_classes = fj__char_classes(ellipsis);
     } else {
         for (size_t i = 0; i < p->dots; i++)
             put_cp(p, p->dots_cp);
-        p->prev = p->dots_cp;
+        p->prev_classes = dot_classes;
     }
     p->dots = 0;
 }
 
-/* The held character, now that the next one (FJ_NONE: not UTF-8; 0: end
- * of text) is known. */
-static void decide(fj_punct *p, uint32_t next)
+/* A straight double quote as the curly one it stands for (opening or
+ * closing); any other character as it is. */
+static uint32_t straight_as_curly(const fj_punct *p, uint32_t cp)
+{
+    uint32_t curly = fj__char_map(p->straight_open ? FJ_MAP_STRAIGHT_QUOTE_CLOSE
+                                                   : FJ_MAP_STRAIGHT_QUOTE_OPEN,
+                                  cp);
+    return curly ? curly : cp;
+}
+
+/* The held character, now that the classes of the next one (none for a
+ * byte that is not UTF-8 and at the end of the text) are known. */
+static void decide(fj_punct *p, uint32_t next_classes)
 {
     uint32_t cp = p->held_cp, out = cp;
     p->held = 0;
     if (cp == FJ_NONE) {
-        end_dots(p, cp);
+        if (p->dots)
+            end_dots(p, 0);
         put(p, p->held_bytes, p->held_len);
-        p->prev = FJ_NONE;
+        p->prev_classes = 0;
         return;
     }
-    if ((p->flags & FJ_PUNCT_ELLIPSIS) && (cp == '.' || cp == 0x3002)) {
+    uint32_t classes = p->held_classes;
+    if ((p->flags & FJ_PUNCT_ELLIPSIS) && (classes & KEYS(FJ_MAP_ELLIPSIS))) {
         if (p->dots && p->dots_cp != cp)
-            end_dots(p, cp);
+            end_dots(p, classes);
         p->dots_cp = cp;
         p->dots++;
         return;
     }
-    end_dots(p, cp);
-    int chinese = is_cjk(p->prev) || is_cjk(next);
+    if (p->dots)
+        end_dots(p, classes);
+    int chinese = ((p->prev_classes | next_classes) & CJK) != 0;
+    uint32_t q;
     switch (p->quotes) {
-    case FJ_QUOTES_CORNER:
-        if (chinese && cp == 0x201C) out = 0x300C;
-        else if (chinese && cp == 0x201D) out = 0x300D;
-        else if (chinese && cp == 0x2018) out = 0x300E;
-        else if (chinese && cp == 0x2019) out = 0x300F;
-        else if (chinese && cp == '"') out = p->straight_open ? 0x300D : 0x300C;
+    case FJ_QUOTES_CORNER: /* curly and straight quotes, in Chinese text */
+        if (chinese && (classes & (KEYS(FJ_MAP_QUOTES_TO_CORNER) | STRAIGHT_QUOTE)) &&
+            (q = fj__char_map(FJ_MAP_QUOTES_TO_CORNER, straight_as_curly(p, cp))))
+            out = q;
         break;
-    case FJ_QUOTES_CURLY:
-        if (cp == 0x300C) out = 0x201C;
-        else if (cp == 0x300D) out = 0x201D;
-        else if (cp == 0x300E) out = 0x2018;
-        else if (cp == 0x300F) out = 0x2019;
-        else if (chinese && cp == '"') out = p->straight_open ? 0x201D : 0x201C;
+    case FJ_QUOTES_CURLY: /* corner quotes anywhere, straight ones in Chinese text */
+        if (classes & KEYS(FJ_MAP_QUOTES_TO_CURLY))
+            out = fj__char_map(FJ_MAP_QUOTES_TO_CURLY, cp);
+        else if (chinese && (classes & STRAIGHT_QUOTE))
+            out = straight_as_curly(p, cp);
         break;
     default:
         break;
@@ -129,26 +142,26 @@ static void decide(fj_punct *p, uint32_t next)
         p->straight_open = !p->straight_open;
     if (cp == '\n')
         p->straight_open = 0;
-    if ((p->flags & FJ_PUNCT_FULLWIDTH) && out == cp && is_han(p->prev) && is_han(next)) {
-        static const char ascii[] = ",!?:;";
-        static const uint32_t wide[] = {0xFF0C, 0xFF01, 0xFF1F, 0xFF1A, 0xFF1B};
-        const char *hit = cp < 0x80 && cp ? strchr(ascii, (int)cp) : NULL;
-        if (hit)
-            out = wide[hit - ascii];
-    }
-    if (out == cp)
+    if ((p->flags & FJ_PUNCT_FULLWIDTH) && out == cp && (classes & KEYS(FJ_MAP_FULLWIDTH)) &&
+        (p->prev_classes & next_classes & HAN))
+        out = fj__char_map(FJ_MAP_FULLWIDTH, cp);
+    if (out == cp) {
         put(p, p->held_bytes, p->held_len);
-    else
+        p->prev_classes = classes;
+    } else {
         put_cp(p, out);
-    p->prev = out;
+        p->prev_classes = fj__char_classes(out);
+    }
 }
 
 static void take(fj_punct *p, uint32_t cp, const unsigned char *bytes, size_t n)
 {
+    uint32_t classes = fj__char_classes(cp); /* FJ_NONE: none */
     if (p->held)
-        decide(p, cp);
+        decide(p, classes);
     p->held = 1;
     p->held_cp = cp;
+    p->held_classes = classes;
     memcpy(p->held_bytes, bytes, n);
     p->held_len = n;
 }
@@ -226,7 +239,8 @@ fj_status fj_punct_finish(fj_punct *p)
     drain_partial(p, 1);
     if (p->held)
         decide(p, 0);
-    end_dots(p, 0);
+    if (p->dots)
+        end_dots(p, 0);
     flush(p);
     p->finished = 1;
     return p->status;
