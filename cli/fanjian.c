@@ -789,14 +789,17 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
         fj_dict_close(dict);
         return 2;
     }
+    /* One converter from one options struct. Typography stays with the
+     * formats library (fjf_settings), which leaves it out of file names. */
     fj_converter *conv = NULL;
-    if (target && fj_converter_open_target(dict, target, conv_flags, &conv, &err) != FJ_OK) {
-        fprintf(stderr, "%s: %s\n", prog, err.message);
-        fj_dict_close(dict);
-        return 2;
-    }
-    if (profile && strcmp(profile, "none") != 0 &&
-        fj_converter_open(dict, profile, conv_flags, &conv, &err) != FJ_OK) {
+    fj_options opts;
+    fj_options_init(&opts);
+    opts.target = target;
+    opts.profile = !target && profile && strcmp(profile, "none") != 0 ? profile : NULL;
+    opts.flags = conv_flags;
+    opts.quotes = FJ_QUOTES_KEEP;
+    if ((opts.target || opts.profile) &&
+        fj_converter_open_options(dict, &opts, &conv, &err) != FJ_OK) {
         fprintf(stderr, "%s: %s\n", prog, err.message);
         fj_dict_close(dict);
         return 2;

@@ -518,6 +518,20 @@ void fjx_api_close(fjx_api *a)
     free(a);
 }
 
+/* A converter from the one options struct: the profile or target and the
+ * mode; each request's quotes and clean-up are applied around it. */
+static fj_status open_one(const fj_dict *dict, const char *profile, const char *target,
+                          unsigned flags, fj_converter **out, fj_error *err)
+{
+    fj_options o;
+    fj_options_init(&o);
+    o.profile = profile;
+    o.target = target;
+    o.flags = flags;
+    o.quotes = FJ_QUOTES_KEEP;
+    return fj_converter_open_options(dict, &o, out, err);
+}
+
 int fjx_api_open(const fj_dict *dict, fjx_api **out)
 {
     *out = NULL;
@@ -536,11 +550,11 @@ int fjx_api_open(const fj_dict *dict, fjx_api **out)
     for (size_t i = 0; i < a->nprofiles; i++) {
         const char *name = fj_dict_profile_name(dict, i);
         fj_converter **c = &a->conv[API_MODES * i];
-        if (fj_converter_open(dict, name, FJ_DEFAULT, &c[API_DEFAULT], &err) != FJ_OK ||
-            fj_converter_open(dict, name, FJ_COMPAT, &c[API_COMPAT], &err) != FJ_OK ||
-            fj_converter_open(dict, name, FJ_REPAIR_THOROUGH, &c[API_THOROUGH], &err) != FJ_OK ||
-            fj_converter_open(dict, name, FJ_REPAIR_CAREFUL, &c[API_CAREFUL], &err) != FJ_OK ||
-            fj_converter_open(dict, name, FJ_REPAIR_OFF, &c[API_REPAIR_OFF], &err) != FJ_OK) {
+        if (open_one(dict, name, NULL, FJ_DEFAULT, &c[API_DEFAULT], &err) != FJ_OK ||
+            open_one(dict, name, NULL, FJ_COMPAT, &c[API_COMPAT], &err) != FJ_OK ||
+            open_one(dict, name, NULL, FJ_REPAIR_THOROUGH, &c[API_THOROUGH], &err) != FJ_OK ||
+            open_one(dict, name, NULL, FJ_REPAIR_CAREFUL, &c[API_CAREFUL], &err) != FJ_OK ||
+            open_one(dict, name, NULL, FJ_REPAIR_OFF, &c[API_REPAIR_OFF], &err) != FJ_OK) {
             fprintf(stderr, "%s: %s\n", prog, err.message);
             fjx_api_close(a);
             return -1;
@@ -555,7 +569,7 @@ int fjx_api_open(const fj_dict *dict, fjx_api **out)
         return -1;
     }
     for (size_t i = 0; i < a->ntargets; i++)
-        if (fj_converter_open_target(dict, fj_target_name(i), FJ_DEFAULT, &a->to[i], &err) != FJ_OK) {
+        if (open_one(dict, NULL, fj_target_name(i), FJ_DEFAULT, &a->to[i], &err) != FJ_OK) {
             fprintf(stderr, "%s: %s\n", prog, err.message);
             fjx_api_close(a);
             return -1;

@@ -145,18 +145,28 @@ typedef struct conv_entry {
     struct conv_entry *next;
     const dict_entry *dict;
     unsigned flags;
+    int quotes;     /* fj_options.quotes */
+    unsigned punct; /* fj_options.punct */
     fj_converter *conv;
     char name[24]; /* the profile's canonical name, or "to:TARGET" */
 } conv_entry;
 
-/* A converter for `profile`: a profile's name or file, or "to:TARGET" for
- * target-only conversion (fj_converter_open_target). */
-static fj_status open_named(const fj_dict *dict, const char *profile, unsigned flags,
-                            fj_converter **out, fj_error *err)
+/* The one converter for `profile` (a profile's name or file, or
+ * "to:TARGET" for target-only conversion), mode and typography: quotes an
+ * fj_quotes or FJ_QUOTES_PROFILE, punct FJ_PUNCT_*. */
+static fj_status open_named(const fj_dict *dict, const char *profile, unsigned flags, int quotes,
+                            unsigned punct, fj_converter **out, fj_error *err)
 {
+    fj_options o;
+    fj_options_init(&o);
     if (strncmp(profile, "to:", 3) == 0)
-        return fj_converter_open_target(dict, profile + 3, flags, out, err);
-    return fj_converter_open(dict, profile, flags, out, err);
+        o.target = profile + 3;
+    else
+        o.profile = profile;
+    o.flags = flags;
+    o.quotes = quotes;
+    o.punct = punct;
+    return fj_converter_open_options(dict, &o, out, err);
 }
 
 /* The name a converter answers to: "to:TARGET" as asked, else the
@@ -182,18 +192,20 @@ static const char *profile_or_target(const char *profile, const char *to, char *
 
 static conv_entry *conv_cache; /* under dict_lock */
 
-static conv_entry *conv_find(const dict_entry *d, unsigned flags, const char *name)
+static conv_entry *conv_find(const dict_entry *d, unsigned flags, int quotes, unsigned punct,
+                             const char *name)
 {
     for (conv_entry *e = conv_cache; e; e = e->next)
-        if (e->dict == d && e->flags == flags && strcmp(e->name, name) == 0)
+        if (e->dict == d && e->flags == flags && e->quotes == quotes && e->punct == punct &&
+            strcmp(e->name, name) == 0)
             return e;
     return NULL;
 }
 
 /* The shared converter for `profile` (a name or "DIR/NAME.json"). Runs
  * without the GIL. */
-static fj_status conv_get(const dict_entry *d, const char *profile, unsigned flags,
-                          const fj_converter **out, fj_error *err)
+static fj_status conv_get(const dict_entry *d, const char *profile, unsigned flags, int quotes,
+                          unsigned punct, const fj_converter **out, fj_error *err)
 {
     /* The profile's name as fj_converter_open takes it from `profile`. */
     char key[64];
@@ -209,12 +221,13 @@ static fj_status conv_get(const dict_entry *d, const char *profile, unsigned fla
 
     fj_status st = FJ_OK;
     pthread_mutex_lock(&dict_lock);
-    conv_entry *e = conv_find(d, flags, strncmp(profile, "to:", 3) == 0 ? profile : key);
+    conv_entry *e =
+        conv_find(d, flags, quotes, punct, strncmp(profile, "to:", 3) == 0 ? profile : key);
     if (!e) {
         fj_converter *c = NULL;
-        st = open_named(d->dict, profile, flags, &c, err);
+        st = open_named(d->dict, profile, flags, quotes, punct, &c, err);
         /* Should the library name it otherwise, keep one all the same. */
-        if (st == FJ_OK && (e = conv_find(d, flags, name_of(c, profile))) != NULL) {
+        if (st == FJ_OK && (e = conv_find(d, flags, quotes, punct, name_of(c, profile))) != NULL) {
             fj_converter_close(c);
         } else if (st == FJ_OK) {
             e = malloc(sizeof *e);
@@ -224,6 +237,8 @@ static fj_status conv_get(const dict_entry *d, const char *profile, unsigned fla
             } else {
                 e->dict = d;
                 e->flags = flags;
+                e->quotes = quotes;
+                e->punct = punct;
                 e->conv = c;
                 snprintf(e->name, sizeof e->name, "%s", name_of(c, profile));
                 e->next = conv_cache;
@@ -589,7 +604,8 @@ static int converter_setup(ConverterObject *self, dict_entry *dict, const char *
     fj_converter *c = NULL;
     fj_error err;
     memset(&err, 0, sizeof err);
-    fj_status st = open_named(dict->dict, profile, flags, &c, &err);
+    fj_status st = open_named(dict->dict, profile, flags, quotes_given ? (int)quotes : FJ_QUOTES_PROFILE,
+                              punct, &c, &err);
     if (st != FJ_OK) {
         raise_fj(st, &err, 0);
         return -1;
@@ -689,7 +705,7 @@ static PyObject *Converter_convert(ConverterObject *self, PyObject *text)
     if (!h)
         return closed_error(self);
     h->refs++; /* close() meanwhile leaves it to us */
-    PyObject *r = convert_text(h->conv, self->quotes, self->punct, text);
+    PyObject *r = convert_text(h->conv, FJ_QUOTES_KEEP, 0, text); /* typography: the converter's */
     handle_release(h);
     return r;
 }
@@ -973,15 +989,14 @@ static PyObject *mod_convert(PyObject *Py_UNUSED(m), PyObject *args, PyObject *k
     fj_status st;
     memset(&err, 0, sizeof err);
     Py_BEGIN_ALLOW_THREADS
-    st = conv_get(d, profile, flags, &c, &err);
+    st = conv_get(d, profile, flags, quotes_given ? (int)q : FJ_QUOTES_PROFILE,
+                  punct ? PUNCT_ALL : 0, &c, &err);
     Py_END_ALLOW_THREADS
     if (st != FJ_OK) {
         raise_fj(st, &err, 0);
         return NULL;
     }
-    if (!quotes_given)
-        q = compat ? FJ_QUOTES_KEEP : fj_profile_quotes(fj_converter_profile(c));
-    return convert_text(c, q, punct ? PUNCT_ALL : 0, text);
+    return convert_text(c, FJ_QUOTES_KEEP, 0, text); /* typography: the converter's */
 }
 
 static PyTypeObject DetectionType, SpanType;
@@ -1293,7 +1308,8 @@ static int file_args_parse(file_args *a, const char *profile, const char *to, in
     fj_status st;
     memset(&err, 0, sizeof err);
     Py_BEGIN_ALLOW_THREADS
-    st = conv_get(d, profile, flags, &c, &err);
+    st = conv_get(d, profile, flags, quotes_given ? (int)q : FJ_QUOTES_PROFILE,
+                  punct ? PUNCT_ALL : 0, &c, &err);
     if (st == FJ_OK && clean)
         st = clean_get(d, &cl, &err);
     Py_END_ALLOW_THREADS
@@ -1301,14 +1317,12 @@ static int file_args_parse(file_args *a, const char *profile, const char *to, in
         raise_fj(st, &err, 0);
         return -1;
     }
-    /* As the command line does: the profile's own quotation marks (none
-     * under compat), and markup's language tag from the profile. */
-    if (!quotes_given)
-        q = compat ? FJ_QUOTES_KEEP : fj_profile_quotes(fj_converter_profile(c));
+    /* The converter does the typography, as the command line's; markup's
+     * language tag is the profile's. */
     a->s.conv = c;
     a->s.clean = cl;
-    a->s.quotes = (int)q;
-    a->s.punct_flags = punct ? PUNCT_ALL : 0;
+    a->s.quotes = FJ_QUOTES_KEEP;
+    a->s.punct_flags = 0;
     a->s.recode_flags = lossy ? FJF_LOSSY : 0;
     fj_profile_info info;
     info.size = sizeof info;
