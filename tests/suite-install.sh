@@ -244,7 +244,8 @@ else
         sh -c "! grep -Eq '^ *(CC|LD) |(^| )(cc|gcc|clang) ' '$INST_DIR/install.log'"
 fi
 
-for inst_f in bin/fanjian lib/libfanjian.a "lib/libfanjian.so.$INST_VERSION" lib/libfanjian.so.0 \
+for inst_f in bin/fanjian lib/libfanjian.a lib/libfanjian-formats.a include/fanjian-formats.h \
+    "lib/libfanjian.so.$INST_VERSION" lib/libfanjian.so.0 \
     lib/libfanjian.so include/fanjian.h share/fanjian/fanjian.fjd share/man/man1/fanjian.1 \
     share/man/man3/fanjian.3 lib/pkgconfig/fanjian.pc lib/pkgconfig/fanjian-opencc.pc \
     lib/fanjian-opencc/libopencc.so.1.1 lib/fanjian-opencc/libopencc.so \
