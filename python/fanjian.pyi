@@ -39,6 +39,39 @@ def convert(
 def detect(text: str, *, dict: Optional[_Path] = None) -> Detection: ...
 def profiles(*, dict: Optional[_Path] = None) -> list[str]: ...
 def clean(text: str, rules: Optional[str] = None, *, dict: Optional[_Path] = None) -> str: ...
+def convert_file(
+    src: _Path,
+    dst: _Path,
+    profile: Optional[str] = "s2t",
+    *,
+    format: Optional[str] = None,
+    from_encoding: Optional[str] = None,
+    to_encoding: Optional[str] = None,
+    lossy: bool = False,
+    clean: bool = False,
+    compat: bool = False,
+    quotes: Optional[Literal["tw", "hk", "cn", "keep"]] = None,
+    punct: bool = False,
+    repair: Optional[Literal["auto", "careful", "thorough", "off"]] = "auto",
+    to: Optional[str] = None,
+    dict: Optional[_Path] = None,
+) -> None: ...
+def convert_bytes(
+    data: bytes,
+    profile: Optional[str] = "s2t",
+    *,
+    encoding: Optional[str] = None,
+    format: Optional[str] = "text",
+    to_encoding: Optional[str] = None,
+    lossy: bool = False,
+    clean: bool = False,
+    compat: bool = False,
+    quotes: Optional[Literal["tw", "hk", "cn", "keep"]] = None,
+    punct: bool = False,
+    repair: Optional[Literal["auto", "careful", "thorough", "off"]] = "auto",
+    to: Optional[str] = None,
+    dict: Optional[_Path] = None,
+) -> bytes: ...
 
 class Converter:
     def __init__(
