@@ -791,9 +791,189 @@ static PyObject *Converter_get_dict_path(ConverterObject *self, void *Py_UNUSED(
     return PyUnicode_DecodeFSDefault(self->dict->path);
 }
 
+/* ---- Stream: a Converter's conversion of text that arrives in pieces ------------------ */
+
+typedef struct {
+    PyObject_HEAD
+    conv_handle *h;      /* the converter's, referenced */
+    fj_stream *stream;   /* NULL once finished */
+    growbuf out;         /* what the stream wrote during the current call */
+    unsigned char carry[4]; /* a character the stream has written only part of */
+    size_t carry_len;
+    int surrogates;      /* some piece was encoded with surrogatepass */
+    int busy;            /* a feed is running (without the GIL) */
+} StreamObject;
+
+static PyTypeObject StreamType;
+
+static void Stream_dealloc(StreamObject *self)
+{
+    fj_stream_free(self->stream);
+    free(self->out.data);
+    handle_release(self->h);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* What the stream wrote, as str: whole characters only, the rest carried to
+ * the next call (or, at the end, decoded as it is). */
+static PyObject *stream_take(StreamObject *self, int final)
+{
+    growbuf *g = &self->out;
+    size_t keep = 0;
+    if (!final) { /* a UTF-8 sequence cut by the end of this piece's output */
+        size_t i = g->len, back = 0;
+        while (i > 0 && back < 3 && ((unsigned char)g->data[i - 1] & 0xC0) == 0x80) {
+            i--;
+            back++;
+        }
+        if (i > 0) {
+            unsigned char lead = (unsigned char)g->data[i - 1];
+            size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+            if (need > back + 1)
+                keep = back + 1;
+        }
+    }
+    PyObject *r = PyUnicode_DecodeUTF8(g->len - keep ? g->data : "", (Py_ssize_t)(g->len - keep),
+                                       self->surrogates ? "surrogatepass" : "replace");
+    memcpy(self->carry, g->data + g->len - keep, keep);
+    self->carry_len = keep;
+    g->len = 0;
+    return r;
+}
+
+static int stream_write(void *ctx, const char *data, size_t len)
+{
+    StreamObject *self = ctx;
+    return growbuf_write(&self->out, data, len);
+}
+
+/* Starts a call: the carried bytes first. 0, or -1 with an exception. */
+static int stream_enter(StreamObject *self)
+{
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "the stream is in use by another thread");
+        return -1;
+    }
+    if (!self->stream) {
+        PyErr_SetString(PyExc_ValueError, "the stream is finished");
+        return -1;
+    }
+    self->out.len = 0;
+    self->out.nomem = 0;
+    if (self->carry_len && growbuf_write(&self->out, (const char *)self->carry, self->carry_len))
+        return PyErr_NoMemory(), -1;
+    self->carry_len = 0;
+    return 0;
+}
+
+static PyObject *stream_fail(StreamObject *self, fj_status st)
+{
+    fj_error err;
+    fj_stream_error(self->stream, &err);
+    fj_stream_free(self->stream);
+    self->stream = NULL;
+    if (self->out.nomem || st == FJ_ERR_NOMEM)
+        return PyErr_NoMemory();
+    raise_fj(st, &err, 0);
+    return NULL;
+}
+
+PyDoc_STRVAR(Stream_feed_doc,
+"feed(text, /) -> str\n\n"
+"Converts the next piece; returns what is now decided (the undecided tail\n"
+"is kept for the next piece). The pieces' results joined are exactly\n"
+"Converter.convert() of the pieces joined, however the text is cut.");
+
+static PyObject *Stream_feed(StreamObject *self, PyObject *text)
+{
+    if (text_arg(text, "feed") < 0 || stream_enter(self) < 0)
+        return NULL;
+    utf8_text t;
+    if (utf8_get(text, &t) < 0)
+        return NULL;
+    self->surrogates |= t.surrogates;
+    fj_status st;
+    self->busy = 1;
+    Py_BEGIN_ALLOW_THREADS
+    st = fj_stream_feed(self->stream, t.data, (size_t)t.len);
+    Py_END_ALLOW_THREADS
+    self->busy = 0;
+    Py_DECREF(t.keep);
+    if (st != FJ_OK)
+        return stream_fail(self, st);
+    return stream_take(self, 0);
+}
+
+PyDoc_STRVAR(Stream_finish_doc,
+"finish() -> str\n\n"
+"Ends the text and returns the rest. The stream can then only be dropped.");
+
+static PyObject *Stream_finish(StreamObject *self, PyObject *Py_UNUSED(ignored))
+{
+    if (stream_enter(self) < 0)
+        return NULL;
+    fj_status st;
+    self->busy = 1;
+    Py_BEGIN_ALLOW_THREADS
+    st = fj_stream_finish(self->stream);
+    Py_END_ALLOW_THREADS
+    self->busy = 0;
+    if (st != FJ_OK)
+        return stream_fail(self, st);
+    fj_stream_free(self->stream);
+    self->stream = NULL;
+    return stream_take(self, 1);
+}
+
+static PyMethodDef Stream_methods[] = {
+    {"feed", (PyCFunction)Stream_feed, METH_O, Stream_feed_doc},
+    {"finish", (PyCFunction)Stream_finish, METH_NOARGS, Stream_finish_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject StreamType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "fanjian.Stream",
+    .tp_basicsize = sizeof(StreamObject),
+    .tp_dealloc = (destructor)Stream_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A Converter's conversion of text in pieces (Converter.stream()). One thread at a time.",
+    .tp_methods = Stream_methods,
+};
+
+PyDoc_STRVAR(Converter_stream_doc,
+"stream() -> Stream\n\n"
+"A stream over this converter, for text that arrives in pieces (a file read\n"
+"in chunks, a socket): feed(piece) returns the converted text that is\n"
+"decided, finish() the rest. Memory stays bounded by the longest stretch\n"
+"one dictionary match depends on, not by the text.");
+
+static PyObject *Converter_stream(ConverterObject *self, PyObject *Py_UNUSED(ignored))
+{
+    conv_handle *h = self->h;
+    if (!h)
+        return closed_error(self);
+    StreamObject *s = PyObject_New(StreamObject, &StreamType);
+    if (!s)
+        return NULL;
+    s->h = h;
+    h->refs++;
+    s->stream = NULL;
+    memset(&s->out, 0, sizeof s->out);
+    s->carry_len = 0;
+    s->surrogates = 0;
+    s->busy = 0;
+    if (fj_stream_new(h->conv, stream_write, s, &s->stream) != FJ_OK) {
+        Py_DECREF(s);
+        return PyErr_NoMemory();
+    }
+    return (PyObject *)s;
+}
+
 static PyMethodDef Converter_methods[] = {
     {"convert", (PyCFunction)Converter_convert, METH_O, Converter_convert_doc},
     {"close", (PyCFunction)Converter_close, METH_NOARGS, Converter_close_doc},
+    {"stream", (PyCFunction)Converter_stream, METH_NOARGS, Converter_stream_doc},
     {"__enter__", (PyCFunction)Converter_enter, METH_NOARGS, NULL},
     {"__exit__", (PyCFunction)Converter_exit, METH_VARARGS, NULL},
     {NULL, NULL, 0, NULL},
@@ -1693,7 +1873,7 @@ PyMODINIT_FUNC PyInit_fanjian(void)
     if (PyType_Ready(&ConverterType) < 0)
         return NULL;
     OpenCCType.tp_base = &ConverterType;
-    if (PyType_Ready(&OpenCCType) < 0)
+    if (PyType_Ready(&OpenCCType) < 0 || PyType_Ready(&StreamType) < 0)
         return NULL;
     if (!structseq_ready) {
         if (PyStructSequence_InitType2(&DetectionType, &detection_desc) < 0 ||
@@ -1719,6 +1899,7 @@ PyMODINIT_FUNC PyInit_fanjian(void)
     PyObject *sub = make_opencc_module();
     PyObject *modules = PyImport_GetModuleDict();
     if (!sub || PyModule_AddObjectRef(m, "Converter", (PyObject *)&ConverterType) < 0 ||
+        PyModule_AddObjectRef(m, "Stream", (PyObject *)&StreamType) < 0 ||
         PyModule_AddObjectRef(m, "OpenCC", (PyObject *)&OpenCCType) < 0 ||
         PyModule_AddObjectRef(m, "Detection", (PyObject *)&DetectionType) < 0 ||
         PyModule_AddObjectRef(m, "Span", (PyObject *)&SpanType) < 0 ||

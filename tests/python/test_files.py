@@ -177,4 +177,42 @@ def _():
             raise AssertionError(kw)
 
 
+
+@test("stream: Converter.stream() pieces joined equal convert(), every cut, with typography")
+def _():
+    text = ("他说：“头发干了。”这是只有一个人的世界……鼠标和打印机。\n"
+            "English, 中文,混合!\U0001F600 and \ud800 lone surrogate。。。") * 2
+    for profile, kw in (("s2twp", {}), ("s2t", {"punct": True}), ("tw2sp", {}),
+                        ("t2tw", {}), ("s2tw", {"quotes": "tw"})):
+        c = fanjian.Converter(profile, **kw)
+        want = c.convert(text)
+        for cut in range(1, 8):
+            s = c.stream()
+            got = "".join(s.feed(text[i:i + cut]) for i in range(0, len(text), cut)) + s.finish()
+            assert got == want, (profile, kw, cut, got, want)
+
+
+@test("stream: a finished stream refuses more; a closed converter refuses a stream")
+def _():
+    c = fanjian.Converter("s2t")
+    s = c.stream()
+    assert s.feed("头发") + s.finish() == "頭髮"
+    for call in (lambda: s.feed("x"), s.finish):
+        try:
+            call()
+        except ValueError:
+            pass
+        else:
+            raise AssertionError("no ValueError")
+    s2 = c.stream()
+    c.close()  # the stream keeps the converter it was made with
+    assert s2.feed("干了") + s2.finish() == "乾了"
+    try:
+        c.stream()
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("no ValueError")
+
+
 run()
