@@ -34,7 +34,8 @@ typedef struct def {
 static def defs[FJ_CC_COUNT + FJ_MAP_COUNT];
 static const char *path;
 
-static void fail(unsigned line, const char *fmt, ...)
+static _Noreturn void fail(unsigned line, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static _Noreturn void fail(unsigned line, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -164,7 +165,7 @@ static void parse_line(unsigned line, char *s)
         i++;
     if (s[i] == 0 || s[i] == '#')
         return;
-    int is_map;
+    int is_map = 0;
     if (strncmp(s + i, "class ", 6) == 0)
         is_map = 0;
     else if (strncmp(s + i, "map ", 4) == 0)
