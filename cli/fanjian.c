@@ -136,16 +136,10 @@ static void json_string(FILE *f, const char *s)
             putc((int)c, f);
             p++;
         } else {
-            int n = c >= 0xF0 && c < 0xF5 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
-            int ok = n > 0;
-            for (int k = 1; k < n && ok; k++)
-                ok = (p[k] & 0xC0) == 0x80;
-            if (ok && n == 3)
-                ok = !(c == 0xE0 && p[1] < 0xA0) && !(c == 0xED && p[1] >= 0xA0);
-            if (ok && n == 4)
-                ok = !(c == 0xF0 && p[1] < 0x90) && !(c == 0xF4 && p[1] >= 0x90);
+            size_t n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+            int ok = strnlen((const char *)p, n) == n && fj_utf8_valid((const char *)p, n, NULL) == n;
             if (ok) {
-                fwrite(p, 1, (size_t)n, f);
+                fwrite(p, 1, n, f);
                 p += n;
             } else {
                 fputs("\\ufffd", f);

@@ -94,21 +94,11 @@ static int buf_printf(buf *b, const char *fmt, ...)
 
 /* ---- JSON output ------------------------------------------------------------------ */
 
-/* The length of the valid UTF-8 sequence at s[0..n), or 0. */
+/* The length of the valid UTF-8 sequence at s[0..n) (s[0] >= 0x80), or 0. */
 static size_t utf8_seq(const unsigned char *s, size_t n)
 {
-    unsigned c = s[0];
-    size_t len = c >= 0xC2 && c < 0xE0 ? 2 : c >= 0xE0 && c < 0xF0 ? 3 : c >= 0xF0 && c < 0xF5 ? 4 : 0;
-    if (len == 0 || len > n)
-        return 0;
-    for (size_t k = 1; k < len; k++)
-        if ((s[k] & 0xC0) != 0x80)
-            return 0;
-    if (len == 3 && ((c == 0xE0 && s[1] < 0xA0) || (c == 0xED && s[1] >= 0xA0)))
-        return 0;
-    if (len == 4 && ((c == 0xF0 && s[1] < 0x90) || (c == 0xF4 && s[1] >= 0x90)))
-        return 0;
-    return len;
+    size_t len = s[0] >= 0xF0 ? 4 : s[0] >= 0xE0 ? 3 : 2;
+    return len <= n && fj_utf8_valid((const char *)s, len, NULL) == len ? len : 0;
 }
 
 /* Writes s[0..n) as a JSON string into out (when not NULL) and returns its

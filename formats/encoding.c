@@ -38,84 +38,28 @@ static int same_name(const char *a, const char *b) { return strcasecmp(a, b) == 
 
 /* ---- UTF-8 ------------------------------------------------------------------ */
 
-enum { SEQ_OK, SEQ_BAD, SEQ_CUT };
-
-/* Classifies the sequence at s[0..n): SEQ_OK (its length in *seq_len),
- * SEQ_BAD, or SEQ_CUT (a valid beginning that n cuts short). Strict:
- * no overlong forms, surrogates or values past U+10FFFF, as iconv. */
-static int utf8_sequence(const unsigned char *s, size_t n, size_t *seq_len)
-{
-    unsigned lead = s[0], lo = 0x80, hi = 0xBF;
-    size_t need;
-    if (lead < 0x80) {
-        *seq_len = 1;
-        return SEQ_OK;
-    }
-    if (lead < 0xC2)
-        return SEQ_BAD;
-    if (lead < 0xE0) {
-        need = 1;
-    } else if (lead < 0xF0) {
-        need = 2;
-        if (lead == 0xE0)
-            lo = 0xA0;
-        else if (lead == 0xED)
-            hi = 0x9F;
-    } else if (lead < 0xF5) {
-        need = 3;
-        if (lead == 0xF0)
-            lo = 0x90;
-        else if (lead == 0xF4)
-            hi = 0x8F;
-    } else {
-        return SEQ_BAD;
-    }
-    for (size_t i = 1; i <= need; i++) {
-        if (i >= n)
-            return SEQ_CUT;
-        if (s[i] < (i == 1 ? lo : 0x80) || s[i] > (i == 1 ? hi : 0xBF))
-            return SEQ_BAD;
-    }
-    *seq_len = need + 1;
-    return SEQ_OK;
-}
+/* UTF-8 is checked by the library's one validator (fj_utf8_valid). */
 
 /* Offset of the first byte of s[0..n) that is not valid UTF-8 (n when all
  * is); *cut tells whether it begins a sequence cut by the end; *multibyte
  * counts the valid non-ASCII sequences before it. */
 static size_t utf8_check(const unsigned char *s, size_t n, int *cut, size_t *multibyte)
 {
-    size_t i = 0;
-    *cut = 0;
+    size_t ok = fj_utf8_valid((const char *)s, n, cut);
     *multibyte = 0;
-    while (i < n) {
-        if (s[i] < 0x80) {
-            i++;
-            continue;
-        }
-        size_t seq_len;
-        int kind = utf8_sequence(s + i, n - i, &seq_len);
-        if (kind != SEQ_OK) {
-            *cut = kind == SEQ_CUT;
-            return i;
-        }
-        i += seq_len;
-        ++*multibyte;
-    }
-    return n;
+    for (size_t i = 0; i < ok; i++) /* lead bytes of valid sequences */
+        *multibyte += s[i] >= 0xC0;
+    return ok;
 }
 
 /* Writes code point c as UTF-8 to out (5 bytes: 4 and a NUL). */
 /* Invalid UTF-8 sequences in s[0..n), reading on past each bad byte. */
 static size_t utf8_errors(const char *data, size_t n)
 {
-    const unsigned char *s = (const unsigned char *)data;
     size_t errors = 0, i = 0;
     while (i < n) {
-        size_t seq_len;
-        if (utf8_sequence(s + i, n - i, &seq_len) == SEQ_OK) {
-            i += seq_len;
-        } else {
+        i += fj_utf8_valid(data + i, n - i, NULL);
+        if (i < n) {
             errors++;
             i++;
         }
@@ -757,20 +701,15 @@ static int copy_span(fjf_recoder *r, const char **in, size_t *left, fjf_error *e
 {
     for (;;) {
         const unsigned char *s = (const unsigned char *)*in;
-        size_t n = *left, i = 0;
-        int kind = SEQ_OK;
-        while (i < n) {
-            size_t seq_len = 1;
-            if (s[i] >= 0x80 && (kind = utf8_sequence(s + i, n - i, &seq_len)) != SEQ_OK)
-                break;
-            i += seq_len;
-        }
+        size_t n = *left;
+        int cut;
+        size_t i = fj_utf8_valid(*in, n, &cut);
         if (append_output(r, *in, i, err) != 0)
             return -1;
         r->consumed += i;
         *in += i;
         *left -= i;
-        if (i == n || kind == SEQ_CUT)
+        if (i == n || cut)
             return 0;
         if (!(r->flags & FJF_LOSSY)) {
             set_bad_input(r, s + i, n - i, err);

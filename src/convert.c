@@ -43,7 +43,7 @@ static fj_status run_staged(const fj_converter *c, const char *input, size_t len
 {
     if (c->pipe->strict_utf8) {
         int cut;
-        size_t ok = fj__utf8_valid_prefix((const unsigned char *)input, len, &cut);
+        size_t ok = fj_utf8_valid(input, len, &cut);
         if (ok < len) {
             *bad = ok;
             return FJ_ERR_INVALID_UTF8;

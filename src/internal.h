@@ -133,10 +133,6 @@ typedef struct fj_stages {
     int identity;          /* no script conversion: the text passes as it is */
 } fj_stages;
 
-/* The longest prefix of s[0..n) that is valid UTF-8; *cut is set when it
- * stops at a sequence that only the end cuts short (src/stream.c).
- * TODO(merge): fj_utf8_valid */
-size_t fj__utf8_valid_prefix(const unsigned char *s, size_t n, int *cut);
 
 /* fj_stream_new without the UTF-8 check even where the converter asks for
  * it (one-shot conversion checks the whole input first). */

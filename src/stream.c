@@ -39,35 +39,6 @@ static const fj_allocator *stream_allocator(const fj_stream *s)
     return s->conv->allocator.alloc ? &s->conv->allocator : NULL;
 }
 
-/* TODO(merge): fj_utf8_valid */
-size_t fj__utf8_valid_prefix(const unsigned char *s, size_t n, int *cut)
-{
-    size_t i = 0;
-    *cut = 0;
-    while (i < n) {
-        uint64_t word;
-        if (n - i >= 8 && (memcpy(&word, s + i, 8), !(word & 0x8080808080808080ull))) {
-            i += 8;
-            continue;
-        }
-        /* Three bytes (all of the BMP's Han) whose lead needs no range check. */
-        unsigned c = s[i];
-        if ((c & 0xF0) == 0xE0 && c != 0xE0 && c != 0xED && n - i >= 3 &&
-            (s[i + 1] & 0xC0) == 0x80 && (s[i + 2] & 0xC0) == 0x80) {
-            i += 3;
-            continue;
-        }
-        uint32_t cp;
-        int k = fj_utf8_decode(s + i, s + n, &cp);
-        if (k <= 0) {
-            *cut = k == FJ_U8_INCOMPLETE;
-            return i;
-        }
-        i += (size_t)k;
-    }
-    return n;
-}
-
 static int to_punct(void *ctx, const char *data, size_t len)
 {
     fj_stream *s = ctx;
@@ -266,7 +237,7 @@ static fj_status check_piece(fj_stream *s, const unsigned char *p, size_t len)
         s->carry_len = 0;
     }
     int cut;
-    size_t ok = i + fj__utf8_valid_prefix(p + i, len - i, &cut);
+    size_t ok = i + fj_utf8_valid((const char *)p + i, len - i, &cut);
     if (ok < len && !cut)
         return invalid_utf8(s, s->fed + ok, 0);
     memcpy(s->carry, p + ok, len - ok);
