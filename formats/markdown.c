@@ -7,8 +7,8 @@
  * (the "holes": "> " of a quote), read for inlines as one string, and
  * written back with the holes put where they were; a span of text never
  * crosses a hole. Left as written: code (fenced, indented, spans), front
- * matter, link destinations, autolinks and bare URLs, the markup of raw
- * HTML and HTML comments. HTML blocks and tags go through the HTML
+ * matter but for its title's value, link destinations, autolinks and bare
+ * URLs, the markup of raw HTML and HTML comments. HTML blocks and tags go through the HTML
  * rewriter, so their text and visible attributes are converted.
  * Not handled: math ($...$ is converted like text: only its \text{...}
  * can hold Chinese, and a reader sees that).
@@ -1339,6 +1339,45 @@ static int do_line(md *m, size_t ls, size_t le, size_t nx)
     return copy(m, ls, c.pos) || piece_add(m, c.pos, nx, 0) ? -1 : 0;
 }
 
+/* Front matter in[a..b) (its fences included): copied, but for the value
+ * of its title (YAML `title: X`, TOML `title = "X"`, quotes kept), which
+ * a site shows as the page's heading. */
+static int front_matter_rewrite(md *m, size_t a, size_t b)
+{
+    const char *s = m->in;
+    char sep = s[a] == '+' ? '=' : ':';
+    size_t i = a;
+    while (i < b) {
+        size_t le = i;
+        while (le < b && !is_eol((unsigned char)s[le]))
+            le++;
+        size_t k = i + 5;
+        if (le - i > 5 && memcmp(s + i, "title", 5) == 0) {
+            while (k < le && is_sp((unsigned char)s[k]))
+                k++;
+        }
+        if (le - i > 5 && memcmp(s + i, "title", 5) == 0 && k < le && s[k] == sep) {
+            size_t v = k + 1, e = le;
+            while (v < e && is_sp((unsigned char)s[v]))
+                v++;
+            while (e > v && is_sp((unsigned char)s[e - 1]))
+                e--;
+            if (e - v >= 2 && (s[v] == '"' || s[v] == '\'') && s[e - 1] == s[v]) {
+                v++;
+                e--;
+            }
+            if (copy(m, i, v) || fjf_emit_text(m->rw, s, v, e, m->out, m->err))
+                return -1;
+            i = e;
+        }
+        size_t nx = eol(s, b, le);
+        if (copy(m, i, nx))
+            return -1;
+        i = nx;
+    }
+    return 0;
+}
+
 /* YAML (---) or TOML (+++) front matter at the start: its end, or pos. */
 static size_t front_matter(const char *s, size_t len, size_t pos)
 {
@@ -1381,7 +1420,7 @@ int fjf_markdown_rewrite(const char *in, size_t len, const fjf_rewrite *rw, fjf_
     if (len >= 3 && memcmp(in, "\xEF\xBB\xBF", 3) == 0)
         pos = 3;
     size_t fm = front_matter(in, len, pos);
-    r = copy(&m, 0, fm);
+    r = copy(&m, 0, pos) || (fm > pos && front_matter_rewrite(&m, pos, fm));
     for (pos = fm; !r && pos < len;) {
         size_t le = pos;
         while (le < len && !is_eol((unsigned char)in[le]))

@@ -129,6 +129,22 @@ static size_t markup_end(const char *in, size_t i, size_t e, unsigned mode, seek
     return j;
 }
 
+/* A tag, in[a..b), copied; but a WebVTT voice's name (<v.loud 张三>) is
+ * text a reader sees, so it is converted. */
+static int markup(sw *w, size_t a, size_t b, unsigned mode)
+{
+    const char *in = w->in;
+    if (!(mode & M_VTT) || b - a < 4 || in[a + 1] != 'v' || in[b - 1] != '>' ||
+        !(in[a + 2] == '.' || is_blank_char((unsigned char)in[a + 2])))
+        return copy(w, a, b);
+    size_t k = a + 2;
+    while (k < b - 1 && !is_blank_char((unsigned char)in[k])) /* .classes */
+        k++;
+    while (k < b - 1 && is_blank_char((unsigned char)in[k]))
+        k++;
+    return copy(w, a, k) || conv(w, k, b - 1) || copy(w, b - 1, b);
+}
+
 /* One line of dialogue, in[a..e): the text between the tags is one span. */
 static int dialogue(sw *w, size_t a, size_t e, unsigned mode)
 {
@@ -141,7 +157,7 @@ static int dialogue(sw *w, size_t a, size_t e, unsigned mode)
             i++;
             continue;
         }
-        if (conv(w, t, i) || copy(w, i, j))
+        if (conv(w, t, i) || markup(w, i, j, mode))
             return -1;
         i = t = j;
     }
@@ -272,7 +288,7 @@ int fjf_ass_rewrite(const char *in, size_t len, const fjf_rewrite *rw, fjf_buf *
     if (start < 0)
         return -1;
     size_t pos = (size_t)start, fields = ASS_FIELDS;
-    int events = 0;
+    int events = 0, info = 0;
     line l;
     while (get_line(&w, pos, &l)) {
         size_t s = l.a, t = l.e;
@@ -283,8 +299,15 @@ int fjf_ass_rewrite(const char *in, size_t len, const fjf_rewrite *rw, fjf_buf *
         int r;
         if (t - s >= 2 && in[s] == '[' && in[t - 1] == ']') {
             events = t - s == 8 && iprefix(in + s, 8, "[events]");
+            info = t - s == 13 && iprefix(in + s, 13, "[script info]");
             fields = ASS_FIELDS;
             r = copy_line(&w, &l);
+        } else if (info && iprefix(in + s, t - s, "title:")) {
+            /* The script's title, which players show. */
+            size_t v = s + 6;
+            while (v < t && is_blank_char((unsigned char)in[v]))
+                v++;
+            r = copy(&w, l.a, v) || conv(&w, v, t) || copy(&w, t, l.n);
         } else if (events && iprefix(in + s, t - s, "format:")) {
             size_t n = 1;
             for (size_t i = s + 7; i < l.e; i++)

@@ -161,12 +161,13 @@ Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text
 Dialogue: 0,0:00:01.00,0:00:02.00,头发,发言人,0,0,0,,{\fs20}头发干了，这是只有\N一个人
 Comment: 0,0:00:01.00,0:00:02.00,头发,,0,0,0,,头发干了
 ASS
-sed 's/^Dialogue: 0,0:00:01.00,0:00:02.00,头发,发言人,0,0,0,,{\\fs20}头发干了，这是只有\\N一个人$/Dialogue: 0,0:00:01.00,0:00:02.00,头发,发言人,0,0,0,,{\\fs20}頭髮乾了，這是只有\\N一個人/' "$F/sub.ass" >"$F/sub.ass.exp"
+sed -e 's/^Dialogue: 0,0:00:01.00,0:00:02.00,头发,发言人,0,0,0,,{\\fs20}头发干了，这是只有\\N一个人$/Dialogue: 0,0:00:01.00,0:00:02.00,头发,发言人,0,0,0,,{\\fs20}頭髮乾了，這是只有\\N一個人/' \
+    -e 's/^Title: 头发$/Title: 頭髮/' "$F/sub.ass" >"$F/sub.ass.exp"
 run "$FJ" -c s2tw "$F/sub.ass"
 if [ "$rc" -eq 0 ] && cmp -s "$TMP/out" "$F/sub.ass.exp" && ! cmp -s "$F/sub.ass" "$F/sub.ass.exp"; then
-    ok "CLI ASS: only Dialogue text converted"
+    ok "CLI ASS: only Dialogue text and the script's Title converted"
 else
-    bad "CLI ASS: only Dialogue text converted" "exit $rc: $(err1)" "$(diff "$TMP/out" "$F/sub.ass.exp" | head -n 4)"
+    bad "CLI ASS: only Dialogue text and the script's Title converted" "exit $rc: $(err1)" "$(diff "$TMP/out" "$F/sub.ass.exp" | head -n 4)"
 fi
 
 printf '# 头发\n\n头发干了 `头发` [头发](头发.md)\n\n```\n头发\n```\n' >"$F/doc.md"

@@ -776,7 +776,7 @@ static const char ass_doc[] =
 static const char ass_exp[] =
     "[Script Info]\n"
     "; 注释\n"
-    "Title: 中文标题\n"
+    "Title: " OPEN "中文标题" CLOSE "\n"
     "ScriptType: v4.00+\n"
     "\n"
     "[V4+ Styles]\n"
@@ -804,6 +804,11 @@ static void test_ass(void **state)
     properties_variants(f, ass_doc, HERE);
     EXPECT(f, ass_doc, ass_exp);
     EXPECT(f, "", "");
+    /* The script's title is shown by players; nothing else of [Script Info]. */
+    EXPECT(f, "[Script Info]\r\nTitle:  中文 \r\nOriginal Script: 中\r\n[V4+ Styles]\r\nTitle: 中\r\n",
+           "[Script Info]\r\nTitle:  " OPEN "中文" CLOSE " \r\nOriginal Script: 中\r\n[V4+ Styles]\r\nTitle: 中\r\n");
+    EXPECT(f, "[script info]\ntitle:\n", "[script info]\ntitle:\n");
+    /* A voice's name in WebVTT is text too (test_vtt); in ASS the Name field is not. */
     /* No Format line: the default ten fields. */
     EXPECT(f, "[Events]\nDialogue: 0,1,2,S,N,0,0,0,,中,文",
            "[Events]\nDialogue: 0,1,2,S,N,0,0,0,," OPEN "中,文" CLOSE);
@@ -901,7 +906,7 @@ static const char vtt_exp[] = "WEBVTT - 标题\n"
                               "\n"
                               "1\n"
                               "00:00:01.000 --> 00:00:02.000 align:start line:0\n"
-                              "<v 张三>" OPEN "头发" CLOSE "</v>" OPEN "干了" CLOSE "\n"
+                              "<v " OPEN "张三" CLOSE ">" OPEN "头发" CLOSE "</v>" OPEN "干了" CLOSE "\n"
                               "<c.yellow>" OPEN "黄" CLOSE "</c><00:00:01.500>" OPEN "色" CLOSE "\n"
                               "\n"
                               "标识 中\n"
@@ -929,8 +934,11 @@ static void test_vtt(void **state)
     EXPECT(f, "WEBVTTX\n中\n\n文\n", "WEBVTTX\n中\n\n文\n");
     /* Every '<' opens a tag, to '>' or the line's end. */
     EXPECT(f, "WEBVTT\n\n00:01.000 --> 00:02.000\n<v.loud 张三>中<i>文</i> a<b 未完\n",
-           "WEBVTT\n\n00:01.000 --> 00:02.000\n<v.loud 张三>" OPEN "中" CLOSE "<i>" OPEN "文" CLOSE
+           "WEBVTT\n\n00:01.000 --> 00:02.000\n<v.loud " OPEN "张三" CLOSE ">" OPEN "中" CLOSE "<i>" OPEN "文" CLOSE
            "</i>" OPEN " a" CLOSE "<b 未完\n");
+    EXPECT(f, "WEBVTT\n\n00:01.000 --> 00:02.000\n<v 张三>中</v><v>文<v\t李四 >\n",
+           "WEBVTT\n\n00:01.000 --> 00:02.000\n<v " OPEN "张三" CLOSE ">" OPEN "中" CLOSE "</v><v>"
+           OPEN "文" CLOSE "<v\t" OPEN "李四 " CLOSE ">\n");
     EXPECT(f, "WEBVTT\n\n00:01.000 --> 00:02.000\n<ruby>汉<rt>han</rt></ruby>\n",
            "WEBVTT\n\n00:01.000 --> 00:02.000\n<ruby>" OPEN "汉" CLOSE "<rt>" OPEN "han" CLOSE
            "</rt></ruby>\n");
@@ -1024,7 +1032,7 @@ static const char md_doc[] =
 
 static const char md_exp[] =
     "---\n"
-    "title: 头发的故事\n"
+    "title: " OPEN "头发的故事" CLOSE "\n"
     "tags: [头发, 故事]\n"
     "---\n"
     "\n"
@@ -1235,9 +1243,17 @@ static void test_markdown_blocks(void **state)
     EXPECT(f, "-不是\n1.不是\n", OPEN "-不是\n1.不是\n" CLOSE);
     EXPECT(f, "| 头 | 尾 |\n|---|---|\n| 中 | `c` |\n",
            OPEN "| 头 | 尾 |\n|---|---|\n| 中 | " CLOSE "`c`" OPEN " |\n" CLOSE);
-    EXPECT(f, "---\ntitle: 中\n---\n正文\n", "---\ntitle: 中\n---\n" OPEN "正文\n" CLOSE);
-    EXPECT(f, "---\ntitle: 中\n...\n正文\n", "---\ntitle: 中\n...\n" OPEN "正文\n" CLOSE);
-    EXPECT(f, "+++\ntitle = \"中\"\n+++\n正文", "+++\ntitle = \"中\"\n+++\n" OPEN "正文" CLOSE);
+    /* Front matter is copied, but for its title, which a site shows. */
+    EXPECT(f, "---\ntitle: 中\n---\n正文\n",
+           "---\ntitle: " OPEN "中" CLOSE "\n---\n" OPEN "正文\n" CLOSE);
+    EXPECT(f, "---\ntitle: 中\n...\n正文\n",
+           "---\ntitle: " OPEN "中" CLOSE "\n...\n" OPEN "正文\n" CLOSE);
+    EXPECT(f, "---\nlayout: 中\ntitle:  \"中 文\" \r\ntitles: 中\n---\n",
+           "---\nlayout: 中\ntitle:  \"" OPEN "中 文" CLOSE "\" \r\ntitles: 中\n---\n");
+    EXPECT(f, "+++\ntitle = '中'\nauthor = \"文\"\n+++\n",
+           "+++\ntitle = '" OPEN "中" CLOSE "'\nauthor = \"文\"\n+++\n");
+    EXPECT(f, "---\ntitle:\n---\n", "---\ntitle:\n---\n");
+    EXPECT(f, "+++\ntitle = \"中\"\n+++\n正文", "+++\ntitle = \"" OPEN "中" CLOSE "\"\n+++\n" OPEN "正文" CLOSE);
     EXPECT(f, "---\ntitle: 中\n", "---\n" OPEN "title: 中\n" CLOSE);
     EXPECT(f, "\xEF\xBB\xBF---\na: 中\n---\n文", "\xEF\xBB\xBF---\na: 中\n---\n" OPEN "文" CLOSE);
     EXPECT(f, "\n文\n---\na: 中\n---\n",
