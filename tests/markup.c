@@ -1452,7 +1452,7 @@ static void test_convert(void **state)
                HERE);
     convert_eq(conv, fjf_vtt_rewrite,
                "WEBVTT\n\nNOTE 头发\n\n头发\n00:01.000 --> 00:02.000\n<v 头发>头发干了</v>\n",
-               "WEBVTT\n\nNOTE 头发\n\n头发\n00:01.000 --> 00:02.000\n<v 头发>頭髮乾了</v>\n",
+               "WEBVTT\n\nNOTE 头发\n\n头发\n00:01.000 --> 00:02.000\n<v 頭髮>頭髮乾了</v>\n",
                HERE);
     convert_eq(conv, fjf_markdown_rewrite,
                "# 头发\n\n头发干了 `头发` [头发](/头发 \"头发\")\n\n```\n头发\n```\n",
