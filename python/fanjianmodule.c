@@ -835,7 +835,8 @@ static PyObject *stream_take(StreamObject *self, int final)
     }
     PyObject *r = PyUnicode_DecodeUTF8(g->len - keep ? g->data : "", (Py_ssize_t)(g->len - keep),
                                        self->surrogates ? "surrogatepass" : "replace");
-    memcpy(self->carry, g->data + g->len - keep, keep);
+    if (keep) /* g->data is NULL while nothing was written */
+        memcpy(self->carry, g->data + g->len - keep, keep);
     self->carry_len = keep;
     g->len = 0;
     return r;
