@@ -233,7 +233,8 @@ static void emit_default(const fj_converter *c, ctx_emit *em, uint32_t reading)
 extern const unsigned char fj__repair_rules[];
 extern const size_t fj__repair_rules_size;
 
-fj_status fj__repair_rules_load(uint16_t *classes, fj_error *e)
+fj_status fj__repair_rules_load(uint16_t *classes, unsigned char *week_form,
+                                unsigned char *li_form, fj_error *e)
 {
     static const struct {
         const char *name;
@@ -249,7 +250,10 @@ fj_status fj__repair_rules_load(uint16_t *classes, fj_error *e)
                  {"week", FJ_RULE_WEEK},
                  {"li-inside", FJ_RULE_LI_INSIDE},
                  {"measure-only", FJ_RULE_MEASURE_ONLY},
-                 {"common", FJ_RULE_COMMON}};
+                 {"common", FJ_RULE_COMMON},
+                 {"week-form", FJ_RULE_WEEK_FORM},
+                 {"li-form", FJ_RULE_LI_FORM}};
+    uint32_t week_cp = 0, li_cp = 0;
     memset(classes, 0, 0x10000 * sizeof *classes);
     const unsigned char *p = fj__repair_rules, *end = p + fj__repair_rules_size;
     while (p < end) {
@@ -276,11 +280,29 @@ fj_status fj__repair_rules_load(uint16_t *classes, fj_error *e)
                     return FJ_ERR_DICT_FORMAT;
                 }
                 classes[cp] = (uint16_t)(classes[cp] | roles[i].bit);
+                uint32_t *form = roles[i].bit == FJ_RULE_WEEK_FORM ? &week_cp
+                                 : roles[i].bit == FJ_RULE_LI_FORM ? &li_cp
+                                                                   : NULL;
+                if (form && *form) {
+                    fj__set_error(e, FJ_ERR_DICT_FORMAT, (size_t)(q - fj__repair_rules),
+                                  "repair rules: a form role holds one character");
+                    return FJ_ERR_DICT_FORMAT;
+                }
+                if (form)
+                    *form = cp;
                 q += k;
             }
         }
         p = eol + 1;
     }
+    if (!week_cp || !li_cp) {
+        fj__set_error(e, FJ_ERR_DICT_FORMAT, 0, "repair rules: week-form or li-form missing");
+        return FJ_ERR_DICT_FORMAT;
+    }
+    if (week_form)
+        week_form[fj_utf8_encode(week_cp, week_form)] = 0;
+    if (li_form)
+        li_form[fj_utf8_encode(li_cp, li_form)] = 0;
     return FJ_OK;
 }
 
@@ -317,13 +339,14 @@ static int week_zhou(const fj_converter *c, const ctx_char *run, uint32_t k, uin
            !has_role(c, next, FJ_RULE_NOT_WEEK_BEFORE);
 }
 
-/* Repair: the form a position alone decides for run[k] of run[0..n) (週 or
- * 里, as UTF-8), or NULL. */
+/* Repair: the form a position alone decides for run[k] of run[0..n) (the
+ * rules' week-form or li-form, NUL-terminated UTF-8), or NULL. */
 static const unsigned char *positional_form(const fj_converter *c, const ctx_char *run, uint32_t k,
                                            uint32_t n)
 {
-    static const unsigned char week[3] = {0xE9, 0x80, 0xB1}, li_unit[3] = {0xE9, 0x87, 0x8C};
-    return week_zhou(c, run, k, n) ? week : li_after_number(c, run, k) ? li_unit : NULL;
+    return week_zhou(c, run, k, n)        ? c->ctx_week_form
+           : li_after_number(c, run, k) ? c->ctx_li_form
+                                        : NULL;
 }
 
 /* Repair: writes the word run[i..j) of run[0..n_run) chose. Only suspects
@@ -349,7 +372,7 @@ static void repair_word(const fj_converter *c, const unsigned char *text, const 
         int change = t ? (susp_always || (susp_words && j - i >= 2)) : susp_always;
         const unsigned char *forced = positional_form(c, run, k, n_run);
         if (forced)
-            emit_char(c, em, forced, 3);
+            emit_char(c, em, forced, strlen((const char *)forced));
         else if (!change)
             emit_char(c, em, text + run[k].off, run[k].len);
         else if (explicit_forms && f)

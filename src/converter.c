@@ -310,7 +310,7 @@ static fj_status build_context_tables(fj_converter *c, const fj_image *img,
         c->ctx_rules = fj__alloc(a, 0x10000 * sizeof *c->ctx_rules);
         if (!c->ctx_rules)
             return FJ_ERR_NOMEM;
-        fj_status st = fj__repair_rules_load(c->ctx_rules, NULL);
+        fj_status st = fj__repair_rules_load(c->ctx_rules, c->ctx_week_form, c->ctx_li_form, NULL);
         if (st != FJ_OK)
             return st;
         c->ctx_always = img->source_only + (size_t)cx->suspects * FJ_BARRIER_BYTES;

@@ -183,6 +183,7 @@ struct fj_converter {
     int ctx_has_attested;
     fj_matcher ctx_fold, ctx_words;
     uint16_t *ctx_rules; /* repair: 0x10000 role sets (FJ_RULE_*), owned */
+    unsigned char ctx_week_form[5], ctx_li_form[5]; /* repair: UTF-8, from the rules */
     /* Repair: what each character adds to the damage estimate (FJ_REC_COUNT
      * entries, owned; see mark_forms). */
     int16_t *ctx_damage_w;
@@ -429,10 +430,16 @@ enum {
     FJ_RULE_WEEK = 1 << 8,         /* right as written but where it is the week */
     FJ_RULE_LI_INSIDE = 1 << 9,    /* the unit 里 after a number */
     FJ_RULE_MEASURE_ONLY = 1 << 10, /* the measure word 隻 after a count */
-    FJ_RULE_COMMON = 1 << 11       /* right on its own: changing it costs more */
+    FJ_RULE_COMMON = 1 << 11,      /* right on its own: changing it costs more */
+    FJ_RULE_WEEK_FORM = 1 << 12,   /* the week's form (週): one character */
+    FJ_RULE_LI_FORM = 1 << 13      /* the unit's form (里): one character */
 };
 /* Fills classes[0x10000] from the compiled-in rules: FJ_OK, or
  * FJ_ERR_DICT_FORMAT with the line at fault in e. */
-fj_status fj__repair_rules_load(uint16_t *classes, fj_error *e);
+/* Fills classes[0x10000] with role sets and, when not NULL, week_form and
+ * li_form (5 bytes each) with the UTF-8 of those one-character roles,
+ * NUL-terminated. */
+fj_status fj__repair_rules_load(uint16_t *classes, unsigned char *week_form,
+                                unsigned char *li_form, fj_error *e);
 
 #endif
