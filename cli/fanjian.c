@@ -172,6 +172,7 @@ static int detect_decode(const fj_dict *dict, char *raw, size_t len, const char 
     if (!clean && strncmp(enc.name, "UTF-", 4) == 0) {
         fj_detection as_utf8;
         memset(&as_utf8, 0, sizeof as_utf8);
+        as_utf8.size = sizeof as_utf8;
         if (fj_detect(dict, raw, len, &as_utf8) == FJ_OK && as_utf8.script != FJ_SCRIPT_BINARY)
             return 0;
     }
@@ -274,6 +275,7 @@ static fj_status detect_text(const fj_dict *dict, const char *text, size_t len, 
                              detected *d)
 {
     memset(&d->r, 0, sizeof d->r);
+    d->r.size = sizeof d->r;
     fj_status st = fj_detect(dict, text, len, &d->r);
     if (st == FJ_OK && want_spans && d->r.span_count > 0) {
         d->spans = malloc(d->r.span_count * sizeof *d->spans);

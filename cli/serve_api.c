@@ -410,7 +410,9 @@ static unsigned api_detect(const fjx_api *a, const json_t *root, char **out, siz
     size_t len = json_string_length(text);
     fj_script_span first[32];
     fj_script_span *spans = first;
-    fj_detection d = {0};
+    fj_detection d;
+    memset(&d, 0, sizeof d);
+    d.size = sizeof d;
     d.spans = spans;
     d.span_capacity = sizeof first / sizeof first[0];
     fj_status st = fj_detect(a->dict, in, len, &d);
@@ -419,6 +421,7 @@ static unsigned api_detect(const fjx_api *a, const json_t *root, char **out, siz
         size_t n = d.span_count;
         spans = malloc(n * sizeof *spans);
         memset(&d, 0, sizeof d);
+        d.size = sizeof d;
         d.spans = spans;
         d.span_capacity = spans ? n : 0;
         st = spans ? fj_detect(a->dict, in, len, &d) : FJ_ERR_NOMEM;

@@ -1252,6 +1252,7 @@ static PyObject *mod_detect(PyObject *Py_UNUSED(m), PyObject *args, PyObject *kw
     PyObject *result = NULL, *list = NULL;
     for (;;) {
         memset(&r, 0, sizeof r);
+        r.size = sizeof r;
         r.spans = spans;
         r.span_capacity = cap;
         Py_BEGIN_ALLOW_THREADS
