@@ -24,13 +24,14 @@ LDFLAGS += $(SAN)
 
 LIB_SRC  = src/alloc.c src/error.c src/image.c src/converter.c src/output.c src/ids.c \
            src/step.c src/pipeline.c src/context.c src/convert.c src/stream.c src/punct.c \
-           src/detect.c src/detect_json.c src/clean.c src/target.c
+           src/detect.c src/detect_json.c src/clean.c src/target.c src/overlay.c
 # One UTF-8 validator; the profile table generated from data/profiles.tsv.
 LIB_SRC += src/utf8.c src/profile.c
 # The default clean rules (data/clean-rules.txt), repair's positional
 # rules (data/context/repair-rules.txt) and the character classes
 # (data/char-classes.txt), compiled into the library.
-CLEAN_RULES_OBJ = $(BUILD)/gen/clean_rules.o $(BUILD)/gen/repair_rules.o $(BUILD)/gen/char_classes.o
+CLEAN_RULES_OBJ = $(BUILD)/gen/clean_rules.o $(BUILD)/gen/repair_rules.o $(BUILD)/gen/char_classes.o \
+                  $(BUILD)/gen/markup_variants.o
 PROFILES_OBJ = $(BUILD)/gen/profiles.o
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(CLEAN_RULES_OBJ) $(PROFILES_OBJ)
 TOOL_OBJ = $(BUILD)/tools/ocdata.o $(BUILD)/tools/model.o $(BUILD)/tools/kenlm.o $(BUILD)/tools/lm.o \
@@ -40,7 +41,7 @@ TOOL_OBJ = $(BUILD)/tools/ocdata.o $(BUILD)/tools/model.o $(BUILD)/tools/kenlm.o
 # uchardet are opened on first use (formats/dynload.h).
 FMT_SRC  = formats/buffer.c formats/encoding.c formats/html.c formats/xml.c formats/subtitle.c \
            formats/markdown.c formats/epub.c formats/display.c formats/legado.c \
-           formats/docclean.c formats/dynload.c formats/file.c
+           formats/docclean.c formats/dynload.c formats/file.c formats/userdict.c
 FMT_OBJ  = $(FMT_SRC:%.c=$(BUILD)/%.o)
 FMT_LIBS = -lexpat -ljansson -lpcre2-8 -lpthread -ldl
 FMT_LIB  = $(BUILD)/libfanjian-formats.a
@@ -78,6 +79,10 @@ $(BUILD)/gen/repair_rules.c: data/context/repair-rules.txt scripts/embed.sh
 	@mkdir -p $(dir $@)
 	@./scripts/embed.sh fj__repair_rules $< > $@.tmp && mv $@.tmp $@
 
+$(BUILD)/gen/markup_variants.c: data/markup-variants.txt scripts/embed.sh
+	@mkdir -p $(dir $@)
+	@./scripts/embed.sh fj__markup_variants $< > $@.tmp && mv $@.tmp $@
+
 # The profiles and their metadata (data/profiles.tsv) as a const table.
 $(BUILD)/gen/profiles.c: data/profiles.tsv scripts/profiles.sh
 	@mkdir -p $(dir $@)
@@ -106,7 +111,8 @@ $(BUILD)/libfanjian.a: $(LIB_OBJ)
 # The same library built position-independent: for the shared library, the
 # Python module and anything else that is loaded rather than linked in.
 LIB_PIC_OBJ = $(LIB_SRC:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/gen/clean_rules.o \
-              $(BUILD)/pic/gen/repair_rules.o $(BUILD)/pic/gen/profiles.o $(BUILD)/pic/gen/char_classes.o
+              $(BUILD)/pic/gen/repair_rules.o $(BUILD)/pic/gen/profiles.o $(BUILD)/pic/gen/char_classes.o \
+              $(BUILD)/pic/gen/markup_variants.o
 $(BUILD)/pic/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CC -fPIC $<"; $(CC) $(CFLAGS) -fPIC -c $< -o $@

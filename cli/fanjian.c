@@ -80,6 +80,11 @@ static void usage(FILE *f)
             "                        tw2sp/hk2sp (cn); --compat keeps them\n"
             "      --punct           in Chinese text, 。。。 and ... become ……, and\n"
             "                        , ! ? : ; between Han characters become full-width\n"
+            "      --phrases FILE    your own entries, KEY<TAB>VALUE a line (OpenCC's text\n"
+            "                        format): they win over everything else; repeatable\n"
+            "      --protect FILE    terms never converted (names, brands), one a line\n"
+            "      --markup          honour -{text}- (kept as written) and\n"
+            "                        -{zh-hans:计算机; zh-hant:電腦}- (the fitting one)\n"
             "\n"
             "Encodings and formats:\n"
             "      --from-encoding ENC  the inputs' encoding (default: detected per input;\n"
@@ -641,6 +646,9 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
     memset(&set, 0, sizeof set);
     set.format = -1;
     set.f.quotes = -1; /* not given */
+    fjf_user_entries user;
+    memset(&user, 0, sizeof user);
+    int markup = 0;
     for (int i = clean_cmd ? 2 : 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = NULL;
@@ -729,6 +737,15 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
             }
         } else if (strcmp(a, "--punct") == 0)
             set.f.punct_flags = FJ_PUNCT_ELLIPSIS | FJ_PUNCT_FULLWIDTH;
+        else if (TAKES("--phrases", "--phrases") || TAKES("--protect", "--protect")) {
+            fjf_error ferr;
+            if (fjf_user_entries_read(&user, val, a[4] == 'o', &ferr) != 0) {
+                fprintf(stderr, "%s: %s\n", prog, ferr.message);
+                fjf_user_entries_free(&user);
+                return 2;
+            }
+        } else if (strcmp(a, "--markup") == 0)
+            markup = 1;
         else if (strcmp(a, "--list") == 0)
             list = 1;
         else if (strcmp(a, "--version") == 0) {
@@ -794,8 +811,17 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
     opts.profile = !target && profile && strcmp(profile, "none") != 0 ? profile : NULL;
     opts.flags = conv_flags;
     opts.quotes = FJ_QUOTES_KEEP;
-    if ((opts.target || opts.profile) &&
-        fj_converter_open_options(dict, &opts, &conv, &err) != FJ_OK) {
+    opts.phrases = user.phrases;
+    opts.phrase_count = user.phrase_count;
+    opts.protect = (const char *const *)user.protect;
+    opts.protect_count = user.protect_count;
+    opts.markup = markup ? FJ_MARKUP_INLINE : 0;
+    int user_entries = user.phrase_count || user.protect_count || markup;
+    fj_status open_st = FJ_OK;
+    if (opts.target || opts.profile || user_entries)
+        open_st = fj_converter_open_options(dict, &opts, &conv, &err);
+    fjf_user_entries_free(&user); /* the converter has copied them */
+    if (open_st != FJ_OK) {
         fprintf(stderr, "%s: %s\n", prog, err.message);
         fj_dict_close(dict);
         return 2;

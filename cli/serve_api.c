@@ -224,6 +224,66 @@ static int opt_bool(const json_t *root, const char *key, int *v)
     return 0;
 }
 
+/* A request's own phrases, protected terms and markup, in fj_options'
+ * shape (the strings are the request's). At most API_USER_ENTRIES entries. */
+#define API_USER_ENTRIES 10000
+typedef struct user_entries {
+    fj_phrase *phrases;
+    size_t phrase_count;
+    const char **protect;
+    size_t protect_count;
+    int markup;
+} user_entries;
+
+static int json_text_ok(const json_t *j)
+{
+    return json_is_string(j) && json_string_length(j) > 0 &&
+           strlen(json_string_value(j)) == json_string_length(j);
+}
+
+/* "phrases": {"from": "to", ...}, "protect": ["term", ...], "markup": bool.
+ * NULL, or what is wrong. */
+static const char *read_user_entries(const json_t *root, user_entries *u)
+{
+    const json_t *jph = json_object_get(root, "phrases"), *jpr = json_object_get(root, "protect");
+    if (opt_bool(root, "markup", &u->markup))
+        return "\"markup\" must be true or false";
+    if (jph && !json_is_null(jph)) {
+        if (!json_is_object(jph))
+            return "\"phrases\" must be an object of strings: {\"from\": \"to\"}";
+        if (json_object_size(jph) > API_USER_ENTRIES)
+            return "\"phrases\" has more than 10000 entries";
+        u->phrases = calloc(json_object_size(jph) + 1, sizeof *u->phrases);
+        if (!u->phrases)
+            return "out of memory";
+        const char *k;
+        const json_t *v;
+        json_object_foreach((json_t *)(uintptr_t)jph, k, v) {
+            if (!*k || !json_text_ok(v))
+                return "each of \"phrases\" maps a non-empty string to a non-empty string "
+                       "without U+0000";
+            u->phrases[u->phrase_count].from = k;
+            u->phrases[u->phrase_count++].to = json_string_value(v);
+        }
+    }
+    if (jpr && !json_is_null(jpr)) {
+        if (!json_is_array(jpr))
+            return "\"protect\" must be an array of strings";
+        if (json_array_size(jpr) > API_USER_ENTRIES)
+            return "\"protect\" has more than 10000 entries";
+        u->protect = calloc(json_array_size(jpr) + 1, sizeof *u->protect);
+        if (!u->protect)
+            return "out of memory";
+        for (size_t i = 0; i < json_array_size(jpr); i++) {
+            const json_t *v = json_array_get(jpr, i);
+            if (!json_text_ok(v))
+                return "each of \"protect\" is a non-empty string without U+0000";
+            u->protect[u->protect_count++] = json_string_value(v);
+        }
+    }
+    return NULL;
+}
+
 /* Whether the JSON string j is exactly s: with its length, since a string
  * may hold NUL ("s2tw\u0000x" is no profile). */
 static int str_is(const json_t *j, const char *s, size_t n)
@@ -334,6 +394,37 @@ static unsigned api_convert(const fjx_api *a, json_t **rootp, char **out, size_t
             return fail(400, out, out_len, "\"quotes\" must be \"tw\", \"cn\" or \"keep\"");
     }
 
+    /* The request's own entries: a converter of its own, opened for it. */
+    user_entries user = {0};
+    const char *bad_user = read_user_entries(root, &user);
+    fj_converter *own = NULL;
+    if (!bad_user && (user.phrase_count || user.protect_count || user.markup)) {
+        static const unsigned mode_flags[API_MODES] = {FJ_DEFAULT, FJ_COMPAT, FJ_REPAIR_THOROUGH,
+                                                       FJ_REPAIR_CAREFUL, FJ_REPAIR_OFF};
+        fj_options o;
+        fj_options_init(&o);
+        o.quotes = FJ_QUOTES_KEEP;
+        if (ti >= 0)
+            o.target = fj_target_name((size_t)ti);
+        else
+            o.profile = fj_dict_profile_name(a->dict, (size_t)pi);
+        o.flags = ti >= 0 ? FJ_DEFAULT : mode_flags[compat ? API_COMPAT : mode];
+        o.phrases = user.phrases;
+        o.phrase_count = user.phrase_count;
+        o.protect = user.protect;
+        o.protect_count = user.protect_count;
+        o.markup = user.markup ? FJ_MARKUP_INLINE : 0;
+        fj_error oe;
+        if (fj_converter_open_options(a->dict, &o, &own, &oe) != FJ_OK)
+            bad_user = oe.code == FJ_ERR_NOMEM ? "out of memory" : "\"phrases\" or \"protect\" are not valid";
+        else
+            conv = own;
+    }
+    free(user.phrases);
+    free(user.protect);
+    if (bad_user)
+        return fail(400, out, out_len, "%s", bad_user);
+
     double t0 = now_ms();
     const char *in = json_string_value(text);
     size_t in_len = json_string_length(text);
@@ -393,6 +484,7 @@ static unsigned api_convert(const fjx_api *a, json_t **rootp, char **out, size_t
             st = FJ_ERR_NOMEM;
     }
     fj_free(conv, converted);
+    fj_converter_close(own);
     free(typo.p);
     if (st != FJ_OK) {
         free(b.p);

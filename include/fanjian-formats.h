@@ -418,6 +418,24 @@ int fjf_decode_whole(const fjf_settings *s, const char *data, size_t len, const 
  * typography; a new string (free()), or NULL (no memory). */
 char *fjf_convert_name(const fjf_settings *s, const char *name);
 
+/* User phrases and protected terms read from files, for fj_options'
+ * phrases/phrase_count and protect/protect_count. Zero it before use. */
+typedef struct fjf_user_entries {
+    fj_phrase *phrases;
+    size_t phrase_count, phrase_cap;
+    char **protect;
+    size_t protect_count, protect_cap;
+    char **owned; /* the phrases' strings */
+    size_t owned_count, owned_cap;
+} fjf_user_entries;
+
+/* Adds the entries of the file at `path`: with `protect` 0, phrases in
+ * OpenCC's text dictionary format (KEY<TAB>VALUE, further values after a
+ * space ignored); with 1, protected terms, one a line. Empty lines are
+ * skipped. 0, or -1 with `err` naming the file and line. */
+int fjf_user_entries_read(fjf_user_entries *u, const char *path, int protect, fjf_error *err);
+void fjf_user_entries_free(fjf_user_entries *u);
+
 /* Reads a whole file descriptor into a new buffer (free(); errno on
  * failure). At most `limit` bytes (0: no limit); more is E2BIG. */
 char *fjf_read_all(int fd, size_t *len, unsigned long long limit);

@@ -273,7 +273,34 @@ typedef struct fj_options {
     const struct fj_clean *clean;
     /* FJ_UTF8_PASS (the default) or FJ_UTF8_STRICT. */
     int utf8;
+    /* User phrases: where a `from` starts, `to` is written as given,
+     * whatever the model and the built-in tables would write, in every mode
+     * (FJ_COMPAT included). Keys are found leftmost first, then longest;
+     * the text on either side is converted as if it ended there. The same
+     * key twice: the later entry counts. Strings are copied at open. */
+    const struct fj_phrase *phrases;
+    size_t phrase_count;
+    /* Terms written as they are, never converted (names, brands, Cantonese
+     * 係): phrases whose value is their key, given after `phrases`. */
+    const char *const *protect;
+    size_t protect_count;
+    /* FJ_MARKUP_INLINE: honour -{…}- in the text (see below); 0: they are
+     * text like any other. */
+    unsigned markup;
 } fj_options;
+
+/* One user phrase: NUL-terminated UTF-8, neither empty. */
+typedef struct fj_phrase {
+    const char *from;
+    const char *to;
+} fj_phrase;
+
+/* Inline rules, MediaWiki's and zhconv's syntax, stripped from the output:
+ * -{text}- writes text as it is; -{zh-hans:计算机; zh-hant:電腦}- writes the
+ * variant that fits the converter's output standard (zh-tw, then zh-hant,
+ * zh-hk, ... for Taiwan: data/markup-variants.txt), or, when none fits,
+ * converts the first. A -{ without a }- in the next 1 KiB is text. */
+enum { FJ_MARKUP_INLINE = 1u << 0 };
 
 /* Sets `size`, quotes FJ_QUOTES_PROFILE, and everything else 0. */
 void fj_options_init(fj_options *options);
