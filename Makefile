@@ -187,7 +187,7 @@ sample: all
 # ---- tests -------------------------------------------------------------
 TEST_BINS = $(BUILD)/tests/unit $(BUILD)/tests/pipeline $(BUILD)/tests/cases $(BUILD)/tests/text \
             $(BUILD)/tests/encoding $(BUILD)/tests/markup $(BUILD)/tests/epub \
-            $(BUILD)/tests/legado $(BUILD)/tests/charclass $(BUILD)/charclass
+            $(BUILD)/tests/legado $(BUILD)/tests/charclass $(BUILD)/charclass $(BUILD)/tests/user
 
 $(BUILD)/tests/unit: $(BUILD)/tests/unit.o $(TOOL_OBJ) $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -ljansson -lm
@@ -197,6 +197,9 @@ $(BUILD)/tests/pipeline: $(BUILD)/tests/pipeline.o $(BUILD)/libfanjian.a
 
 $(BUILD)/tests/cases: $(BUILD)/tests/cases.o $(TOOL_OBJ) $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -ljansson -lm
+
+$(BUILD)/tests/user: $(BUILD)/tests/user.o $(BUILD)/libfanjian.a
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
 
 $(BUILD)/tests/text: $(BUILD)/tests/text.o $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka

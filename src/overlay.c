@@ -230,8 +230,13 @@ static int match_key(const fj_overlay *ov, const unsigned char *p, const unsigne
                      int final, const overlay_entry **hit)
 {
     uint32_t cp;
-    if (!ov->entries || fj_utf8_decode(p, end, &cp) <= 0)
-        return OV_NONE; /* a cut first character: no key is one byte of it */
+    if (!ov->entries)
+        return OV_NONE;
+    int n = fj_utf8_decode(p, end, &cp);
+    if (n == FJ_U8_INCOMPLETE)
+        return final ? OV_NONE : OV_UNDECIDED; /* the rest of the character may start a key */
+    if (n < 0)
+        return OV_NONE;
     size_t h = hash_cp(cp) & ov->bucket_mask;
     while (ov->buckets[h].cp && ov->buckets[h].cp != cp)
         h = (h + 1) & ov->bucket_mask;
@@ -273,8 +278,8 @@ static int match_markup(const fj_overlay *ov, const unsigned char *p, const unsi
 
 static int is_space(unsigned char ch) { return ch == ' ' || ch == '\t'; }
 
-/* Is name[0..len) one of the space-separated words of list? Its rank, from
- * 1, or 0. */
+/* Is name[0..len) one of the space-separated words of list (ASCII case
+ * folded, as language tags are)? Its rank, from 1, or 0. */
 static int variant_rank(const char *list, const unsigned char *name, size_t len)
 {
     int rank = 1;
@@ -284,7 +289,11 @@ static int variant_rank(const char *list, const unsigned char *name, size_t len)
         const char *w = p;
         while (*p && *p != ' ')
             p++;
-        if ((size_t)(p - w) == len && len && memcmp(w, name, len) == 0)
+        size_t i = 0;
+        while (i < len && (size_t)(p - w) == len &&
+               (name[i] | 0x20) == ((unsigned char)w[i] | 0x20))
+            i++;
+        if (len && i == len)
             return rank;
         if (p == w)
             break;
