@@ -13,19 +13,24 @@
 #define FJ_MARKUP_MAX 1024u
 
 typedef struct overlay_entry {
-    uint32_t first; /* the key's first code point */
+    uint32_t first, second; /* the key's first two code points (second 0: one character) */
     uint32_t key_len, value_len;
     const char *key, *value; /* in the overlay's strings */
 } overlay_entry;
 
+/* The keys that start with two characters (second 0: the one-character
+ * key of `first`), longest first; `longer` on a second-0 bucket: keys of
+ * more than one character start with `first`. */
 typedef struct overlay_bucket {
-    uint32_t cp; /* 0: empty (no key starts with NUL) */
+    uint32_t first, second; /* first 0: an empty slot (no key starts with NUL) */
     uint32_t start, count;
+    int longer;
 } overlay_bucket;
 
 struct fj_overlay {
     const fj_engine *inner;
     unsigned char lead[256]; /* 1: a key's (or -{'s) first byte */
+    unsigned char firsts[0x10000 / 8]; /* BMP characters that start a key */
     overlay_entry *entries;  /* by first code point, then longest first */
     size_t entry_count;
     overlay_bucket *buckets;
@@ -56,6 +61,8 @@ static int entry_order(const void *a, const void *b)
     const overlay_entry *x = a, *y = b;
     if (x->first != y->first)
         return x->first < y->first ? -1 : 1;
+    if (x->second != y->second)
+        return x->second < y->second ? -1 : 1;
     if (x->key_len != y->key_len)
         return x->key_len > y->key_len ? -1 : 1;
     int k = memcmp(x->key, y->key, x->key_len);
@@ -64,7 +71,18 @@ static int entry_order(const void *a, const void *b)
     return x->key < y->key ? 1 : x->key > y->key ? -1 : 0; /* the one given later first */
 }
 
-static size_t hash_cp(uint32_t cp) { return (size_t)(cp * 2654435761u); }
+static size_t hash_pair(uint32_t a, uint32_t b)
+{
+    return (size_t)((a * 2654435761u) ^ (b * 0x9E3779B1u + (b >> 7)));
+}
+
+static overlay_bucket *bucket_at(const fj_overlay *ov, uint32_t first, uint32_t second)
+{
+    size_t h = hash_pair(first, second) & ov->bucket_mask;
+    while (ov->buckets[h].first && (ov->buckets[h].first != first || ov->buckets[h].second != second))
+        h = (h + 1) & ov->bucket_mask;
+    return &ov->buckets[h];
+}
 
 static fj_status bad_entry(fj_error *e, const char *what, size_t i, const char *s)
 {
@@ -143,8 +161,8 @@ fj_status fj__overlay_open(fj_converter *c, const fj_options *o, fj_error *e)
         ov->entries = fj__alloc(a, n * sizeof *ov->entries);
         ov->strings = fj__alloc(a, bytes ? bytes : 1);
         size_t nb = 16;
-        while (nb < 2 * n)
-            nb *= 2;
+        while (nb < 4 * n)
+            nb *= 2; /* a pair bucket and a one-character one per key at most */
         ov->buckets = fj__alloc(a, nb * sizeof *ov->buckets);
         if (!ov->entries || !ov->strings || !ov->buckets)
             goto nomem;
@@ -169,9 +187,14 @@ fj_status fj__overlay_open(fj_converter *c, const fj_options *o, fj_error *e)
                 en->value = en->key;
                 en->value_len = en->key_len;
             }
-            fj_utf8_decode((const unsigned char *)from, (const unsigned char *)from + en->key_len,
-                           &en->first);
-            ov->lead[(unsigned char)from[0]] = 1;
+            const unsigned char *k = (const unsigned char *)from, *kend = k + en->key_len;
+            int n1 = fj_utf8_decode(k, kend, &en->first);
+            en->second = 0;
+            if ((size_t)n1 < en->key_len)
+                fj_utf8_decode(k + n1, kend, &en->second);
+            ov->lead[k[0]] = 1;
+            if (en->first < 0x10000)
+                ov->firsts[en->first >> 3] |= (unsigned char)(1u << (en->first & 7));
         }
         ov->strings_len = bytes;
         qsort(ov->entries, n, sizeof *ov->entries, entry_order);
@@ -186,13 +209,19 @@ fj_status fj__overlay_open(fj_converter *c, const fj_options *o, fj_error *e)
         }
         ov->entry_count = kept;
         for (size_t i = 0; i < kept;) {
+            const overlay_entry *en = &ov->entries[i];
             size_t j = i;
-            while (j < kept && ov->entries[j].first == ov->entries[i].first)
+            while (j < kept && ov->entries[j].first == en->first &&
+                   ov->entries[j].second == en->second)
                 j++;
-            size_t h = hash_cp(ov->entries[i].first) & ov->bucket_mask;
-            while (ov->buckets[h].cp)
-                h = (h + 1) & ov->bucket_mask;
-            ov->buckets[h] = (overlay_bucket){ov->entries[i].first, (uint32_t)i, (uint32_t)(j - i)};
+            overlay_bucket *b = bucket_at(ov, en->first, en->second);
+            *b = (overlay_bucket){en->first, en->second, (uint32_t)i, (uint32_t)(j - i), 0};
+            if (en->second) {
+                overlay_bucket *one = bucket_at(ov, en->first, 0);
+                if (!one->first)
+                    *one = (overlay_bucket){en->first, 0, 0, 0, 0};
+                one->longer = 1;
+            }
             i = j;
         }
     }
@@ -229,30 +258,38 @@ enum { OV_NONE, OV_FOUND, OV_UNDECIDED };
 static int match_key(const fj_overlay *ov, const unsigned char *p, const unsigned char *end,
                      int final, const overlay_entry **hit)
 {
-    uint32_t cp;
+    uint32_t c1, c2 = 0;
     if (!ov->entries)
         return OV_NONE;
-    int n = fj_utf8_decode(p, end, &cp);
-    if (n == FJ_U8_INCOMPLETE)
+    int n1 = fj_utf8_decode(p, end, &c1);
+    if (n1 == FJ_U8_INCOMPLETE)
         return final ? OV_NONE : OV_UNDECIDED; /* the rest of the character may start a key */
-    if (n < 0)
+    if (n1 < 0 || (c1 < 0x10000 && !(ov->firsts[c1 >> 3] >> (c1 & 7) & 1)))
         return OV_NONE;
-    size_t h = hash_cp(cp) & ov->bucket_mask;
-    while (ov->buckets[h].cp && ov->buckets[h].cp != cp)
-        h = (h + 1) & ov->bucket_mask;
-    if (!ov->buckets[h].cp)
-        return OV_NONE;
-    size_t avail = (size_t)(end - p);
-    const overlay_entry *en = ov->entries + ov->buckets[h].start;
-    for (uint32_t i = 0; i < ov->buckets[h].count; i++, en++) {
-        const char *key = en->key;
-        if (en->key_len > avail) {
-            if (!final && memcmp(key, p, avail) == 0)
-                return OV_UNDECIDED;
-        } else if (memcmp(key, p, en->key_len) == 0) {
-            *hit = en;
-            return OV_FOUND;
+    const overlay_bucket *one = bucket_at(ov, c1, 0);
+    if (!one->first)
+        one = NULL; /* only for a character beyond the BMP */
+    const unsigned char *q = p + n1;
+    int n2 = q < end ? fj_utf8_decode(q, end, &c2) : FJ_U8_INCOMPLETE;
+    if (n2 == FJ_U8_INCOMPLETE && !final && (!one || one->longer))
+        return OV_UNDECIDED; /* the next character may make a longer key */
+    if (n2 > 0) {
+        const overlay_bucket *b = bucket_at(ov, c1, c2);
+        size_t avail = (size_t)(end - p);
+        const overlay_entry *en = ov->entries + b->start;
+        for (uint32_t i = 0; b->first && i < b->count; i++, en++) {
+            if (en->key_len > avail) {
+                if (!final && memcmp(en->key, p, avail) == 0)
+                    return OV_UNDECIDED;
+            } else if (memcmp(en->key, p, en->key_len) == 0) {
+                *hit = en;
+                return OV_FOUND;
+            }
         }
+    }
+    if (one && one->count) {
+        *hit = ov->entries + one->start;
+        return OV_FOUND;
     }
     return OV_NONE;
 }
