@@ -190,7 +190,8 @@ sample: all
 # ---- tests -------------------------------------------------------------
 TEST_BINS = $(BUILD)/tests/unit $(BUILD)/tests/pipeline $(BUILD)/tests/cases $(BUILD)/tests/text \
             $(BUILD)/tests/encoding $(BUILD)/tests/markup $(BUILD)/tests/epub \
-            $(BUILD)/tests/legado $(BUILD)/tests/charclass $(BUILD)/charclass
+            $(BUILD)/tests/legado $(BUILD)/tests/charclass $(BUILD)/charclass \
+            $(BUILD)/tests/opencc-reference
 
 $(BUILD)/tests/unit: $(BUILD)/tests/unit.o $(TOOL_OBJ) $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -ljansson -lm
@@ -200,6 +201,11 @@ $(BUILD)/tests/pipeline: $(BUILD)/tests/pipeline.o $(BUILD)/libfanjian.a
 
 $(BUILD)/tests/cases: $(BUILD)/tests/cases.o $(TOOL_OBJ) $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -ljansson -lm
+
+# The oracle for custom OpenCC configs (tests/suite-opencc-config.sh).
+$(BUILD)/tests/opencc-reference: $(BUILD)/tests/opencc_config.o $(BUILD)/formats/ocdata.o \
+        $(BUILD)/libfanjian.a
+	$(CC) $(LDFLAGS) -o $@ $^ -ljansson
 
 $(BUILD)/tests/text: $(BUILD)/tests/text.o $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka

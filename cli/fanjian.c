@@ -792,9 +792,22 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
     opts.profile = !target && profile && strcmp(profile, "none") != 0 ? profile : NULL;
     opts.flags = conv_flags;
     opts.quotes = FJ_QUOTES_KEEP;
+    /* A config file: a stock one is its profile, any other brings its own
+     * image (formats/opencc_config.c). */
+    fjf_opencc_config *config = NULL;
+    fjf_error config_err;
+    if (opts.profile && fjf_opencc_config_load(dict, opts.profile, NULL, 0, &config, &config_err)) {
+        fprintf(stderr, "%s: %s\n", prog, config_err.message);
+        fj_dict_close(dict);
+        return 2;
+    }
+    if (config)
+        opts.profile = fjf_opencc_config_profile(config);
     if ((opts.target || opts.profile) &&
-        fj_converter_open_options(dict, &opts, &conv, &err) != FJ_OK) {
+        fj_converter_open_options(config ? fjf_opencc_config_dict(config) : dict, &opts, &conv,
+                                  &err) != FJ_OK) {
         fprintf(stderr, "%s: %s\n", prog, err.message);
+        fjf_opencc_config_free(config);
         fj_dict_close(dict);
         return 2;
     }
@@ -804,6 +817,7 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
         fj_clean_close(cleaner);
         fjf_legado_free(legado);
         fj_converter_close(conv);
+        fjf_opencc_config_free(config);
         fj_dict_close(dict);
         return 2;
     }
@@ -920,6 +934,7 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
     fj_clean_close(cleaner);
     fjf_legado_free(legado);
     fj_converter_close(conv);
+    fjf_opencc_config_free(config);
     fj_dict_close(dict);
     return rc;
 }
