@@ -81,6 +81,21 @@ else
     run "$FJ" --compat -c "$OCC/my-s2t.json" -i "$OCC/random.txt"
     check "custom config: --compat gives the same" cmp -s "$TMP/out" "$OCC/random.ref"
 
+    # Segmentation with one-character keys, a step after it that is the
+    # segmentation's dictionary, and ideographic description sequences.
+    printf '发\t发\n头发\t头发\n干\t干\n' >"$OCC/sub/seg1.txt"
+    printf '{ "segmentation": { "type": "mmseg", "dict": { "type": "text", "file": "sub/seg1.txt" } },\n  "conversion_chain": [ { "dict": { "type": "text", "file": "sub/phrases.txt" } },\n    { "dict": { "type": "text", "file": "sub/seg1.txt" } }, { "dict": { "type": "text", "file": "sub/chars.txt" } } ] }\n' >"$OCC/seg1.json"
+    awk 'BEGIN { srand(3); n = split("头 发 干 了 ⿰ 言 兑 a", c, " ");
+                 for (l = 0; l < 2000; l++) { s = ""; len = int(rand() * 20);
+                     for (i = 0; i < len; i++) s = s c[int(rand() * n) + 1]; print s } }' >"$OCC/random1.txt"
+    "$REF" "$OCC/seg1.json" "$FANJIAN_OPENCC_DATA" <"$OCC/random1.txt" >"$OCC/random1.ref"
+    run "$FJ" -c "$OCC/seg1.json" -i "$OCC/random1.txt"
+    if [ "$rc" = 0 ] && [ -s "$OCC/random1.ref" ] && cmp -s "$TMP/out" "$OCC/random1.ref"; then
+        ok "custom config: one-character segments and IDS as the reference"
+    else
+        bad "custom config: one-character segments and IDS as the reference" "rc=$rc $(err1)"
+    fi
+
     # A config named like a stock one whose chain is not the stock one is custom.
     cp "$OCC/my-s2t.json" "$OCC/s2t.json"
     run "$FJ" -c "$OCC/s2t.json" <<<'头发干了的干净１ＡＢ'
