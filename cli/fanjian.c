@@ -47,7 +47,9 @@ static void usage(FILE *f)
             "\n"
             "  -c, --config PROFILE  s2t t2s s2tw tw2s s2twp tw2sp s2hk hk2s s2hkp hk2sp\n"
             "                        t2tw tw2t t2hk hk2t t2jp jp2t (OpenCC names like\n"
-            "                        s2t.json are accepted), or none (only re-encode)\n"
+            "                        s2t.json are accepted), or none (only re-encode);\n"
+            "                        an OpenCC config file of your own (./my.json) is\n"
+            "                        converted as OpenCC does (README: OpenCC configs)\n"
             "      --to TARGET       instead of -c: any input, Simplified or Traditional\n"
             "                        (damaged or not), to one standard in one pass:\n"
             "                        tw twp hk hkp hant cn hans (twp, hkp: also the\n"
@@ -817,12 +819,26 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
     opts.protect_count = user.protect_count;
     opts.markup = markup ? FJ_MARKUP_INLINE : 0;
     int user_entries = user.phrase_count || user.protect_count || markup;
+    /* A config file: a stock one is its profile, any other brings its own
+     * image (formats/opencc_config.c). */
+    fjf_opencc_config *config = NULL;
+    fjf_error config_err;
+    if (opts.profile && fjf_opencc_config_load(dict, opts.profile, NULL, 0, &config, &config_err)) {
+        fprintf(stderr, "%s: %s\n", prog, config_err.message);
+        fjf_user_entries_free(&user);
+        fj_dict_close(dict);
+        return 2;
+    }
+    if (config)
+        opts.profile = fjf_opencc_config_profile(config);
     fj_status open_st = FJ_OK;
     if (opts.target || opts.profile || user_entries)
-        open_st = fj_converter_open_options(dict, &opts, &conv, &err);
+        open_st = fj_converter_open_options(config ? fjf_opencc_config_dict(config) : dict, &opts,
+                                            &conv, &err);
     fjf_user_entries_free(&user); /* the converter has copied them */
     if (open_st != FJ_OK) {
         fprintf(stderr, "%s: %s\n", prog, err.message);
+        fjf_opencc_config_free(config);
         fj_dict_close(dict);
         return 2;
     }
@@ -832,6 +848,7 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
         fj_clean_close(cleaner);
         fjf_legado_free(legado);
         fj_converter_close(conv);
+        fjf_opencc_config_free(config);
         fj_dict_close(dict);
         return 2;
     }
@@ -948,6 +965,7 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
     fj_clean_close(cleaner);
     fjf_legado_free(legado);
     fj_converter_close(conv);
+    fjf_opencc_config_free(config);
     fj_dict_close(dict);
     return rc;
 }

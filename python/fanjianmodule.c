@@ -698,6 +698,7 @@ static int quotes_arg(PyObject *arg, fj_quotes *q, int *given)
  * `refs` changes only under the GIL. */
 typedef struct conv_handle {
     fj_converter *conv;
+    fjf_opencc_config *config; /* a custom OpenCC config's image under conv, or NULL */
     Py_ssize_t refs;
 } conv_handle;
 
@@ -705,6 +706,7 @@ static void handle_release(conv_handle *h)
 {
     if (h && --h->refs == 0) {
         fj_converter_close(h->conv);
+        fjf_opencc_config_free(h->config);
         PyMem_Free(h);
     }
 }
@@ -732,10 +734,24 @@ static int converter_setup(ConverterObject *self, dict_entry *dict, const char *
     fj_converter *c = NULL;
     fj_error err;
     memset(&err, 0, sizeof err);
-    fj_status st = open_named_user(dict->dict, profile, flags,
-                                   quotes_given ? (int)quotes : FJ_QUOTES_PROFILE, punct, user, &c,
-                                   &err);
+    /* A config file: a stock one is its profile, any other brings its own
+     * image (formats/opencc_config.c). */
+    fjf_opencc_config *config = NULL;
+    fjf_error config_err;
+    if (fjf_opencc_config_load(dict->dict, profile, NULL, 0, &config, &config_err) != 0) {
+        PyObject *msg = PyUnicode_DecodeFSDefault(config_err.message);
+        if (msg) {
+            PyErr_SetObject(PyExc_ValueError, msg);
+            Py_DECREF(msg);
+        }
+        return -1;
+    }
+    fj_status st = open_named_user(config ? fjf_opencc_config_dict(config) : dict->dict,
+                                   config ? fjf_opencc_config_profile(config) : profile, flags,
+                                   quotes_given ? (int)quotes : FJ_QUOTES_PROFILE, punct, user,
+                                   &c, &err);
     if (st != FJ_OK) {
+        fjf_opencc_config_free(config);
         raise_fj(st, &err, 0);
         return -1;
     }
@@ -745,11 +761,13 @@ static int converter_setup(ConverterObject *self, dict_entry *dict, const char *
     if (!h) {
         Py_XDECREF(name);
         fj_converter_close(c);
+        fjf_opencc_config_free(config);
         if (!PyErr_Occurred())
             PyErr_NoMemory();
         return -1;
     }
     h->conv = c;
+    h->config = config;
     h->refs = 1;
     conv_handle *old = self->h;
     self->h = h;

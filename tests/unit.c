@@ -23,7 +23,7 @@
 #include "../src/internal.h"
 #include "../src/utf8.h"
 #include "../tools/chewing.h"
-#include "../tools/ocdata.h"
+#include "../formats/ocdata.h"
 
 extern char **environ;
 
