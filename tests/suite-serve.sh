@@ -509,9 +509,9 @@ for a, o in ((sys.argv[1], sys.argv[2]), (sys.argv[3], sys.argv[4])):
     elif ! pw_dir=$("$ROOT/scripts/fetch-playwright.sh" 2>"$TMP/sv.fetch"); then
         skip "serve page in Chromium" "npm could not fetch playwright-core: $(tail -n 1 "$TMP/sv.fetch")"
     else
-        python3 - "$TMP/sv.browser.json" "$sv_url/" "$chromium_bin" "$FJ" <<'PY'
-import json, subprocess, sys
-out, url, chromium, fj = sys.argv[1:5]
+        python3 - "$TMP/sv.browser.json" "$sv_url/" "$chromium_bin" "$FJ" "$SVF" "$sv_epub" <<'PY'
+import base64, json, subprocess, sys, zipfile
+out, url, chromium, fj, files, epub = sys.argv[1:7]
 def cli(text, profile, *opts):
     which = ["--to", profile[3:]] if profile.startswith("to:") else ["-c", profile]
     r = subprocess.run([fj, *opts, *which], input=text.encode(), capture_output=True, check=True)
@@ -536,9 +536,34 @@ cases.append({"name": "1,500 lines with one dropped (line by line)", "input": ""
 for c in cases:
     c["expected"] = cli(c["input"], c["profile"], *(["--clean"] if c.get("clean") else []))
 text = "第一章 头发\n她的头发干了。\n"
+b64 = lambda b: base64.b64encode(b).decode()
+def cli_file(path, profile):
+    # The CLI's output for a file, as bytes.
+    dest = files + "/cli-out"
+    subprocess.run([fj, "-c", profile, path, "-o", dest], check=True)
+    return open(dest, "rb").read()
+gbk = files + "/头发.txt"
+uploads = [{"name": "头发.txt", "bytes": b64(open(gbk, "rb").read()), "profile": "s2tw",
+            "text": open(gbk, "rb").read().decode("gbk"), "expected": b64(cli_file(gbk, "s2tw")),
+            "expected_name": cli("头发.txt", "s2tw")}]
+if epub:
+    converted = cli_file(epub, "s2tw")
+    open(files + "/cli-out.epub", "wb").write(converted)
+    chapter = zipfile.ZipFile(files + "/cli-out.epub").read("OEBPS/ch1.xhtml").decode()
+    assert "頭髮乾了" in chapter
+    uploads.append({"name": "青云志.epub", "bytes": b64(open(epub, "rb").read()), "profile": "s2tw",
+                    "expected": b64(converted), "expected_name": cli("青云志.epub", "s2tw"),
+                    "chapter": {"entry": "OEBPS/ch1.xhtml", "text": chapter}})
+name = "第一章 头发.txt"
 json.dump({"url": url, "chromium": chromium, "cases": cases,
-           "file": {"name": "chapter.txt", "text": text, "profile": "s2tw",
-                    "expected": cli(text, "s2tw")}},
+           "file": {"name": name, "text": text, "profile": "s2tw",
+                    "expected": cli(text, "s2tw"), "expected_name": cli(name, "s2tw")},
+           "uploads": uploads,
+           "bad_upload": {"name": "bad.epub", "bytes": b64(b"PK\x03\x04 not really a zip"),
+                          "error": "bad.epub: not an EPUB"},
+           "diff": {"input": "头发干了", "profile": "s2tw", "del": ["头发干"], "ins": ["頭髮乾"]},
+           "hint": {"traditional": "這裡是臺灣，她的頭髮乾了，我們說話的時候天氣很熱。",
+                    "simplified": "这里是台湾，她的头发干了，我们说话的时候天气很热。"}},
           open(out, "w", encoding="utf-8"), ensure_ascii=False)
 PY
         node "$ROOT/tests/browser/page.mjs" "$pw_dir" "$TMP/sv.browser.json" >"$TMP/sv.browser.out" 2>"$TMP/sv.browser.err"
