@@ -355,17 +355,18 @@ static enum MHD_Result file_call(const server *s, struct MHD_Connection *c, requ
     if (status != 200)
         return send_json(s, c, status, ans.body, ans.len, NULL, NULL);
     /* 255 bytes of name, each at most three: room to spare. */
-    char ext[800], disposition[1200];
+    char ext[800], disposition[1700];
     if (put_ext_value(ext, sizeof ext, ans.name) != 0) {
         fjx_file_answer_free(&ans);
         return send_error(s, c, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL, NULL,
                           "the converted name is too long");
     }
-    /* filename= for old clients: the name's ASCII, anything else as _. */
-    char plain[256];
+    /* filename= for clients without filename* (curl -OJ): the name's bytes,
+     * UTF-8, with " and \\ as _ (no control characters: checked). */
+    char plain[800];
     size_t n = 0;
     for (const unsigned char *p = (const unsigned char *)ans.name; *p && n < sizeof plain - 1; p++)
-        plain[n++] = *p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\' ? (char)*p : '_';
+        plain[n++] = *p >= 0x20 && *p != 0x7f && *p != '"' && *p != '\\' ? (char)*p : '_';
     plain[n] = 0;
     snprintf(disposition, sizeof disposition, "attachment; filename=\"%s\"; filename*=UTF-8''%s",
              plain, ext);
@@ -697,9 +698,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: fanjian serve [--listen HOST:PORT] [--dict IMAGE] [--max-body BYTES]\n"
             "                     [--max-file BYTES] [--max-memory BYTES]\n"
-            "                     [--header-timeout SECONDS]\n"
-            "                     [--body-timeout SECONDS] [--max-per-address N]\n"
-            "                     [--cors ORIGIN] [--threads N]\n"
+            "                     [--header-timeout SECONDS] [--body-timeout SECONDS]\n"
+            "                     [--max-per-address N] [--cors ORIGIN] [--threads N]\n"
             "\n"
             "Serves the conversion over HTTP: a web page at /, and a JSON API\n"
             "(POST /v1/convert, POST /v1/detect, POST /v1/file, GET /v1/profiles,\n"

@@ -292,6 +292,11 @@ XML
         grep -qi '^x-fanjian-encoding: GB18030' "$TMP/sv.head"
     check "serve file: a text is answered as text/plain, an attachment" \
         grep -qi '^content-type: text/plain; charset=utf-8' "$TMP/sv.head"
+    # curl -OJ takes filename=, which carries the name in UTF-8 too (README's example).
+    mkdir -p "$SVF/oj"
+    (cd "$SVF/oj" && "${SV_CURL[@]}" -OJ -H 'Content-Type: application/octet-stream' \
+        --data-binary @"$SVF/头发.txt" "$sv_url/v1/file?name=%E5%A4%B4%E5%8F%91.txt&profile=s2tw" 2>/dev/null)
+    check "serve file: curl -OJ writes 頭髮.txt, the CLI's bytes" cmp -s "$SVF/oj/頭髮.txt" "$TMP/sv.body"
     sv_file_check "Big5 text, t2s" "name=big5.txt&profile=t2s" "$SVF/big5.txt" big5.txt -c t2s
     check "serve file: the Big5 text's encoding is told" grep -qi '^x-fanjian-encoding: BIG5' "$TMP/sv.head"
     sv_file_check "SRT, to tw" "name=a.srt&to=tw" "$SVF/a.srt" a.srt --to tw
