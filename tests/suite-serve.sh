@@ -308,7 +308,10 @@ XML
         grep -qi "^content-security-policy: default-src 'none'; sandbox" "$TMP/sv.head"
     sv_file_check "text given \"format\": html" "name=a.txt&format=html&profile=s2t" "$SVF/a.html" a.txt \
         -c s2t --format html
-    cp "$SVF/a.html" "$SVF/a.txt"
+    printf '%s\n' '头发干了' '天才一秒记住本站地址：www.fakebook.cc，最快更新无弹窗！' '他说' >"$SVF/story.txt"
+    sv_file_check "text with clean=true, as --clean" "name=story.txt&profile=s2t&clean=true" \
+        "$SVF/story.txt" story.txt -c s2t --clean
+    check "serve file: clean=true dropped the boilerplate line" test "$(wc -l <"$TMP/sv.body")" -eq 2
     sv_file_check "text given from_encoding" "name=big5.txt&profile=t2s&from_encoding=big5" \
         "$SVF/big5.txt" big5.txt -c t2s --from-encoding big5
     if [ -n "$sv_epub" ]; then
