@@ -402,6 +402,22 @@ await step('a server error is shown', async () => {
   check('a server error is shown', err.includes('unknown profile'), err);
 });
 
+await step('a zh-CN browser gets the Simplified interface first', async () => {
+  const cn = await browser.newContext({ locale: 'zh-CN' });
+  await cn.route('**/*', (route) => {
+    const u = route.request().url();
+    if (u.startsWith(origin + '/')) return route.continue();
+    foreign.push(u);
+    return route.abort();
+  });
+  const p = await cn.newPage();
+  await p.goto(cfg.url);
+  const got = await p.evaluate(() => [document.documentElement.lang, document.querySelector('#convert').textContent]);
+  check('a zh-CN browser gets the Simplified interface first', got[0] === 'zh-Hans' && got[1] === '转换',
+    JSON.stringify(got));
+  await cn.close();
+});
+
 await step('no horizontal scrolling at 390 px', async () => {
   await page.setViewportSize({ width: 390, height: 844 });
   const widths = [];
