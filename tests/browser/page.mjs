@@ -336,6 +336,34 @@ if (cfg.hint) {
 }
 
 const loaded = () => page.waitForSelector('#profile[data-loaded="1"]', { state: 'attached' });
+await step('my own words: phrases, protected terms and -{…}-, kept in the browser', async () => {
+  await page.click('#user-box summary');
+  await page.fill('#phrases', '头发=頭毛\n鼠标\t滑鼠仔');
+  await page.fill('#protect', '张三丰');
+  await page.setChecked('#markup', true);
+  await page.selectOption('#profile', 's2tw');
+  await page.fill('#input', '张三丰的头发和鼠标，-{后}-来');
+  await convertWith(() => page.click('#convert'));
+  let got = await outputText();
+  check('my own words: a phrase wins, a term is kept, -{…}- is honoured',
+    got === '张三丰的頭毛和滑鼠仔，后來', got);
+  await page.reload();
+  await loaded();
+  got = await page.evaluate(() => ({
+    open: document.querySelector('#user-box').open, phrases: document.querySelector('#phrases').value,
+    protect: document.querySelector('#protect').value, markup: document.querySelector('#markup').checked }));
+  check('my own words survive a reload', JSON.stringify(got) === JSON.stringify({
+    open: true, phrases: '头发=頭毛\n鼠标\t滑鼠仔', protect: '张三丰', markup: true }), JSON.stringify(got));
+  await page.fill('#phrases', 'no separator');
+  await page.$eval('#error', (el) => { el.textContent = ''; });
+  await page.click('#convert');
+  const err = await page.textContent('#error');
+  check('a line without = is named', err.includes('第 1 行'), err);
+  await page.fill('#phrases', '');
+  await page.fill('#protect', '');
+  await page.setChecked('#markup', false);
+  await page.click('#user-box summary');
+});
 await step('settings survive a reload', async () => {
   await page.selectOption('#profile', 's2hk');
   await page.selectOption('#quotes', 'cn');
