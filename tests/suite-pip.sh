@@ -59,9 +59,9 @@ pip_suite() {
     local venv_has
     venv_has=$("$a/bin/python" -c 'import importlib.util as u; print(" ".join(m for m in ("setuptools", "wheel") if u.find_spec(m)))')
     echo "     (the fresh venv has: pip $venv_has)"
-    # Apart from env/ and build/ (.gitignore), the clone is as it was.
+    # Apart from env/ and what .gitignore ignores (build/), the clone is as it was.
     local dirty
-    dirty=$(git -C "$w/src" status --porcelain --ignored | grep -v -e '^!! build/$' -e '^?? env/$' -e '^!! env/$')
+    dirty=$(git -C "$w/src" status --porcelain | grep -v -e '^?? env/$')
     if [ -z "$dirty" ]; then
         ok "pip: the build writes only under build/ (the clone's files as committed)"
     else
