@@ -86,7 +86,12 @@ class BuildPy(build_py):
         pkg = os.path.join(self.build_lib, "fanjian")
         self.mkpath(pkg)
         self.copy_file(os.path.join(ROOT, "python", "fanjian.pyi"), os.path.join(pkg, "__init__.pyi"))
-        self.copy_file(self.image(), os.path.join(pkg, "fanjian.fjd"), preserve_mode=False)
+        # Copied whatever the times say: the image given this time may be older
+        # than the one bundled last time.
+        image, dst = self.image(), os.path.join(pkg, "fanjian.fjd")
+        self.announce("copying %s -> %s" % (image, dst), 2)
+        shutil.copyfile(image, dst + ".tmp")
+        os.replace(dst + ".tmp", dst)
 
     def image(self):
         given = os.environ.get("FANJIAN_BUILD_DICT")

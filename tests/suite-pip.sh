@@ -4,11 +4,10 @@
 # a clone of the committed tree, the issue's own command in a fresh virtual
 # environment, conversions, `python -m fanjian`, pip uninstall, a wheel
 # installed into a second fresh environment, and python/install.sh (make
-# python-install) into a third. Offline: pip gets --no-index, the image is
-# the build's ($FANJIAN_DICT, as $FANJIAN_BUILD_DICT), so the clone's make
-# only writes the generated sources. FANJIAN_TEST_PIP_MAKE=1 leaves
-# $FANJIAN_BUILD_DICT unset: the clone's make builds the image (from
-# ~/.cache/fanjian), which takes minutes.
+# python-install) into a third. Offline: pip gets --no-index; for `pip
+# install .` the clone's make builds the image from the data the build
+# fetched (~/.cache/fanjian), as for a user; `pip wheel` bundles the build's
+# image instead ($FANJIAN_DICT as $FANJIAN_BUILD_DICT), the other way.
 #
 # Sourced by tests/run.sh, which provides ok, bad, check, skip, run, err1 and
 # FJ, TMP, B, ROOT, FANJIAN_DICT. Every name defined here starts with pip_ /
@@ -33,11 +32,8 @@ pip_suite() {
     case $dict in /*) ;; *) dict=$ROOT/$dict ;; esac
     rm -rf "$w"
     mkdir -p "$w/data"
-    local -a pipenv=(env -u FANJIAN_DICT PIP_NO_CACHE_DIR=1 PIP_CONFIG_FILE=/dev/null
+    local -a pipenv=(env -u FANJIAN_DICT -u FANJIAN_BUILD_DICT PIP_NO_CACHE_DIR=1 PIP_CONFIG_FILE=/dev/null
                      PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1)
-    if [ "${FANJIAN_TEST_PIP_MAKE:-0}" != 1 ]; then
-        pipenv+=(FANJIAN_BUILD_DICT="$dict")
-    fi
     # Conversions run with no $FANJIAN_DICT, away from the clone.
     local -a noenv=(env -u FANJIAN_DICT PYTHONDONTWRITEBYTECODE=1)
 
@@ -136,9 +132,10 @@ sys.stdout.write(fanjian.opencc.OpenCC("s2t").convert(text.encode("utf-8")))
 
     # -- a wheel, then pip uninstall -----------------------------------------------------
     start=$(now)
-    if (cd "$w/src" && "${pipenv[@]}" env/bin/pip wheel --no-build-isolation --no-index -w "$w/wheels" .) \
-            >"$w/wheel.log" 2>&1 && [ "$(find "$w/wheels" -name 'fanjian-*.whl' | wc -l)" -eq 1 ]; then
-        ok "pip: pip wheel --no-build-isolation --no-index . makes one wheel ($(elapsed "$start") s)"
+    if (cd "$w/src" && "${pipenv[@]}" FANJIAN_BUILD_DICT="$dict" env/bin/pip wheel --no-build-isolation \
+            --no-index -w "$w/wheels" .) >"$w/wheel.log" 2>&1 &&
+       [ "$(find "$w/wheels" -name 'fanjian-*.whl' | wc -l)" -eq 1 ]; then
+        ok "pip: FANJIAN_BUILD_DICT=(the build's image) pip wheel --no-build-isolation --no-index . makes one wheel ($(elapsed "$start") s)"
     else
         bad "pip: pip wheel --no-build-isolation --no-index ." \
             "$(grep -v '^ *$' "$w/wheel.log" | tail -n 8 | tr '\n' '|' | head -c 1000)"
@@ -159,10 +156,11 @@ sys.stdout.write(fanjian.opencc.OpenCC("s2t").convert(text.encode("utf-8")))
     whl=$(find "$w/wheels" -name 'fanjian-*.whl' | head -n 1)
     if [ -n "$whl" ] && "$py" -m venv "$w/b" && "${pipenv[@]}" "$w/b/bin/pip" install --no-index "$whl" \
             >"$w/b.log" 2>&1; then
-        local got
+        local got bsite
         got=$(cd / && "${noenv[@]}" "$w/b/bin/python" -m fanjian -c s2tw <"$w/data/in.txt" 2>&1)
-        if [ "$got" = "$("$FJ" -c s2tw "$w/data/in.txt")" ]; then
-            ok "pip: the wheel installs into a second fresh venv (the clone removed) and converts"
+        bsite=$("$w/b/bin/python" -c 'import sysconfig; print(sysconfig.get_path("platlib"))')
+        if [ "$got" = "$("$FJ" -c s2tw "$w/data/in.txt")" ] && cmp -s "$bsite/fanjian/fanjian.fjd" "$dict"; then
+            ok "pip: the wheel (with the build's image) installs into a second fresh venv (the clone removed) and converts"
         else
             bad "pip: the wheel in a second venv converts" "$got"
         fi
