@@ -1421,7 +1421,7 @@ static PyObject *mod_convert(PyObject *Py_UNUSED(m), PyObject *args, PyObject *k
             raise_fj(st, &err, 0);
             return NULL;
         }
-        PyObject *r = convert_text(own, FJ_QUOTES_KEEP, 0, text);
+        PyObject *r = convert_any(own, text);
         fj_converter_close(own);
         return r;
     }

@@ -107,6 +107,10 @@ def convert_bytes_in():
     assert fanjian.convert("他说：“你好”".encode("utf-8"), "s2tw", quotes="tw", punct=True) == \
         fanjian.convert("他说：“你好”", "s2tw", quotes="tw", punct=True).encode("utf-8")
     assert fanjian.convert(b"") == b"" and c.convert(b"") == b""
+    # With the caller's own phrases (a converter for the call alone).
+    assert fanjian.convert("头发".encode("utf-8"), "s2t", phrases={"头发": "頭毛"}) == "頭毛".encode("utf-8")
+    assert fanjian.Converter("s2t", phrases={"头发": "頭毛"}).convert(b"\xff" + "头发".encode("utf-8")) == \
+        b"\xff" + "頭毛".encode("utf-8")
     for p in PROFILES:
         assert fanjian.convert(QUOTES.encode("utf-8"), p) == fanjian.convert(QUOTES, p).encode("utf-8"), p
 
