@@ -139,6 +139,14 @@ class BuildExt(build_ext):
         if jobs > 1:
             compiler.compile = compile_parallel
         super().build_extensions()
+        # A symbol the lists missed shows only when the module loads: here,
+        # not after the install.
+        path = self.get_ext_fullpath(self.extensions[0].name)
+        check = ("import importlib.util as u, sys; s = u.spec_from_file_location('fanjian', sys.argv[1]); "
+                 "s.loader.exec_module(u.module_from_spec(s))")
+        p = subprocess.run([sys.executable, "-c", check, path], stderr=subprocess.PIPE, universal_newlines=True)
+        if p.returncode != 0:
+            sys.exit("setup.py: the module built does not load: %s" % (p.stderr.strip().splitlines() or ["?"])[-1])
 
 
 class OwnWheel(Command):

@@ -26,8 +26,11 @@ PY_FILES       = $(PY_MODULE) $(PY_DIR)/fanjian.fjd $(PY_DIR)/fanjian.pyi
 # library's internal symbols are hidden.
 PY_CFLAGS      = $(CFLAGS) -fPIC -fvisibility=hidden $(PY_INCLUDES)
 
-# For setup.py: what the module is built from, so the lists live here only.
-PY_GEN_C       = $(patsubst %.o,%.c,$(CLEAN_RULES_OBJ) $(PROFILES_OBJ))
+# For setup.py: what the module is built from, so the lists live here only:
+# the sources of the two position-independent libraries and the generated
+# sources among their objects.
+PY_GEN_C       = $(patsubst $(BUILD)/pic/gen/%.o,$(BUILD)/gen/%.c,$(filter $(BUILD)/pic/gen/%,$(LIB_PIC_OBJ))) \
+                 $(FMT_GEN:%=$(BUILD)/%.c)
 .PHONY: python python-install python-uninstall python-sources python-gen
 python-sources:
 	@echo "lib $(LIB_SRC)"
