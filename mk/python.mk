@@ -1,16 +1,23 @@
 # The Python module (python/README.md), included by the Makefile.
-#   make python           $(BUILD)/python/: fanjian<ext>.so, fanjian.fjd, fanjian.pyi
-#                         PYTHONPATH=build/python /usr/bin/python3 -c 'import fanjian'
-#   make python-install   the same three files into the user's site-packages
+#   make python             $(BUILD)/python/: fanjian<ext>.so, fanjian.fjd, fanjian.pyi
+#                           PYTHONPATH=build/python /usr/bin/python3 -c 'import fanjian'
+#   make python-install     the package fanjian/ (the module as its __init__, the image,
+#                           __main__.py, stubs) into $(PYTHON)'s virtual environment, or
+#                           the user's site-packages for a Python outside one
+#   make python-uninstall   removes what python-install put there
+#   pip install .           the same package, built by setuptools (setup.py, pyproject.toml)
 #
 # The module links $(BUILD)/pic/libfanjian.a and libfanjian-formats (whose
 # expat, jansson and PCRE2 it loads; libzip and uchardet on first use); the
 # libraries' symbols are kept out of its dynamic symbol table.
 # Debian's python3 by default (a pyenv python3 on PATH is not the system's).
 PYTHON        ?= /usr/bin/python3
-PYTHON_CONFIG ?= $(PYTHON)-config
-PY_INCLUDES   := $(shell $(PYTHON_CONFIG) --includes 2>/dev/null)
-PY_EXT        := $(shell $(PYTHON_CONFIG) --extension-suffix 2>/dev/null)
+# Asked of the interpreter itself: a virtual environment has no python3-config.
+PY_INFO       := $(shell $(PYTHON) -c 'import sysconfig as s; p = s.get_paths(); \
+                   print(s.get_config_var("EXT_SUFFIX") or "", p["include"], p["platinclude"])' 2>/dev/null)
+PY_EXT        := $(word 1,$(PY_INFO))
+PY_INCLUDES   := $(addprefix -I,$(sort $(wordlist 2,3,$(PY_INFO))))
+PY_HEADERS    := $(if $(PY_EXT),$(wildcard $(word 2,$(PY_INFO))/Python.h))
 PY_DIR         = $(BUILD)/python
 PY_MODULE      = $(PY_DIR)/fanjian$(PY_EXT)
 PY_FILES       = $(PY_MODULE) $(PY_DIR)/fanjian.fjd $(PY_DIR)/fanjian.pyi
@@ -19,10 +26,26 @@ PY_FILES       = $(PY_MODULE) $(PY_DIR)/fanjian.fjd $(PY_DIR)/fanjian.pyi
 # library's internal symbols are hidden.
 PY_CFLAGS      = $(CFLAGS) -fPIC -fvisibility=hidden $(PY_INCLUDES)
 
-.PHONY: python python-install
+# For setup.py: what the module is built from, so the lists live here only:
+# the sources of the two position-independent libraries and the generated
+# sources among their objects.
+PY_GEN_C       = $(patsubst $(BUILD)/pic/gen/%.o,$(BUILD)/gen/%.c,$(filter $(BUILD)/pic/gen/%,$(LIB_PIC_OBJ))) \
+                 $(FMT_GEN:%=$(BUILD)/%.c)
+.PHONY: python python-install python-uninstall python-sources python-gen
+python-sources:
+	@echo "lib $(LIB_SRC)"
+	@echo "formats $(FMT_SRC)"
+	@echo "gen $(PY_GEN_C)"
+	@echo "libs $(FMT_LIBS)"
+	@echo "dict $(DICT)"
+python-gen: $(PY_GEN_C)
+
 ifeq ($(PY_EXT),)
+python python-install python-uninstall:
+	@echo "make $@: $(PYTHON) does not run as Python 3 (give PYTHON=/path/to/python3)" >&2; exit 1
+else ifeq ($(PY_HEADERS),)
 python python-install:
-	@echo "make python: $(PYTHON_CONFIG) not found: install python3-dev (scripts/install-deps.sh)" >&2; exit 1
+	@echo "make $@: $(word 2,$(PY_INFO))/Python.h not found, which $(PYTHON) builds against: install python3-dev (scripts/install-deps.sh)" >&2; exit 1
 else
 python: $(PY_FILES)
 
@@ -46,15 +69,14 @@ $(PY_DIR)/fanjian.pyi: python/fanjian.pyi
 	@mkdir -p $(dir $@)
 	cp $< $@
 
-PY_USER_SITE = $(shell $(PYTHON) -m site --user-site)
 python-install: $(PY_FILES)
 	@if grep -qa __asan_init $(PY_MODULE); then \
 	    echo "python-install: $(PY_MODULE) is a sanitizer build; use BUILD=build" >&2; exit 1; fi
-	install -d "$(PY_USER_SITE)"
-	@# Beside, then renamed: a running process may have the old files mapped.
-	@set -e; for f in $(PY_FILES); do \
-	    case $$f in *.so) m=755 ;; *) m=644 ;; esac; \
-	    t="$(PY_USER_SITE)/$$(basename $$f)"; \
-	    echo "install -m $$m $$f $$t"; install -m $$m $$f "$$t.tmp"; mv -f "$$t.tmp" "$$t"; done
-	@echo "installed: $(PYTHON) -c 'import fanjian' (from $(PY_USER_SITE))"
+	@PYTHON="$(PYTHON)" EXT="$(PY_EXT)" ./python/install.sh install \
+	    $(PY_MODULE) $(PY_DIR)/fanjian.fjd python/fanjian/__main__.py python/fanjian.pyi
+endif
+
+ifneq ($(PY_EXT),)
+python-uninstall:
+	@PYTHON="$(PYTHON)" EXT="$(PY_EXT)" ./python/install.sh uninstall
 endif

@@ -1,13 +1,15 @@
 # Type stubs for the fanjian extension module (python/fanjianmodule.c).
 import os
 from types import ModuleType, TracebackType
-from typing import Literal, NamedTuple, Optional, Type, Union
+from typing import Literal, NamedTuple, Optional, Type, TypeVar, Union
 
 __version__: str
 DEFAULT_DICT: str
 
 _Path = Union[str, bytes, os.PathLike[str], os.PathLike[bytes]]
 _Quotes = Optional[Literal["tw", "hk", "cn", "keep"]]
+# convert() gives a str for a str and bytes for (UTF-8) bytes.
+_Text = TypeVar("_Text", str, bytes)
 
 class DictionaryError(OSError): ...
 
@@ -26,7 +28,7 @@ class Detection(NamedTuple):
     damage: Optional[float]
 
 def convert(
-    text: str,
+    text: _Text,
     profile: Optional[str] = None,
     *,
     compat: bool = False,
@@ -35,7 +37,7 @@ def convert(
     dict: Optional[_Path] = None,
     repair: Literal["auto", "careful", "thorough", "off"] = "auto",
     to: Optional[Literal["tw", "twp", "hk", "hkp", "hant", "cn", "hans"]] = None,
-) -> str: ...
+) -> _Text: ...
 def detect(text: str, *, dict: Optional[_Path] = None) -> Detection: ...
 def profiles(*, dict: Optional[_Path] = None) -> list[str]: ...
 def clean(text: str, rules: Optional[str] = None, *, dict: Optional[_Path] = None) -> str: ...
@@ -85,7 +87,7 @@ class Converter:
         repair: Literal["auto", "careful", "thorough", "off"] = "auto",
         to: Optional[Literal["tw", "twp", "hk", "hkp", "hant", "cn", "hans"]] = None,
     ) -> None: ...
-    def convert(self, text: str, /) -> str: ...
+    def convert(self, text: _Text, /) -> _Text: ...
     def close(self) -> None: ...
     def stream(self) -> "Stream": ...
     def __enter__(self) -> "Converter": ...
@@ -121,7 +123,10 @@ class OpenCC(Converter):
         *,
         conversion: Optional[str] = None,
         dict: Optional[_Path] = None,
+        compat: bool = True,
     ) -> None: ...
+    # A str for str or UTF-8 bytes, as the `opencc` package's convert().
+    def convert(self, text: Union[str, bytes], /) -> str: ...  # type: ignore[override]
     def set_conversion(self, conversion: str, /) -> None: ...
     @property
     def config(self) -> str: ...

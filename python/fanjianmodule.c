@@ -9,7 +9,7 @@
  *                     repair="auto")
  *   fanjian.detect(text, *, dict=None)
  *   fanjian.profiles(*, dict=None)
- *   fanjian.OpenCC(config="t2s")      OpenCC 1.4.2-identical (FJ_COMPAT)
+ *   fanjian.OpenCC(config="t2s")      OpenCC 1.4.2-identical (FJ_COMPAT; compat=False: default mode)
  *   fanjian.opencc                    a submodule like the `opencc` package
  *
  * Dictionaries. Each dictionary file is opened once per process and kept
@@ -532,6 +532,16 @@ static int text_arg(PyObject *text, const char *func)
     return -1;
 }
 
+/* convert() takes UTF-8 bytes too (as the `opencc` package did). */
+static int text_or_bytes_arg(PyObject *text, const char *func)
+{
+    if (PyUnicode_Check(text) || PyBytes_Check(text))
+        return 0;
+    PyErr_Format(PyExc_TypeError, "%s() argument must be str or bytes, not %.200s", func,
+                 Py_TYPE(text)->tp_name);
+    return -1;
+}
+
 static int utf8_get(PyObject *text, utf8_text *t)
 {
     t->data = PyUnicode_AsUTF8AndSize(text, &t->len);
@@ -658,6 +668,43 @@ static PyObject *convert_text(const fj_converter *conv, fj_quotes quotes, unsign
     }
     Py_DECREF(t.keep);
     return result;
+}
+
+/* Converts bytes to bytes with the GIL released. They are UTF-8; bytes that
+ * are not valid UTF-8 are copied unchanged, as the library does. */
+static PyObject *convert_bytes_obj(const fj_converter *conv, PyObject *bytes)
+{
+    const char *in = PyBytes_AS_STRING(bytes);
+    size_t n = (size_t)PyBytes_GET_SIZE(bytes);
+    char *out = NULL;
+    size_t len = 0;
+    int out_fj = 0;
+    fj_status st;
+    Py_INCREF(bytes);
+    Py_BEGIN_ALLOW_THREADS
+    st = run_convert(conv, FJ_QUOTES_KEEP, 0, in, n, &out, &len, &out_fj);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(bytes);
+    if (st != FJ_OK) {
+        raise_fj(st, NULL, 0);
+        return NULL;
+    }
+    PyObject *result = len > (size_t)PY_SSIZE_T_MAX
+                           ? PyErr_NoMemory()
+                           : PyBytes_FromStringAndSize(len ? out : "", (Py_ssize_t)len);
+    if (out_fj)
+        fj_free(conv, out);
+    else
+        free(out);
+    return result;
+}
+
+/* str to str, bytes to bytes (the typography: the converter's). */
+static PyObject *convert_any(const fj_converter *conv, PyObject *text)
+{
+    if (PyBytes_Check(text))
+        return convert_bytes_obj(conv, text);
+    return convert_text(conv, FJ_QUOTES_KEEP, 0, text);
 }
 
 /* ---- options --------------------------------------------------------------------- */
@@ -847,21 +894,27 @@ static PyObject *closed_error(ConverterObject *self)
 }
 
 PyDoc_STRVAR(Converter_convert_doc,
-"convert(text, /) -> str\n\n"
-"Converts `text` (a str). The GIL is released while converting, so\n"
-"threads may share one Converter.");
+"convert(text, /) -> str or bytes\n\n"
+"Converts `text`: a str to a str, UTF-8 bytes to bytes (bytes that are not\n"
+"valid UTF-8 are copied unchanged). The GIL is released while converting,\n"
+"so threads may share one Converter.");
 
-static PyObject *Converter_convert(ConverterObject *self, PyObject *text)
+static PyObject *converter_run(ConverterObject *self, PyObject *text)
 {
-    if (text_arg(text, "convert") < 0)
-        return NULL;
     conv_handle *h = self->h;
     if (!h)
         return closed_error(self);
     h->refs++; /* close() meanwhile leaves it to us */
-    PyObject *r = convert_text(h->conv, FJ_QUOTES_KEEP, 0, text); /* typography: the converter's */
+    PyObject *r = convert_any(h->conv, text);
     handle_release(h);
     return r;
+}
+
+static PyObject *Converter_convert(ConverterObject *self, PyObject *text)
+{
+    if (text_or_bytes_arg(text, "convert") < 0)
+        return NULL;
+    return converter_run(self, text);
 }
 
 PyDoc_STRVAR(Converter_close_doc,
@@ -1190,12 +1243,14 @@ static PyObject *config_name(const char *config)
     return PyUnicode_FromFormat("%s.json", config);
 }
 
-static int opencc_setup(ConverterObject *self, dict_entry *d, const char *config)
+/* `compat` 1: OpenCC-identical, quotation marks kept; 0: the default mode
+ * with the profile's own quotation marks, as Converter(config). */
+static int opencc_setup(ConverterObject *self, dict_entry *d, const char *config, int compat)
 {
     PyObject *name = config_name(config);
     if (!name)
         return -1;
-    if (converter_setup(self, d, config, FJ_COMPAT, FJ_QUOTES_KEEP, 1, 0, NULL) < 0) {
+    if (converter_setup(self, d, config, compat ? FJ_COMPAT : 0, FJ_QUOTES_KEEP, compat, 0, NULL) < 0) {
         Py_DECREF(name);
         return -1;
     }
@@ -1205,11 +1260,12 @@ static int opencc_setup(ConverterObject *self, dict_entry *d, const char *config
 
 static int OpenCC_init(ConverterObject *self, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"config", "conversion", "dict", NULL};
+    static char *kwlist[] = {"config", "conversion", "dict", "compat", NULL};
     const char *config = NULL, *conversion = NULL;
     PyObject *dictarg = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|z$zO:OpenCC", kwlist, &config, &conversion,
-                                     &dictarg))
+    int compat = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|z$zOp:OpenCC", kwlist, &config, &conversion,
+                                     &dictarg, &compat))
         return -1;
     if (config && conversion) {
         PyErr_SetString(PyExc_TypeError, "OpenCC() takes config or conversion, not both");
@@ -1218,13 +1274,14 @@ static int OpenCC_init(ConverterObject *self, PyObject *args, PyObject *kwds)
     dict_entry *d = open_dict(dictarg);
     if (!d)
         return -1;
-    return opencc_setup(self, d, config ? config : conversion ? conversion : "t2s");
+    return opencc_setup(self, d, config ? config : conversion ? conversion : "t2s", compat);
 }
 
 PyDoc_STRVAR(OpenCC_set_conversion_doc,
 "set_conversion(conversion, /) -> None\n\n"
 "Switches to another profile ('s2tw' or 's2tw.json'), on the same\n"
-"dictionary (as opencc-python-reimplemented's OpenCC does).");
+"dictionary and in the same mode (as opencc-python-reimplemented's OpenCC\n"
+"does).");
 
 static PyObject *OpenCC_set_conversion(ConverterObject *self, PyObject *arg)
 {
@@ -1244,7 +1301,8 @@ static PyObject *OpenCC_set_conversion(ConverterObject *self, PyObject *arg)
     dict_entry *d = self->dict;
     if (!d && !(d = open_dict(Py_None)))
         return NULL;
-    if (opencc_setup(self, d, conversion) < 0)
+    int compat = self->profile ? (self->flags & FJ_COMPAT) != 0 : 1; /* the mode it has */
+    if (opencc_setup(self, d, conversion, compat) < 0)
         return NULL;
     Py_RETURN_NONE;
 }
@@ -1257,7 +1315,27 @@ static PyObject *OpenCC_get_config(ConverterObject *self, void *Py_UNUSED(closur
     return self->config;
 }
 
+PyDoc_STRVAR(OpenCC_convert_doc,
+"convert(text, /) -> str\n\n"
+"Converts `text`, a str or UTF-8 bytes, and returns a str, as the `opencc`\n"
+"package does (bytes that are not UTF-8: UnicodeDecodeError).");
+
+static PyObject *OpenCC_convert(ConverterObject *self, PyObject *text)
+{
+    if (text_or_bytes_arg(text, "convert") < 0)
+        return NULL;
+    if (!PyBytes_Check(text))
+        return converter_run(self, text);
+    PyObject *s = PyUnicode_FromEncodedObject(text, "utf-8", "strict");
+    if (!s)
+        return NULL;
+    PyObject *r = converter_run(self, s);
+    Py_DECREF(s);
+    return r;
+}
+
 static PyMethodDef OpenCC_methods[] = {
+    {"convert", (PyCFunction)OpenCC_convert, METH_O, OpenCC_convert_doc},
     {"set_conversion", (PyCFunction)OpenCC_set_conversion, METH_O, OpenCC_set_conversion_doc},
     {NULL, NULL, 0, NULL},
 };
@@ -1269,12 +1347,14 @@ static PyGetSetDef OpenCC_getset[] = {
 };
 
 PyDoc_STRVAR(OpenCC_doc,
-"OpenCC(config='t2s', *, dict=None)\n\n"
+"OpenCC(config='t2s', *, dict=None, compat=True)\n\n"
 "A drop-in for the `opencc` package's class: OpenCC('s2t').convert(text).\n"
 "config is a profile name or an OpenCC config file name ('s2tw.json', a\n"
 "leading directory is ignored); the default is 't2s', as in `opencc`.\n"
 "Converts in compatibility mode (FJ_COMPAT): the output is byte for byte\n"
-"OpenCC 1.4.2's, and quotation marks are kept. Also has .config\n"
+"OpenCC 1.4.2's, and quotation marks are kept; compat=False converts in\n"
+"the default mode, as Converter(config). convert() takes str or UTF-8\n"
+"bytes and returns str, as `opencc` does. Also has .config\n"
 "('s2t.json'), .conversion ('s2t') and set_conversion(name), and is a\n"
 "fanjian.Converter (profile, close(), context manager).");
 
@@ -1294,9 +1374,10 @@ static PyTypeObject OpenCCType = {
 
 PyDoc_STRVAR(mod_convert_doc,
 "convert(text, profile='s2t', *, compat=False, quotes=None, punct=False, dict=None,\n"
-"        repair='auto', to=None) -> str\n\n"
-"Converts `text` (a str) with `profile`, or with to='tw' (twp, hk, hkp, hant,\n"
-"cn, hans) any input to that standard; the options are Converter's.\n"
+"        repair='auto', to=None) -> str or bytes\n\n"
+"Converts `text` (a str, or UTF-8 bytes to bytes) with `profile`, or with\n"
+"to='tw' (twp, hk, hkp, hant, cn, hans) any input to that standard; the\n"
+"options are Converter's.\n"
 "The GIL is released while converting.");
 
 static PyObject *mod_convert(PyObject *Py_UNUSED(m), PyObject *args, PyObject *kwds)
@@ -1315,7 +1396,7 @@ static PyObject *mod_convert(PyObject *Py_UNUSED(m), PyObject *args, PyObject *k
         return NULL;
     if (!(profile = profile_or_target(profile, to, target, sizeof target)))
         return NULL;
-    if (text_arg(text, "convert") < 0 || quotes_arg(quotes, &q, &quotes_given) < 0 ||
+    if (text_or_bytes_arg(text, "convert") < 0 || quotes_arg(quotes, &q, &quotes_given) < 0 ||
         mode_flags(compat, repair, &flags) < 0)
         return NULL;
     dict_entry *d = open_dict(dictarg);
@@ -1340,7 +1421,7 @@ static PyObject *mod_convert(PyObject *Py_UNUSED(m), PyObject *args, PyObject *k
             raise_fj(st, &err, 0);
             return NULL;
         }
-        PyObject *r = convert_text(own, FJ_QUOTES_KEEP, 0, text);
+        PyObject *r = convert_any(own, text);
         fj_converter_close(own);
         return r;
     }
@@ -1353,7 +1434,7 @@ static PyObject *mod_convert(PyObject *Py_UNUSED(m), PyObject *args, PyObject *k
         raise_fj(st, &err, 0);
         return NULL;
     }
-    return convert_text(c, FJ_QUOTES_KEEP, 0, text); /* typography: the converter's */
+    return convert_any(c, text);
 }
 
 static PyTypeObject DetectionType, SpanType;

@@ -69,6 +69,8 @@ OPS = [
     ("convert() with quotes and punct", M,
      lambda i: fanjian.convert(LINE + str(i), "s2tw", quotes="tw", punct=True)),
     ("OpenCC.convert", M, lambda i: occ.convert(LINE + str(i))),
+    ("Converter.convert(bytes)", M, lambda i: conv.convert((LINE + str(i)).encode("utf-8"))),
+    ("OpenCC.convert(bytes)", M, lambda i: occ.convert((LINE + str(i)).encode("utf-8"))),
     ("detect()", M, lambda i: fanjian.detect("这里有简体，這裡有繁體，兩者混在一起了。" + str(i))),
     ("text with lone surrogates", M, lambda i: conv.convert(LINE + "\udc80" + str(i))),
     # Opening builds the profile's tables (0.1 to 1 ms): fewer calls.
@@ -88,7 +90,7 @@ def expect_error(exc, fn):
 
 ERROR_OPS = [
     ("unknown profile", M, lambda i: expect_error(ValueError, lambda: fanjian.convert("x", "nonesuch"))),
-    ("not str", M, lambda i: expect_error(TypeError, lambda: conv.convert(b"x"))),
+    ("not str", M, lambda i: expect_error(TypeError, lambda: conv.convert(bytearray(b"x")))),
     ("missing dictionary", M // 5, lambda i: expect_error(FileNotFoundError,
                                                           lambda: fanjian.Converter(dict=MISSING))),
 ]
