@@ -1081,18 +1081,18 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
         for (size_t i = 0; i < ninputs && rc == 0; i++) {
             fds[i] = strcmp(inputs[i], "-") == 0 ? 0 : open(inputs[i], O_RDONLY | O_CLOEXEC);
             struct stat sb;
-            if (fds[i] > 0 && fstat(fds[i], &sb) == 0 && S_ISDIR(sb.st_mode)) {
+            int is_dir = fds[i] > 0 && fstat(fds[i], &sb) == 0 && S_ISDIR(sb.st_mode);
+            if (is_dir) {
                 input_shown(inputs[i], shown);
                 fprintf(stderr, "%s: %s is a directory: to convert a tree, use -r %s -o OUTDIR "
                                 "(or --in-place)\n", prog, shown, shown);
                 close(fds[i]);
                 fds[i] = -1;
-                errno = EISDIR;
+            } else if (fds[i] < 0) {
+                fprintf(stderr, "%s: cannot open %s: %s\n", prog, input_shown(inputs[i], shown),
+                        strerror(errno));
             }
             if (fds[i] < 0) {
-                if (errno != EISDIR)
-                    fprintf(stderr, "%s: cannot open %s: %s\n", prog,
-                            input_shown(inputs[i], shown), strerror(errno));
                 rc = 1;
                 for (size_t j = 0; j < i; j++)
                     if (fds[j] > 0)
