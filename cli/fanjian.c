@@ -954,7 +954,14 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
         return 2;
     }
     /* Options that change nothing are warnings: the output is still what
-     * was asked. */
+     * was asked. (A tree says so of its EPUBs itself.) */
+    size_t epubs = 0;
+    for (size_t i = 0; set.f.to_encoding && in_place && !tree && i < ninputs; i++)
+        epubs += input_format(&set, inputs[i]) == FJF_EPUB;
+    if (epubs)
+        fprintf(stderr, "%s: warning: --to-encoding %s does not apply to EPUB: %zu EPUB%s stay%s "
+                        "UTF-8\n", prog, set.f.to_encoding, epubs, epubs == 1 ? "" : "s",
+                epubs == 1 ? "s" : "");
     if (set.f.from_encoding && one_input && first_format == FJF_EPUB)
         fprintf(stderr, "%s: warning: --from-encoding does not apply to EPUB (its documents "
                         "are read as UTF-8): ignored\n", prog);

@@ -221,6 +221,15 @@ XML
     else
         bad "habits: -r --to-encoding with an EPUB in the tree: the warning, the rest in GBK" "exit $rc: $(tr '\n' '|' <"$TMP/err")"
     fi
+    cp "$H/mixed/book.epub" "$H/mixed/s.txt" "$H"/
+    run "$FJ" --in-place --to-encoding big5 "$H/book.epub" "$H/s.txt"
+    if [ "$rc" -eq 0 ] && grep -q 'warning: --to-encoding BIG5 does not apply to EPUB: 1 EPUB stays UTF-8' "$TMP/err" &&
+        [ "$(iconv -f big5 -t utf-8 <"$H/s.txt")" = 頭髮乾了 ]; then
+        ok "habits: --in-place --to-encoding with an EPUB among the files: the warning"
+    else
+        bad "habits: --in-place --to-encoding with an EPUB among the files: the warning" "exit $rc: $(tr '\n' '|' <"$TMP/err")"
+    fi
+    cp "$H/mixed/s.txt" "$H/s.txt"
 else
     skip "habits: -r --to-encoding with an EPUB in the tree" "zip not installed"
 fi
