@@ -24,24 +24,30 @@ LDFLAGS += $(SAN)
 
 LIB_SRC  = src/alloc.c src/error.c src/image.c src/converter.c src/output.c src/ids.c \
            src/step.c src/pipeline.c src/context.c src/convert.c src/stream.c src/punct.c \
-           src/detect.c src/detect_json.c src/clean.c src/target.c
+           src/detect.c src/detect_json.c src/clean.c src/target.c src/overlay.c
 # One UTF-8 validator; the profile table generated from data/profiles.tsv.
 LIB_SRC += src/utf8.c src/profile.c
 # The default clean rules (data/clean-rules.txt), repair's positional
 # rules (data/context/repair-rules.txt) and the character classes
 # (data/char-classes.txt), compiled into the library.
-CLEAN_RULES_OBJ = $(BUILD)/gen/clean_rules.o $(BUILD)/gen/repair_rules.o $(BUILD)/gen/char_classes.o
+CLEAN_RULES_OBJ = $(BUILD)/gen/clean_rules.o $(BUILD)/gen/repair_rules.o $(BUILD)/gen/char_classes.o \
+                  $(BUILD)/gen/markup_variants.o
 PROFILES_OBJ = $(BUILD)/gen/profiles.o
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(CLEAN_RULES_OBJ) $(PROFILES_OBJ)
-TOOL_OBJ = $(BUILD)/tools/ocdata.o $(BUILD)/tools/model.o $(BUILD)/tools/kenlm.o $(BUILD)/tools/lm.o \
+TOOL_OBJ = $(BUILD)/formats/ocdata.o $(BUILD)/tools/model.o $(BUILD)/tools/kenlm.o $(BUILD)/tools/lm.o \
            $(BUILD)/tools/chewing.o
 # libfanjian-formats (include/fanjian-formats.h): encodings, HTML, XHTML,
 # Markdown, subtitles, EPUB, Legado rules and document clean-up. libzip and
 # uchardet are opened on first use (formats/dynload.h).
 FMT_SRC  = formats/buffer.c formats/encoding.c formats/html.c formats/xml.c formats/subtitle.c \
            formats/markdown.c formats/epub.c formats/display.c formats/legado.c \
-           formats/docclean.c formats/dynload.c formats/file.c
-FMT_OBJ  = $(FMT_SRC:%.c=$(BUILD)/%.o)
+           formats/docclean.c formats/dynload.c formats/file.c formats/userdict.c
+# OpenCC's data model and the image builder (shared with fjdict), and custom
+# OpenCC configs built on them; the stock configs by content
+# (data/opencc-stock-configs.tsv, compiled in).
+FMT_SRC += formats/ocdata.c formats/ocimage.c formats/opencc_config.c
+FMT_GEN  = gen/opencc_stock
+FMT_OBJ  = $(FMT_SRC:%.c=$(BUILD)/%.o) $(FMT_GEN:%=$(BUILD)/%.o)
 FMT_LIBS = -lexpat -ljansson -lpcre2-8 -lpthread -ldl
 FMT_LIB  = $(BUILD)/libfanjian-formats.a
 # The command line: one file, trees, atomic output and `serve` (whose web
@@ -74,9 +80,17 @@ $(BUILD)/gen/clean_rules.c: data/clean-rules.txt scripts/embed.sh
 	@mkdir -p $(dir $@)
 	@./scripts/embed.sh fj__clean_default_rules $< > $@.tmp && mv $@.tmp $@
 
+$(BUILD)/gen/opencc_stock.c: data/opencc-stock-configs.tsv scripts/embed.sh
+	@mkdir -p $(dir $@)
+	@./scripts/embed.sh fjf__opencc_stock_configs $< > $@.tmp && mv $@.tmp $@
+
 $(BUILD)/gen/repair_rules.c: data/context/repair-rules.txt scripts/embed.sh
 	@mkdir -p $(dir $@)
 	@./scripts/embed.sh fj__repair_rules $< > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/gen/markup_variants.c: data/markup-variants.txt scripts/embed.sh
+	@mkdir -p $(dir $@)
+	@./scripts/embed.sh fj__markup_variants $< > $@.tmp && mv $@.tmp $@
 
 # The profiles and their metadata (data/profiles.tsv) as a const table.
 $(BUILD)/gen/profiles.c: data/profiles.tsv scripts/profiles.sh
@@ -106,7 +120,8 @@ $(BUILD)/libfanjian.a: $(LIB_OBJ)
 # The same library built position-independent: for the shared library, the
 # Python module and anything else that is loaded rather than linked in.
 LIB_PIC_OBJ = $(LIB_SRC:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/gen/clean_rules.o \
-              $(BUILD)/pic/gen/repair_rules.o $(BUILD)/pic/gen/profiles.o $(BUILD)/pic/gen/char_classes.o
+              $(BUILD)/pic/gen/repair_rules.o $(BUILD)/pic/gen/profiles.o $(BUILD)/pic/gen/char_classes.o \
+              $(BUILD)/pic/gen/markup_variants.o
 $(BUILD)/pic/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CC -fPIC $<"; $(CC) $(CFLAGS) -fPIC -c $< -o $@
@@ -121,14 +136,14 @@ $(FMT_LIB): $(FMT_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 FMT_PIC_LIB = $(BUILD)/pic/libfanjian-formats.a
-$(FMT_PIC_LIB): $(FMT_SRC:%.c=$(BUILD)/pic/%.o)
+$(FMT_PIC_LIB): $(FMT_SRC:%.c=$(BUILD)/pic/%.o) $(FMT_GEN:%=$(BUILD)/pic/%.o)
 	@rm -f $@
 	ar rcs $@ $^
 
 $(BUILD)/fanjian: $(BUILD)/cli/fanjian.o $(CLI_OBJ) $(FMT_LIB) $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(CLI_LIBS)
 
-$(BUILD)/fjdict: $(BUILD)/tools/fjdict.o $(BUILD)/tools/lint.o $(TOOL_OBJ) $(BUILD)/libfanjian.a
+$(BUILD)/fjdict: $(BUILD)/tools/fjdict.o $(BUILD)/tools/lint.o $(TOOL_OBJ) $(FMT_LIB) $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lm
 
 $(DATA)/.fetched: scripts/fetch-opencc.sh
@@ -181,7 +196,8 @@ sample: all
 # ---- tests -------------------------------------------------------------
 TEST_BINS = $(BUILD)/tests/unit $(BUILD)/tests/pipeline $(BUILD)/tests/cases $(BUILD)/tests/text \
             $(BUILD)/tests/encoding $(BUILD)/tests/markup $(BUILD)/tests/epub \
-            $(BUILD)/tests/legado $(BUILD)/tests/charclass $(BUILD)/charclass
+            $(BUILD)/tests/legado $(BUILD)/tests/charclass $(BUILD)/charclass \
+            $(BUILD)/tests/opencc-reference
 
 $(BUILD)/tests/unit: $(BUILD)/tests/unit.o $(TOOL_OBJ) $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -ljansson -lm
@@ -191,6 +207,11 @@ $(BUILD)/tests/pipeline: $(BUILD)/tests/pipeline.o $(BUILD)/libfanjian.a
 
 $(BUILD)/tests/cases: $(BUILD)/tests/cases.o $(TOOL_OBJ) $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -ljansson -lm
+
+# The oracle for custom OpenCC configs (tests/suite-opencc-config.sh).
+$(BUILD)/tests/opencc-reference: $(BUILD)/tests/opencc_config.o $(BUILD)/formats/ocdata.o \
+        $(BUILD)/libfanjian.a
+	$(CC) $(LDFLAGS) -o $@ $^ -ljansson
 
 $(BUILD)/tests/text: $(BUILD)/tests/text.o $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka

@@ -163,6 +163,52 @@ for p in $DEFAULT_PROFILES; do
 done
 r ""
 
+# ---- 2c. user phrases ----------------------------------------------------------
+# Two lists of 1,000 entries from the corpus itself, each word mapped to
+# itself reversed: "frequent", two- and three-character words taken at
+# every 97th Han run (so common words are in it and match often), and
+# "rare", three-character words seen at most twice in the corpus.
+phr=$work/user-frequent.phrases
+rare=$work/user-rare.phrases
+python3 - "$corpus" "$phr" "$rare" <<'PY'
+import collections, re, sys
+text = open(sys.argv[1], encoding="utf-8", errors="replace").read()
+seen, freq = set(), []
+for i, m in enumerate(re.finditer(r"[\u4e00-\u9fff]{2,3}", text)):
+    w = m.group(0)
+    if i % 97 == 0 and w not in seen:
+        seen.add(w)
+        freq.append(w)
+    if len(freq) == 1000:
+        break
+counts = collections.Counter(m.group(0) for m in re.finditer(r"[\u4e00-\u9fff]{3}", text))
+rare = [w for w, n in counts.items() if n <= 2][:1000]
+for path, words in ((sys.argv[2], freq), (sys.argv[3], rare)):
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("".join("%s\t%s\n" % (w, w[::-1]) for w in words))
+PY
+r "## 2c. User phrases (\`--phrases\`), library in memory"
+r ""
+r "\`throughput [--default] --phrases FILE --tsv DICT s2t INPUT $LIB_RUNS\`: as tables 2 and 2b, with the converter from \`fj_converter_open_options\`. **none**: \`fj_converter_open\`; **empty**: the options with an empty phrase array (\`--phrases -\`); **frequent**: $(wc -l <"$phr") two- and three-character words of the corpus taken at every 97th Han run, so common words are among them and match often; **rare**: $(wc -l <"$rare") three-character words seen at most twice. Each maps a word to itself reversed. Median of $LIB_RUNS."
+r ""
+r "| mode | none MB/s | empty MB/s | frequent MB/s | rare MB/s | frequent: library output = CLI \`--phrases\` output |"
+r "|---|---:|---:|---:|---:|---|"
+for mode in compat default; do
+    flag=$([ "$mode" = default ] && echo --default)
+    row=()
+    for ph in "" - "$phr" "$rare"; do
+        progress "user phrases: s2t $mode, phrases ${ph:-none}"
+        line=$("${pin[@]}" "$tp" $flag ${ph:+--phrases "$ph"} --tsv "$dict" s2t "$corpus" "$LIB_RUNS" "$work/lib-$(basename "${ph:-none}").out")
+        read -r _ bytes _ _ med _ <<<"$line"
+        row+=("$(awk -v b="$bytes" -v m="$med" 'BEGIN {printf "%.1f", b / 1e6 / m}')")
+    done
+    "${pin[@]}" "$fanjian" $([ "$mode" = compat ] && echo --compat) -c s2t --phrases "$phr" -i "$corpus" -o "$work/cli.out"
+    same=$(cmp -s "$work/lib-$(basename "$phr").out" "$work/cli.out" && echo yes || echo "**no**")
+    rm -f "$work"/lib-*.out "$work/cli.out"
+    r "| $mode | ${row[0]} | ${row[1]} | ${row[2]} | ${row[3]} | $same |"
+done
+r ""
+
 # ---- 3. open time -------------------------------------------------------------
 progress "open time: library, $OPEN_RUNS open/close cycles"
 open_line=$("${pin[@]}" "$tp" --open-only "$dict" s2t "$OPEN_RUNS")

@@ -11,6 +11,10 @@
  *       profile bytes repeats best_s median_s open_ms
  *       and, with OUT, writes the converted text there (to check it against
  *       the CLI's output)
+ *   throughput [--default] --phrases FILE|- --tsv DICT PROFILE FILE [REPEATS] [OUT]
+ *       the converter from fj_converter_open_options with the user phrases
+ *       of FILE (KEY<TAB>VALUE lines), or with "-" an empty overlay (arrays
+ *       given, no entries), to show what user entries cost
  *   throughput --open-only DICT PROFILE RUNS
  *       opens and closes dictionary + converter RUNS times; prints
  *       "open PROFILE median M ms (min A, max B, N runs; dict D ms, converter C ms)"
@@ -47,6 +51,73 @@ static double median(double *v, int n)
 
 /* FJ_COMPAT unless --default is given first. */
 static unsigned mode_flags = FJ_COMPAT;
+/* --phrases FILE: its entries (NULL: fj_converter_open); "-": none. */
+static const char *phrases_path;
+
+/* The KEY<TAB>VALUE lines of path, in place in *text. */
+static size_t read_phrases(const char *path, char **text, fj_phrase **out)
+{
+    *text = NULL;
+    *out = NULL;
+    if (strcmp(path, "-") == 0)
+        return 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        perror(path);
+        exit(1);
+    }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    *text = malloc((size_t)n + 1);
+    if (!*text || fread(*text, 1, (size_t)n, f) != (size_t)n)
+        exit(1);
+    fclose(f);
+    (*text)[n] = 0;
+    size_t count = 0, cap = 0;
+    for (char *p = *text; *p;) {
+        char *eol = strchr(p, '\n'), *tab = strchr(p, '\t');
+        if (eol)
+            *eol = 0;
+        if (tab && (!eol || tab < eol)) {
+            *tab = 0;
+            if (count == cap) {
+                cap = cap ? 2 * cap : 256;
+                *out = realloc(*out, cap * sizeof **out);
+                if (!*out)
+                    exit(1);
+            }
+            (*out)[count].from = p;
+            (*out)[count++].to = tab + 1;
+        }
+        if (!eol)
+            break;
+        p = eol + 1;
+    }
+    return count;
+}
+
+static fj_status open_converter(const fj_dict *dict, const char *profile, fj_converter **conv,
+                                fj_error *err)
+{
+    if (!phrases_path)
+        return fj_converter_open(dict, profile, mode_flags, conv, err);
+    static const fj_phrase none[1] = {{NULL, NULL}};
+    char *text;
+    fj_phrase *ph;
+    size_t n = read_phrases(phrases_path, &text, &ph);
+    fj_options o;
+    fj_options_init(&o);
+    o.profile = profile;
+    o.flags = mode_flags;
+    o.quotes = FJ_QUOTES_KEEP;
+    o.phrases = n ? ph : none;
+    o.phrase_count = n;
+    fj_status st = fj_converter_open_options(dict, &o, conv, err);
+    free(ph);
+    free(text);
+    return st;
+}
 
 static int open_both(const char *dict_path, const char *profile, fj_dict **dict,
                      fj_converter **conv)
@@ -54,7 +125,7 @@ static int open_both(const char *dict_path, const char *profile, fj_dict **dict,
     fj_error err;
     if (fj_dict_open(dict_path, NULL, dict, &err) != FJ_OK)
         goto fail;
-    if (fj_converter_open(*dict, profile, mode_flags, conv, &err) != FJ_OK) {
+    if (open_converter(*dict, profile, conv, &err) != FJ_OK) {
         fj_dict_close(*dict);
         goto fail;
     }
@@ -120,6 +191,11 @@ int main(int argc, char **argv)
             argv++;
             argc--;
         }
+    }
+    if (argc > 2 && strcmp(argv[1], "--phrases") == 0) {
+        phrases_path = argv[2];
+        argv += 2;
+        argc -= 2;
     }
     if (argc > 1 && strcmp(argv[1], "--open-only") == 0) {
         int runs = argc == 5 ? atoi(argv[4]) : 0;

@@ -52,9 +52,12 @@ static void usage(FILE *f)
             "  -c, --config PROFILE  s2t t2s s2tw tw2s s2twp tw2sp s2hk hk2s s2hkp hk2sp\n"
             "                        t2tw tw2t t2hk hk2t t2jp jp2t (OpenCC names like\n"
             "                        s2t.json are accepted), or none (only re-encode);\n"
+            "                        an OpenCC config file of your own (./my.json) is\n"
+            "                        converted as OpenCC does (README: OpenCC configs);\n"
             "                        the default is s2t, as OpenCC's\n"
-            "      --path DIR        look for a -c file in DIR too (as OpenCC does); may\n"
-            "                        be given more than once\n"
+            "      --path DIR        look for a -c file, and the dictionaries a config\n"
+            "                        names, in DIR too (as OpenCC does); may be given\n"
+            "                        more than once\n"
             "      --noflush [BOOL]  OpenCC's: no line-by-line writing (true/1, the default\n"
             "                        when given alone, or false/0); chunks are read whole\n"
             "      --to TARGET       instead of -c: any input, Simplified or Traditional\n"
@@ -89,6 +92,11 @@ static void usage(FILE *f)
             "                        tw2sp/hk2sp (cn); --compat keeps them\n"
             "      --punct           in Chinese text, 。。。 and ... become ……, and\n"
             "                        , ! ? : ; between Han characters become full-width\n"
+            "      --phrases FILE    your own entries, KEY<TAB>VALUE a line (OpenCC's text\n"
+            "                        format): they win over everything else; repeatable\n"
+            "      --protect FILE    terms never converted (names, brands), one a line\n"
+            "      --markup          honour -{text}- (kept as written) and\n"
+            "                        -{zh-hans:计算机; zh-hant:電腦}- (the fitting one)\n"
             "\n"
             "Encodings and formats:\n"
             "      --from-encoding ENC  the inputs' encoding (default: detected per input;\n"
@@ -229,6 +237,7 @@ static int detect_decode(const fj_dict *dict, char *raw, size_t len, const char 
     if (!clean && strncmp(enc.name, "UTF-", 4) == 0) {
         fj_detection as_utf8;
         memset(&as_utf8, 0, sizeof as_utf8);
+        as_utf8.size = sizeof as_utf8;
         if (fj_detect(dict, raw, len, &as_utf8) == FJ_OK && as_utf8.script != FJ_SCRIPT_BINARY)
             return 0;
     }
@@ -331,6 +340,7 @@ static fj_status detect_text(const fj_dict *dict, const char *text, size_t len, 
                              detected *d)
 {
     memset(&d->r, 0, sizeof d->r);
+    d->r.size = sizeof d->r;
     fj_status st = fj_detect(dict, text, len, &d->r);
     if (st == FJ_OK && want_spans && d->r.span_count > 0) {
         d->spans = malloc(d->r.span_count * sizeof *d->spans);
@@ -766,6 +776,9 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
     memset(&set, 0, sizeof set);
     set.format = -1;
     set.f.quotes = -1; /* not given */
+    fjf_user_entries user;
+    memset(&user, 0, sizeof user);
+    int markup = 0;
     for (int i = clean_cmd ? 2 : 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = NULL;
@@ -884,6 +897,15 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
             }
         } else if (strcmp(a, "--punct") == 0)
             set.f.punct_flags = FJ_PUNCT_ELLIPSIS | FJ_PUNCT_FULLWIDTH;
+        else if (TAKES("--phrases", "--phrases") || TAKES("--protect", "--protect")) {
+            fjf_error ferr;
+            if (fjf_user_entries_read(&user, val, a[4] == 'o', &ferr) != 0) {
+                fprintf(stderr, "%s: %s\n", prog, ferr.message);
+                fjf_user_entries_free(&user);
+                return 2;
+            }
+        } else if (strcmp(a, "--markup") == 0)
+            markup = 1;
         else if (strcmp(a, "--list") == 0)
             list = 1;
         else if (strcmp(a, "--version") == 0) {
@@ -1016,14 +1038,37 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
     opts.profile = !target && profile && strcmp(profile, "none") != 0 ? profile : NULL;
     opts.flags = conv_flags;
     opts.quotes = FJ_QUOTES_KEEP;
-    if ((opts.target || opts.profile) &&
-        fj_converter_open_options(dict, &opts, &conv, &err) != FJ_OK) {
-        fprintf(stderr, "%s: %s\n", prog, err.message);
+    opts.phrases = user.phrases;
+    opts.phrase_count = user.phrase_count;
+    opts.protect = (const char *const *)user.protect;
+    opts.protect_count = user.protect_count;
+    opts.markup = markup ? FJ_MARKUP_INLINE : 0;
+    int user_entries = user.phrase_count || user.protect_count || markup;
+    /* A config file: a stock one is its profile, any other brings its own
+     * image (formats/opencc_config.c). */
+    fjf_opencc_config *config = NULL;
+    fjf_error config_err;
+    if (opts.profile && fjf_opencc_config_load(dict, opts.profile, paths, npaths, &config, &config_err)) {
+        fprintf(stderr, "%s: %s\n", prog, config_err.message);
         free(config_found);
+        fjf_user_entries_free(&user);
         fj_dict_close(dict);
         return 2;
     }
-    free(config_found);
+    if (config)
+        opts.profile = fjf_opencc_config_profile(config);
+    fj_status open_st = FJ_OK;
+    if (opts.target || opts.profile || user_entries)
+        open_st = fj_converter_open_options(config ? fjf_opencc_config_dict(config) : dict, &opts,
+                                            &conv, &err);
+    fjf_user_entries_free(&user); /* the converter has copied them */
+    if (open_st != FJ_OK) {
+        fprintf(stderr, "%s: %s\n", prog, err.message);
+        free(config_found);
+        fjf_opencc_config_free(config);
+        fj_dict_close(dict);
+        return 2;
+    }
     fj_profile_info info;
     info.size = sizeof info;
     if (repair && opts.profile && !(conv_flags & FJ_COMPAT) &&
@@ -1036,6 +1081,8 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
         fj_clean_close(cleaner);
         fjf_legado_free(legado);
         fj_converter_close(conv);
+        fjf_opencc_config_free(config);
+        free(config_found);
         fj_dict_close(dict);
         return 2;
     }
@@ -1160,6 +1207,8 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
     fj_clean_close(cleaner);
     fjf_legado_free(legado);
     fj_converter_close(conv);
+    fjf_opencc_config_free(config);
+    free(config_found);
     fj_dict_close(dict);
     return rc;
 }

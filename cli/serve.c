@@ -7,11 +7,13 @@
  *   GET  /v1/profiles   {"profiles":[...]}
  *   POST /v1/convert    answered by cli/serve_api.c
  *   POST /v1/detect     answered by cli/serve_api.c
+ *   POST /v1/file       a file's bytes (application/octet-stream), answered
+ *                       by cli/serve_api.c with the converted file
  *
  * This file is the HTTP side: routes, methods, bodies and their limits. A
- * request body is held whole (at most --max-body bytes, and all bodies
- * together at most --max-memory) and handed to fjx_api_answer, which frees
- * it once parsed.
+ * request body is held whole (at most --max-body bytes, a file at most
+ * --max-file, and all bodies together at most --max-memory) and handed to
+ * fjx_api_answer or fjx_api_file, which free it.
  *
  * What keeps one client from starving the others: a deadline for a
  * request's headers and one for its body that, unlike libmicrohttpd's idle
@@ -19,7 +21,8 @@
  * shuts down sockets past theirs); a limit of connections per address and
  * one overall, below the descriptor limit. On a loopback address only a
  * loopback Host is answered (DNS rebinding), and POSTs must say they are
- * JSON, which a page elsewhere cannot send without a CORS preflight. */
+ * JSON (a file: application/octet-stream), which a page elsewhere cannot
+ * send without a CORS preflight. */
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
@@ -80,7 +83,13 @@ extern const size_t fjx_web_index_html_size;
 
 static const char prog[] = "fanjian";
 
-enum route { R_NONE, R_INDEX, R_HEALTH, R_PROFILES, R_CONVERT, R_DETECT };
+enum route { R_NONE, R_INDEX, R_HEALTH, R_PROFILES, R_CONVERT, R_DETECT, R_FILE };
+
+/* The routes that take a POST body. */
+static int is_post_route(enum route rt)
+{
+    return rt == R_CONVERT || rt == R_DETECT || rt == R_FILE;
+}
 
 /* One open connection as the watchdog sees it. Registered when
  * libmicrohttpd opens the connection and removed, under the lock, when it
@@ -99,7 +108,7 @@ typedef struct watched {
 typedef struct server {
     fj_dict *dict;
     fjx_api *api;
-    unsigned long long max_body, max_memory;
+    unsigned long long max_body, max_file, max_memory;
     unsigned header_timeout, body_timeout;
     int check_host;          /* listening on loopback: only loopback Hosts */
     const char *cors_origin; /* --cors, or NULL */
@@ -115,6 +124,7 @@ enum refusal { KEEP, TOO_BIG, OVER_BUDGET };
 /* One request while its body arrives. */
 typedef struct request {
     enum route route;
+    unsigned long long limit; /* --max-body, or --max-file for a file */
     char *body;
     size_t len, cap;
     unsigned long long seen;     /* bytes received, kept or not */
@@ -304,6 +314,92 @@ static enum MHD_Result api_call(const server *s, struct MHD_Connection *c, reque
     return send_json(s, c, status, out, out_len, NULL, NULL);
 }
 
+/* A query parameter of the request, for fjx_api_file. */
+static const char *query_param(void *ctx, const char *key)
+{
+    return MHD(MHD_lookup_connection_value)(ctx, MHD_GET_ARGUMENT_KIND, key);
+}
+
+/* name as Content-Disposition's filename* (RFC 8187: UTF-8, percent-encoded). */
+static int put_ext_value(char *out, size_t size, const char *name)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    static const char keep[] = "!#$&+-.^_`|~";
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+        if (o + 4 > size)
+            return -1;
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+            strchr(keep, *p)) {
+            out[o++] = (char)*p;
+        } else {
+            out[o++] = '%';
+            out[o++] = hex[*p >> 4];
+            out[o++] = hex[*p & 15];
+        }
+    }
+    out[o] = 0;
+    return 0;
+}
+
+/* A whole file has arrived: converted, and sent back as a download named
+ * as the command line would name it. */
+static enum MHD_Result file_call(const server *s, struct MHD_Connection *c, request *q)
+{
+    char *body = q->body;
+    size_t len = q->len;
+    q->body = NULL; /* fjx_api_file frees it */
+    q->len = q->cap = 0;
+    fjx_file_answer ans;
+    unsigned status = fjx_api_file(s->api, query_param, c, body, len, &ans);
+    if (status != 200)
+        return send_json(s, c, status, ans.body, ans.len, NULL, NULL);
+    /* 255 bytes of name, each at most three: room to spare. */
+    char ext[800], disposition[1700];
+    if (put_ext_value(ext, sizeof ext, ans.name) != 0) {
+        fjx_file_answer_free(&ans);
+        return send_error(s, c, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL, NULL,
+                          "the converted name is too long");
+    }
+    /* filename= for clients without filename* (curl -OJ): the name's bytes,
+     * UTF-8, with " and \\ as _ (no control characters: checked). */
+    char plain[800];
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)ans.name; *p && n < sizeof plain - 1; p++)
+        plain[n++] = *p >= 0x20 && *p != 0x7f && *p != '"' && *p != '\\' ? (char)*p : '_';
+    plain[n] = 0;
+    snprintf(disposition, sizeof disposition, "attachment; filename=\"%s\"; filename*=UTF-8''%s",
+             plain, ext);
+    char ms[32];
+    snprintf(ms, sizeof ms, "%.3f", ans.ms);
+    struct MHD_Response *r =
+        MHD(MHD_create_response_from_buffer)(ans.len, ans.body, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        fjx_file_answer_free(&ans);
+        return MHD_NO;
+    }
+    ans.body = NULL; /* the response's now */
+    MHD(MHD_add_response_header)(r, MHD_HTTP_HEADER_CONTENT_TYPE, ans.type);
+    MHD(MHD_add_response_header)(r, MHD_HTTP_HEADER_CONTENT_DISPOSITION, disposition);
+    MHD(MHD_add_response_header)(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    /* A converted page opened from here runs nothing. */
+    MHD(MHD_add_response_header)(r, "Content-Security-Policy", "default-src 'none'; sandbox");
+    MHD(MHD_add_response_header)(r, "X-Fanjian-Format", ans.format);
+    if (ans.encoding[0])
+        MHD(MHD_add_response_header)(r, "X-Fanjian-Encoding", ans.encoding);
+    MHD(MHD_add_response_header)(r, "X-Fanjian-Profile", ans.profile);
+    MHD(MHD_add_response_header)(r, "X-Fanjian-Ms", ms);
+    common_headers(s, r);
+    if (s->cors_origin)
+        MHD(MHD_add_response_header)(r, "Access-Control-Expose-Headers",
+                                     "Content-Disposition, X-Fanjian-Format, X-Fanjian-Encoding, "
+                                     "X-Fanjian-Profile, X-Fanjian-Ms");
+    fjx_file_answer_free(&ans);
+    enum MHD_Result ret = MHD(MHD_queue_response)(c, MHD_HTTP_OK, r);
+    MHD(MHD_destroy_response)(r);
+    return ret;
+}
+
 /* ---- what a request may ask ---------------------------------------------------------- */
 
 static int is_port(const char *p)
@@ -346,16 +442,17 @@ static int loopback_host(const char *host)
     return inet_pton(AF_INET, name, &a4) == 1 && (ntohl(a4.s_addr) >> 24) == 127;
 }
 
-/* Content-Type is application/json, parameters (; charset=utf-8) allowed. */
-static int json_content_type(const char *type)
+/* Content-Type is `want` (application/json), parameters (; charset=utf-8)
+ * allowed. */
+static int is_content_type(const char *type, const char *want)
 {
-    static const char json[] = "application/json";
+    size_t n = strlen(want);
     if (!type)
         return 0;
     type += strspn(type, " \t");
-    if (strncasecmp(type, json, sizeof json - 1) != 0)
+    if (strncasecmp(type, want, n) != 0)
         return 0;
-    type += sizeof json - 1;
+    type += n;
     type += strspn(type, " \t");
     return *type == 0 || *type == ';';
 }
@@ -374,6 +471,8 @@ static enum route route_of(const char *url)
         return R_CONVERT;
     if (strcmp(url, "/v1/detect") == 0)
         return R_DETECT;
+    if (strcmp(url, "/v1/file") == 0)
+        return R_FILE;
     return R_NONE;
 }
 
@@ -401,6 +500,17 @@ static enum MHD_Result preflight(const server *s, struct MHD_Connection *c, cons
     return ret;
 }
 
+/* 413, naming the limit passed. */
+static enum MHD_Result too_large(const server *s, struct MHD_Connection *c, enum route rt,
+                                 unsigned long long limit)
+{
+    if (rt == R_FILE)
+        return send_error(s, c, MHD_HTTP_CONTENT_TOO_LARGE, NULL, NULL,
+                          "the file is larger than %llu bytes (--max-file)", limit);
+    return send_error(s, c, MHD_HTTP_CONTENT_TOO_LARGE, NULL, NULL,
+                      "the body is larger than %llu bytes", limit);
+}
+
 static enum MHD_Result first_call(server *s, struct MHD_Connection *c, const char *url,
                                   const char *method, void **req_cls)
 {
@@ -417,7 +527,7 @@ static enum MHD_Result first_call(server *s, struct MHD_Connection *c, const cha
     int get = strcmp(method, MHD_HTTP_METHOD_GET) == 0 || strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
     int post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
     if (rt != R_NONE && strcmp(method, MHD_HTTP_METHOD_OPTIONS) == 0)
-        return preflight(s, c, url, rt == R_CONVERT || rt == R_DETECT ? "POST" : "GET, HEAD");
+        return preflight(s, c, url, is_post_route(rt) ? "POST" : "GET, HEAD");
     switch (rt) {
     case R_NONE:
         return send_error(s, c, MHD_HTTP_NOT_FOUND, NULL, NULL, "no such resource: %.200s", url);
@@ -430,11 +540,12 @@ static enum MHD_Result first_call(server *s, struct MHD_Connection *c, const cha
         break;
     case R_CONVERT:
     case R_DETECT:
+    case R_FILE:
         break;
     }
     /* Answered once the request is complete: an answer before that makes
      * libmicrohttpd close the connection. */
-    if (get && rt != R_CONVERT && rt != R_DETECT) {
+    if (get && !is_post_route(rt)) {
         request *q = calloc(1, sizeof *q);
         if (!q)
             return MHD_NO;
@@ -445,12 +556,15 @@ static enum MHD_Result first_call(server *s, struct MHD_Connection *c, const cha
     if (!post)
         return send_error(s, c, MHD_HTTP_METHOD_NOT_ALLOWED, MHD_HTTP_HEADER_ALLOW, "POST",
                           "%.200s takes POST, not %.32s", url, method);
-    /* A page elsewhere can POST text/plain without asking; JSON it cannot. */
+    /* A page elsewhere can POST text/plain or a form without asking; JSON
+     * or application/octet-stream it cannot. */
+    const char *want = rt == R_FILE ? "application/octet-stream" : "application/json";
     const char *type = MHD(MHD_lookup_connection_value)(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
-    if (!json_content_type(type))
+    if (!is_content_type(type, want))
         return send_error(s, c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, NULL, NULL,
-                          "%.200s takes Content-Type: application/json, not %.100s", url,
+                          "%.200s takes Content-Type: %s, not %.100s", url, want,
                           type ? type : "none");
+    unsigned long long limit = rt == R_FILE ? s->max_file : s->max_body;
     /* A declared length over the limit is refused before any of the body is read. */
     unsigned long long declared = 0;
     const char *cl = MHD(MHD_lookup_connection_value)(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
@@ -461,13 +575,13 @@ static enum MHD_Result first_call(server *s, struct MHD_Connection *c, const cha
         if (errno || end == cl)
             declared = ULLONG_MAX;
     }
-    if (declared > s->max_body)
-        return send_error(s, c, MHD_HTTP_CONTENT_TOO_LARGE, NULL, NULL,
-                          "the body is larger than %llu bytes", s->max_body);
+    if (declared > limit)
+        return too_large(s, c, rt, limit);
     request *q = calloc(1, sizeof *q);
     if (!q)
         return MHD_NO;
     q->route = rt;
+    q->limit = limit;
     if (declared) {
         if (budget_reserve(s, q, declared) != 0) {
             free(q);
@@ -485,9 +599,9 @@ static enum MHD_Result body_part(server *s, request *q, const char *data, size_t
 {
     q->seen += n;
     if (q->refused)
-        return q->seen > s->max_body + DISCARD_LIMIT ? MHD_NO : MHD_YES;
+        return q->seen > q->limit + DISCARD_LIMIT ? MHD_NO : MHD_YES;
     /* Counted as it arrives too: a chunked body declares no length. */
-    if (q->seen > s->max_body) {
+    if (q->seen > q->limit) {
         drop_body(s, q, TOO_BIG);
         return MHD_YES;
     }
@@ -495,8 +609,8 @@ static enum MHD_Result body_part(server *s, request *q, const char *data, size_t
         size_t cap = q->cap ? q->cap : 64u << 10;
         while (cap - q->len < n)
             cap *= 2;
-        if (cap > s->max_body)
-            cap = (size_t)s->max_body;
+        if (cap > q->limit)
+            cap = (size_t)q->limit;
         if (cap > q->reserved && budget_reserve(s, q, cap - q->reserved) != 0) {
             drop_body(s, q, OVER_BUDGET);
             return MHD_YES;
@@ -521,7 +635,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     request *q = *req_cls;
     if (!q)
         return first_call(s, c, url, method, req_cls);
-    if (q->route != R_CONVERT && q->route != R_DETECT) {
+    if (!is_post_route(q->route)) {
         if (*upload_data_size) {
             *upload_data_size = 0; /* a body sent with GET means nothing */
             return MHD_YES;
@@ -540,11 +654,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     /* The whole body is in; the answer is sent under the idle timeout. */
     set_deadline(s, c, 0);
     if (q->refused == TOO_BIG)
-        return send_error(s, c, MHD_HTTP_CONTENT_TOO_LARGE, NULL, NULL,
-                          "the body is larger than %llu bytes", s->max_body);
+        return too_large(s, c, q->route, q->limit);
     if (q->refused == OVER_BUDGET)
         return send_busy(s, c);
-    return api_call(s, c, q);
+    return q->route == R_FILE ? file_call(s, c, q) : api_call(s, c, q);
 }
 
 /* A request is over: its memory goes back to the budget, and the next
@@ -584,13 +697,14 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: fanjian serve [--listen HOST:PORT] [--dict IMAGE] [--max-body BYTES]\n"
-            "                     [--max-memory BYTES] [--header-timeout SECONDS]\n"
-            "                     [--body-timeout SECONDS] [--max-per-address N]\n"
-            "                     [--cors ORIGIN] [--threads N]\n"
+            "                     [--max-file BYTES] [--max-memory BYTES]\n"
+            "                     [--header-timeout SECONDS] [--body-timeout SECONDS]\n"
+            "                     [--max-per-address N] [--cors ORIGIN] [--threads N]\n"
             "\n"
             "Serves the conversion over HTTP: a web page at /, and a JSON API\n"
-            "(POST /v1/convert, POST /v1/detect, GET /v1/profiles, GET /healthz).\n"
-            "POSTs must be sent with Content-Type: application/json (else 415).\n"
+            "(POST /v1/convert, POST /v1/detect, POST /v1/file, GET /v1/profiles,\n"
+            "GET /healthz). POSTs must be sent with Content-Type: application/json,\n"
+            "a file to /v1/file as application/octet-stream (else 415).\n"
             "\n"
             "      --listen HOST:PORT  address to listen on (default 127.0.0.1:8080; port 0\n"
             "                        picks a free port; [::1]:PORT for IPv6, :PORT for\n"
@@ -603,6 +717,9 @@ static void usage(FILE *f)
             "                        image next to this program, then %s)\n"
             "      --max-body BYTES  largest request body, with an optional K, M or G\n"
             "                        suffix (default 16M); larger ones get 413\n"
+            "      --max-file BYTES  largest file for POST /v1/file (default 16M, at most\n"
+            "                        --max-memory); larger ones get 413. An EPUB may\n"
+            "                        unpack to 8 times that\n"
             "      --max-memory BYTES  request bodies held at once, all connections\n"
             "                        together (default 64M); a body that would pass it\n"
             "                        gets 503 with Retry-After\n"
@@ -776,6 +893,7 @@ static int server_open(server *s, const char *dict_path, char **profiles_json, s
     }
     if (fjx_api_open(s->dict, &s->api) != 0)
         return -1;
+    fjx_api_set_file_limit(s->api, s->max_file);
     if (fjx_api_profiles(s->api, profiles_json, profiles_len) != 0) {
         fprintf(stderr, "%s: serve: out of memory\n", prog);
         return -1;
@@ -843,19 +961,20 @@ static unsigned connection_limit(unsigned threads)
 }
 
 enum option { O_LISTEN, O_DICT, O_MAX_BODY, O_THREADS, O_MAX_MEMORY, O_HEADER_TIMEOUT,
-              O_BODY_TIMEOUT, O_MAX_PER_ADDRESS, O_CORS, O_COUNT };
+              O_BODY_TIMEOUT, O_MAX_PER_ADDRESS, O_CORS, O_MAX_FILE, O_COUNT };
 
 int fjx_serve_main(int argc, char **argv)
 {
     const char *listen_spec = "127.0.0.1:8080", *dict_path = NULL, *cors = NULL;
     unsigned long long max_body = DEFAULT_MAX_BODY, max_memory = DEFAULT_MAX_MEMORY;
+    unsigned long long max_file = 0; /* 0: not given */
     unsigned header_timeout = DEFAULT_HEADER_TIMEOUT, body_timeout = DEFAULT_BODY_TIMEOUT;
     unsigned max_per_address = DEFAULT_MAX_PER_ADDRESS;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     unsigned threads = ncpu > 0 && ncpu <= 256 ? (unsigned)ncpu : 1;
     static const char *const opts[O_COUNT] = {
         "--listen", "--dict", "--max-body", "--threads", "--max-memory", "--header-timeout",
-        "--body-timeout", "--max-per-address", "--cors"};
+        "--body-timeout", "--max-per-address", "--cors", "--max-file"};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = NULL;
         int which = -1;
@@ -881,6 +1000,7 @@ int fjx_serve_main(int argc, char **argv)
             dict_path = val;
             break;
         case O_MAX_BODY:
+        case O_MAX_FILE:
         case O_MAX_MEMORY: {
             unsigned long long v = parse_size(val);
             if (v == 0 || v > SIZE_MAX / 4) {
@@ -888,7 +1008,7 @@ int fjx_serve_main(int argc, char **argv)
                                 "or 16M), not %s\n", prog, a, val);
                 return 2;
             }
-            *(which == O_MAX_BODY ? &max_body : &max_memory) = v;
+            *(which == O_MAX_BODY ? &max_body : which == O_MAX_FILE ? &max_file : &max_memory) = v;
             break;
         }
         case O_THREADS:
@@ -930,6 +1050,14 @@ int fjx_serve_main(int argc, char **argv)
                         "such a body could never be taken\n", prog, max_body, max_memory);
         return 2;
     }
+    if (max_file > max_memory) {
+        fprintf(stderr, "%s: serve: --max-file (%llu) is larger than --max-memory (%llu): "
+                        "such a file could never be taken\n", prog, max_file, max_memory);
+        return 2;
+    }
+    /* Not given: the default, within --max-memory. */
+    if (!max_file)
+        max_file = FJX_DEFAULT_MAX_FILE < max_memory ? FJX_DEFAULT_MAX_FILE : max_memory;
 
     char why[200];
     if (!fjx_mhd_api_load(why, sizeof why)) {
@@ -939,6 +1067,7 @@ int fjx_serve_main(int argc, char **argv)
     server s;
     memset(&s, 0, sizeof s);
     s.max_body = max_body;
+    s.max_file = max_file;
     s.max_memory = max_memory;
     s.header_timeout = header_timeout;
     s.body_timeout = body_timeout;

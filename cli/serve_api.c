@@ -2,20 +2,28 @@
  *
  *   POST /v1/convert    {"text","profile","quotes"?,"clean"?,"compat"?,"punct"?,"repair"?}
  *   POST /v1/detect     {"text"}
+ *   POST /v1/file       a file's bytes; the same options, and "name", as
+ *                       query parameters (fjx_api_file)
  *
  * The answer is built from the body in a few buffers of about its size,
  * each freed as soon as the next exists, so memory per request is bounded
  * by the body's size. */
+/* _GNU_SOURCE for memfd_create: an EPUB is written to a descriptor. */
+#define _GNU_SOURCE
+#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
 #include "fanjian.h"
+#include "fanjian-formats.h"
 #include "serve_api.h"
 
 static const char prog[] = "fanjian";
@@ -31,6 +39,7 @@ struct fjx_api {
     fj_converter **to;   /* target-only converters, by fj_target_name's index */
     size_t ntargets;
     fj_clean *clean;
+    fjf_epub_limits epub; /* for /v1/file, from its size limit */
 };
 
 /* A growable buffer that also serves as an fj_write_fn target. */
@@ -224,6 +233,66 @@ static int opt_bool(const json_t *root, const char *key, int *v)
     return 0;
 }
 
+/* A request's own phrases, protected terms and markup, in fj_options'
+ * shape (the strings are the request's). At most API_USER_ENTRIES entries. */
+#define API_USER_ENTRIES 10000
+typedef struct user_entries {
+    fj_phrase *phrases;
+    size_t phrase_count;
+    const char **protect;
+    size_t protect_count;
+    int markup;
+} user_entries;
+
+static int json_text_ok(const json_t *j)
+{
+    return json_is_string(j) && json_string_length(j) > 0 &&
+           strlen(json_string_value(j)) == json_string_length(j);
+}
+
+/* "phrases": {"from": "to", ...}, "protect": ["term", ...], "markup": bool.
+ * NULL, or what is wrong. */
+static const char *read_user_entries(const json_t *root, user_entries *u)
+{
+    const json_t *jph = json_object_get(root, "phrases"), *jpr = json_object_get(root, "protect");
+    if (opt_bool(root, "markup", &u->markup))
+        return "\"markup\" must be true or false";
+    if (jph && !json_is_null(jph)) {
+        if (!json_is_object(jph))
+            return "\"phrases\" must be an object of strings: {\"from\": \"to\"}";
+        if (json_object_size(jph) > API_USER_ENTRIES)
+            return "\"phrases\" has more than 10000 entries";
+        u->phrases = calloc(json_object_size(jph) + 1, sizeof *u->phrases);
+        if (!u->phrases)
+            return "out of memory";
+        const char *k;
+        const json_t *v;
+        json_object_foreach((json_t *)(uintptr_t)jph, k, v) {
+            if (!*k || !json_text_ok(v))
+                return "each of \"phrases\" maps a non-empty string to a non-empty string "
+                       "without U+0000";
+            u->phrases[u->phrase_count].from = k;
+            u->phrases[u->phrase_count++].to = json_string_value(v);
+        }
+    }
+    if (jpr && !json_is_null(jpr)) {
+        if (!json_is_array(jpr))
+            return "\"protect\" must be an array of strings";
+        if (json_array_size(jpr) > API_USER_ENTRIES)
+            return "\"protect\" has more than 10000 entries";
+        u->protect = calloc(json_array_size(jpr) + 1, sizeof *u->protect);
+        if (!u->protect)
+            return "out of memory";
+        for (size_t i = 0; i < json_array_size(jpr); i++) {
+            const json_t *v = json_array_get(jpr, i);
+            if (!json_text_ok(v))
+                return "each of \"protect\" is a non-empty string without U+0000";
+            u->protect[u->protect_count++] = json_string_value(v);
+        }
+    }
+    return NULL;
+}
+
 /* Whether the JSON string j is exactly s: with its length, since a string
  * may hold NUL ("s2tw\u0000x" is no profile). */
 static int str_is(const json_t *j, const char *s, size_t n)
@@ -259,14 +328,22 @@ static const json_t *get_text(const json_t *root, char **out, size_t *out_len)
     return NULL;
 }
 
-/* Frees *rootp (and sets it to NULL) as soon as the text is converted, so
- * that the request's copy and the answer do not both stay. */
-static unsigned api_convert(const fjx_api *a, json_t **rootp, char **out, size_t *out_len)
+/* What a request chose: the converter and what goes around it. */
+typedef struct choice {
+    const fj_converter *conv;
+    long profile_index, target_index; /* -1 when not the one asked */
+    int mode;                          /* API_DEFAULT ... (API_DEFAULT for a target) */
+    int quotes; /* fj_quotes */
+    int clean, punct;
+    char profile[40]; /* as the answer names it: the profile, or "to:TARGET" */
+} choice;
+
+/* Reads the options shared by /v1/convert and /v1/file from `root`:
+ * "profile" or "to", "compat", "repair", "quotes", "clean", "punct". 0, or
+ * 400 after making the error answer. */
+static unsigned parse_choice(const fjx_api *a, const json_t *root, choice *c, char **out,
+                             size_t *out_len)
 {
-    const json_t *root = *rootp;
-    const json_t *text = get_text(root, out, out_len);
-    if (!text)
-        return 400;
     const json_t *jp = json_object_get(root, "profile");
     const json_t *jt = json_object_get(root, "to");
     long pi = -1, ti = -1;
@@ -293,9 +370,10 @@ static unsigned api_convert(const fjx_api *a, json_t **rootp, char **out, size_t
             return fail(400, out, out_len, "unknown profile \"%.64s\" (see /v1/profiles)",
                         json_string_value(jp));
     }
-    int clean = 0, compat = 0, punct = 0;
-    if (opt_bool(root, "clean", &clean) || opt_bool(root, "compat", &compat) ||
-        opt_bool(root, "punct", &punct))
+    int compat = 0;
+    c->clean = c->punct = 0;
+    if (opt_bool(root, "clean", &c->clean) || opt_bool(root, "compat", &compat) ||
+        opt_bool(root, "punct", &c->punct))
         return fail(400, out, out_len, "\"clean\", \"compat\" and \"punct\" must be true or false");
     int mode = API_DEFAULT;
     const json_t *jr = json_object_get(root, "repair");
@@ -312,27 +390,77 @@ static unsigned api_convert(const fjx_api *a, json_t **rootp, char **out, size_t
     }
     if (ti >= 0 && (compat || mode != API_DEFAULT))
         return fail(400, out, out_len, "\"to\" takes neither \"compat\" nor a \"repair\" level");
-    const fj_converter *conv =
-        ti >= 0 ? a->to[ti] : a->conv[API_MODES * pi + (compat ? API_COMPAT : mode)];
-    const char *profile = fj_converter_profile(conv);
+    c->profile_index = pi;
+    c->target_index = ti;
+    c->mode = ti >= 0 ? API_DEFAULT : compat ? API_COMPAT : mode;
+    c->conv = ti >= 0 ? a->to[ti] : a->conv[API_MODES * pi + c->mode];
+    const char *profile = fj_converter_profile(c->conv);
     /* As on the command line: the profile's own style, but none in compat mode. */
-    int quotes = compat ? FJ_QUOTES_KEEP : (int)fj_profile_quotes(profile);
-    char target_name[32];
-    if (ti >= 0) {
-        snprintf(target_name, sizeof target_name, "to:%s", fj_target_name((size_t)ti));
-        profile = target_name; /* the answer names what was asked */
-    }
+    c->quotes = compat ? FJ_QUOTES_KEEP : (int)fj_profile_quotes(profile);
+    if (ti >= 0) /* the answer names what was asked */
+        snprintf(c->profile, sizeof c->profile, "to:%s", fj_target_name((size_t)ti));
+    else
+        snprintf(c->profile, sizeof c->profile, "%s", profile);
     const json_t *jq = json_object_get(root, "quotes");
     if (jq && !json_is_null(jq)) {
         if (json_is_string(jq) && (str_is(jq, "tw", 2) || str_is(jq, "hk", 2)))
-            quotes = FJ_QUOTES_CORNER;
+            c->quotes = FJ_QUOTES_CORNER;
         else if (json_is_string(jq) && str_is(jq, "cn", 2))
-            quotes = FJ_QUOTES_CURLY;
+            c->quotes = FJ_QUOTES_CURLY;
         else if (json_is_string(jq) && str_is(jq, "keep", 4))
-            quotes = FJ_QUOTES_KEEP;
+            c->quotes = FJ_QUOTES_KEEP;
         else
             return fail(400, out, out_len, "\"quotes\" must be \"tw\", \"cn\" or \"keep\"");
     }
+    return 0;
+}
+
+/* Frees *rootp (and sets it to NULL) as soon as the text is converted, so
+ * that the request's copy and the answer do not both stay. */
+static unsigned api_convert(const fjx_api *a, json_t **rootp, char **out, size_t *out_len)
+{
+    const json_t *root = *rootp;
+    const json_t *text = get_text(root, out, out_len);
+    if (!text)
+        return 400;
+    choice ch;
+    unsigned bad = parse_choice(a, root, &ch, out, out_len);
+    if (bad)
+        return bad;
+    const fj_converter *conv = ch.conv;
+    const char *profile = ch.profile;
+    int quotes = ch.quotes, clean = ch.clean, punct = ch.punct;
+
+    /* The request's own entries: a converter of its own, opened for it. */
+    user_entries user = {0};
+    const char *bad_user = read_user_entries(root, &user);
+    fj_converter *own = NULL;
+    if (!bad_user && (user.phrase_count || user.protect_count || user.markup)) {
+        static const unsigned mode_flags[API_MODES] = {FJ_DEFAULT, FJ_COMPAT, FJ_REPAIR_THOROUGH,
+                                                       FJ_REPAIR_CAREFUL, FJ_REPAIR_OFF};
+        fj_options o;
+        fj_options_init(&o);
+        o.quotes = FJ_QUOTES_KEEP;
+        if (ch.target_index >= 0)
+            o.target = fj_target_name((size_t)ch.target_index);
+        else
+            o.profile = fj_dict_profile_name(a->dict, (size_t)ch.profile_index);
+        o.flags = mode_flags[ch.mode];
+        o.phrases = user.phrases;
+        o.phrase_count = user.phrase_count;
+        o.protect = user.protect;
+        o.protect_count = user.protect_count;
+        o.markup = user.markup ? FJ_MARKUP_INLINE : 0;
+        fj_error oe;
+        if (fj_converter_open_options(a->dict, &o, &own, &oe) != FJ_OK)
+            bad_user = oe.code == FJ_ERR_NOMEM ? "out of memory" : "\"phrases\" or \"protect\" are not valid";
+        else
+            conv = own;
+    }
+    free(user.phrases);
+    free(user.protect);
+    if (bad_user)
+        return fail(400, out, out_len, "%s", bad_user);
 
     double t0 = now_ms();
     const char *in = json_string_value(text);
@@ -393,6 +521,7 @@ static unsigned api_convert(const fjx_api *a, json_t **rootp, char **out, size_t
             st = FJ_ERR_NOMEM;
     }
     fj_free(conv, converted);
+    fj_converter_close(own);
     free(typo.p);
     if (st != FJ_OK) {
         free(b.p);
@@ -410,7 +539,9 @@ static unsigned api_detect(const fjx_api *a, const json_t *root, char **out, siz
     size_t len = json_string_length(text);
     fj_script_span first[32];
     fj_script_span *spans = first;
-    fj_detection d = {0};
+    fj_detection d;
+    memset(&d, 0, sizeof d);
+    d.size = sizeof d;
     d.spans = spans;
     d.span_capacity = sizeof first / sizeof first[0];
     fj_status st = fj_detect(a->dict, in, len, &d);
@@ -419,6 +550,7 @@ static unsigned api_detect(const fjx_api *a, const json_t *root, char **out, siz
         size_t n = d.span_count;
         spans = malloc(n * sizeof *spans);
         memset(&d, 0, sizeof d);
+        d.size = sizeof d;
         d.spans = spans;
         d.span_capacity = spans ? n : 0;
         st = spans ? fj_detect(a->dict, in, len, &d) : FJ_ERR_NOMEM;
@@ -464,6 +596,241 @@ unsigned fjx_api_answer(const fjx_api *a, int detect, char *body, size_t len, ch
         status = api_detect(a, root, out, out_len);
     json_decref(root);
     return status;
+}
+
+/* ---- POST /v1/file ------------------------------------------------------------------ */
+
+/* What an EPUB may unpack to, per byte of the upload: zip bombs stop here. */
+#define EPUB_EXPANSION 8ull
+/* The longest file name taken (a name is one path component). */
+#define MAX_FILE_NAME 255
+
+void fjx_api_set_file_limit(fjx_api *a, unsigned long long max_file)
+{
+    a->epub.max_total = max_file * EPUB_EXPANSION;
+    a->epub.max_entry = a->epub.max_total;
+    a->epub.max_entries = 0; /* the library's default */
+}
+
+static const char *content_type(fjf_format format)
+{
+    switch (format) {
+    case FJF_HTML: return "text/html; charset=utf-8";
+    case FJF_XHTML: return "application/xhtml+xml; charset=utf-8";
+    case FJF_MARKDOWN: return "text/markdown; charset=utf-8";
+    case FJF_SRT: return "application/x-subrip; charset=utf-8";
+    case FJF_ASS: return "text/x-ssa; charset=utf-8";
+    case FJF_VTT: return "text/vtt; charset=utf-8";
+    case FJF_EPUB: return "application/epub+zip";
+    case FJF_TEXT: break;
+    }
+    return "text/plain; charset=utf-8";
+}
+
+/* The members of /v1/convert that a file request gives as query
+ * parameters, made a JSON object for parse_choice; booleans are true or
+ * false (or 1 or 0). NULL after making a 400 (or on no memory). */
+static json_t *file_options(fjx_param_fn param, void *ctx, unsigned *status, char **out,
+                            size_t *out_len)
+{
+    static const char *const strings[] = {"profile", "to", "quotes", "repair"};
+    static const char *const bools[] = {"clean", "compat", "punct"};
+    json_t *root = json_object();
+    for (size_t i = 0; root && i < sizeof strings / sizeof *strings; i++) {
+        const char *v = param(ctx, strings[i]);
+        if (!v)
+            continue;
+        json_t *j = json_string(v);
+        if (!j) {
+            *status = fail(400, out, out_len, "\"%s\" must be UTF-8", strings[i]);
+            json_decref(root);
+            return NULL;
+        }
+        json_object_set_new(root, strings[i], j);
+    }
+    for (size_t i = 0; root && i < sizeof bools / sizeof *bools; i++) {
+        const char *v = param(ctx, bools[i]);
+        if (!v)
+            continue;
+        json_t *j = strcmp(v, "true") == 0 || strcmp(v, "1") == 0    ? json_true()
+                    : strcmp(v, "false") == 0 || strcmp(v, "0") == 0 ? json_false()
+                                                                      : json_string("?");
+        json_object_set_new(root, bools[i], j);
+    }
+    if (!root)
+        *status = fail(500, out, out_len, "out of memory");
+    return root;
+}
+
+/* A file name the answer can be named after: one path component of
+ * UTF-8. NULL when fine, else why not. */
+static const char *bad_file_name(const char *name)
+{
+    size_t n = strlen(name);
+    if (n == 0)
+        return "is empty";
+    if (n > MAX_FILE_NAME)
+        return "is longer than 255 bytes";
+    if (fj_utf8_valid(name, n, NULL) != n)
+        return "is not UTF-8";
+    if (strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+        return "must be a file name, not a path";
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        if (*p < 0x20 || *p == 0x7f)
+            return "contains a control character";
+    return NULL;
+}
+
+/* The converted EPUB, read back from its descriptor into ans. 0, or -1 (errno). */
+static int read_back(int fd, fjx_file_answer *ans)
+{
+    if (lseek(fd, 0, SEEK_SET) != 0)
+        return -1;
+    ans->body = fjf_read_all(fd, &ans->len, 0);
+    return ans->body ? 0 : -1;
+}
+
+/* Converts the upload; `body` stays the caller's. */
+static unsigned file_convert(const fjx_api *a, fjx_param_fn param, void *ctx, const char *body,
+                             size_t len, fjx_file_answer *ans)
+{
+    char **out = &ans->body;
+    size_t *out_len = &ans->len;
+    const char *name = param(ctx, "name");
+    if (!name)
+        return fail(400, out, out_len, "missing \"name\": the file's name, whose extension "
+                                       "gives its format (unless \"format\" does)");
+    const char *why = bad_file_name(name);
+    if (why)
+        return fail(400, out, out_len, "\"name\" %s", why);
+    const char *format_name = param(ctx, "format");
+    int format = format_name ? fjf_format_from_name(format_name) : (int)fjf_format_from_path(name);
+    if (format < 0)
+        return fail(400, out, out_len, "unknown \"format\" \"%.32s\" (text, html, xhtml, "
+                                       "markdown, srt, ass, vtt or epub)", format_name);
+    unsigned status = 0;
+    json_t *root = file_options(param, ctx, &status, out, out_len);
+    if (!root)
+        return status;
+    choice ch;
+    unsigned bad = parse_choice(a, root, &ch, out, out_len);
+    json_decref(root);
+    if (bad)
+        return bad;
+    char enc_buf[32];
+    const char *from = param(ctx, "from_encoding");
+    if (from && format == FJF_EPUB)
+        return fail(400, out, out_len, "\"from_encoding\" does not apply to an EPUB (always UTF-8)");
+    if (from && !(from = fjf_encoding_canonical(from, enc_buf)))
+        return fail(400, out, out_len, "unknown \"from_encoding\" (e.g. gb18030, big5, utf-16)");
+
+    /* As the command line sets it up (cli/fanjian.c), output in UTF-8. */
+    fjf_settings s;
+    memset(&s, 0, sizeof s);
+    s.conv = ch.conv;
+    s.clean = ch.clean ? a->clean : NULL;
+    s.quotes = ch.quotes;
+    s.punct_flags = ch.punct ? FJ_PUNCT_ELLIPSIS | FJ_PUNCT_FULLWIDTH : 0;
+    s.from_encoding = from;
+    s.limits = a->epub;
+    fj_profile_info info;
+    info.size = sizeof info;
+    s.lang = fj_profile_info_get(NULL, fj_converter_profile(ch.conv), &info) == FJ_OK ? info.lang
+                                                                                   : NULL;
+    if ((unsigned long long)len > fjf_document_limit(&s, (fjf_format)format) &&
+        format != FJF_TEXT)
+        return fail(413, out, out_len, "%s is larger than %llu bytes, the most a %s is given",
+                    name, fjf_document_limit(&s, (fjf_format)format),
+                    fjf_format_name((fjf_format)format));
+
+    double t0 = now_ms();
+    fjf_error err;
+    memset(&err, 0, sizeof err);
+    fjf_file_stats st;
+    memset(&st, 0, sizeof st);
+    buf result = {0};
+    int rc, saved = 0;
+    if (format == FJF_TEXT) {
+        fjf_text *t = NULL;
+        rc = fjf_text_begin(&s, "the answer", buf_write, &result, &t, &err);
+        if (rc == 0)
+            rc = fjf_text_input_memory(t, body, len, name, &st, &err);
+        if (rc == 0)
+            rc = fjf_text_end(t, NULL, &err);
+        fjf_text_free(t);
+    } else if (format == FJF_EPUB) {
+        int fd = memfd_create("fanjian-epub", MFD_CLOEXEC);
+        if (fd < 0) {
+            free(result.p);
+            return fail(500, out, out_len, "cannot make a file for the EPUB: %s", strerror(errno));
+        }
+        rc = fjf_document_convert(&s, FJF_EPUB, body, len, name, buf_write, &result, fd, &st, &err);
+        if (rc == 0 && read_back(fd, ans) != 0) {
+            saved = errno;
+            rc = -1;
+            err.kind = FJF_ERR_READ;
+        }
+        close(fd);
+    } else {
+        rc = fjf_document_convert(&s, (fjf_format)format, body, len, name, buf_write, &result, -1,
+                                  &st, &err);
+    }
+    if (rc != 0) {
+        free(result.p);
+        free(ans->body);
+        ans->body = NULL;
+        ans->len = 0;
+        if (err.kind == FJF_ERR_NOMEM || err.kind == FJF_ERR_WRITE)
+            return fail(500, out, out_len, "out of memory");
+        if (saved)
+            return fail(500, out, out_len, "cannot read the EPUB back: %s", strerror(saved));
+        const char *hint = err.kind == FJF_ERR_DETECT || err.kind == FJF_ERR_INVALID_UTF8 ||
+                                   err.kind == FJF_ERR_DECODE
+                               ? " (give \"from_encoding\")"
+                               : "";
+        /* 422: the request was understood; the file cannot be converted. */
+        if (err.subject)
+            return fail(422, out, out_len, "%s: %s%s", err.subject, err.message, hint);
+        return fail(422, out, out_len, "%s: %s%s", name, err.message, hint);
+    }
+    if (format != FJF_EPUB) {
+        ans->body = result.p ? result.p : calloc(1, 1);
+        ans->len = result.len;
+        if (!ans->body)
+            return fail(500, out, out_len, "out of memory");
+    }
+    ans->ms = now_ms() - t0;
+    ans->name = fjf_convert_name(&s, name);
+    if (!ans->name) {
+        free(ans->body);
+        ans->body = NULL;
+        ans->len = 0;
+        return fail(500, out, out_len, "out of memory");
+    }
+    ans->type = content_type((fjf_format)format);
+    snprintf(ans->format, sizeof ans->format, "%s", fjf_format_name((fjf_format)format));
+    if (format != FJF_EPUB)
+        snprintf(ans->encoding, sizeof ans->encoding, "%s", st.encoding[0] ? st.encoding : "UTF-8");
+    snprintf(ans->profile, sizeof ans->profile, "%s", ch.profile);
+    return 200;
+}
+
+unsigned fjx_api_file(const fjx_api *a, fjx_param_fn param, void *ctx, char *body, size_t len,
+                      fjx_file_answer *ans)
+{
+    memset(ans, 0, sizeof *ans);
+    unsigned status = file_convert(a, param, ctx, body ? body : "", len, ans);
+    free(body);
+    if (status != 200)
+        ans->type = "application/json; charset=utf-8";
+    return status;
+}
+
+void fjx_file_answer_free(fjx_file_answer *ans)
+{
+    free(ans->body);
+    free(ans->name);
+    memset(ans, 0, sizeof *ans);
 }
 
 /* ---- opening ------------------------------------------------------------------------ */
@@ -550,6 +917,7 @@ int fjx_api_open(const fj_dict *dict, fjx_api **out)
             return -1;
         }
     }
+    fjx_api_set_file_limit(a, FJX_DEFAULT_MAX_FILE);
     while (fj_target_name(a->ntargets))
         a->ntargets++;
     a->to = calloc(a->ntargets ? a->ntargets : 1, sizeof *a->to);

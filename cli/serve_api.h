@@ -31,6 +31,39 @@ int fjx_api_profiles(const fjx_api *a, char **out, size_t *out_len);
 unsigned fjx_api_answer(const fjx_api *a, int detect, char *body, size_t len, char **out,
                         size_t *out_len);
 
+/* POST /v1/file: a whole file converted as the command line converts it
+ * (libfanjian-formats: fjf_text_* for text, fjf_document_convert for the
+ * rest), in UTF-8. `param` gives the request's query parameters by name
+ * (NULL when absent): "name" (required; its extension gives the format),
+ * "format", "from_encoding", and /v1/convert's "profile" or "to",
+ * "compat", "repair", "quotes", "clean", "punct" (booleans true or false).
+ * `body` (malloc'd, or NULL when len is 0) is taken and freed. Returns the
+ * status: 200 with the converted file in ans->body; 400 for the options,
+ * 413 past a format's own limit, 422 for a file that cannot be converted
+ * (malformed, not in its encoding), 500 out of memory; each with a JSON
+ * {"error"} in ans->body (NULL when even that could not be made). */
+typedef const char *(*fjx_param_fn)(void *ctx, const char *key);
+
+typedef struct fjx_file_answer {
+    char *body;
+    size_t len;
+    const char *type; /* Content-Type of body (static) */
+    char *name;       /* 200: the file's name converted, as --rename names it */
+    char format[16];  /* 200: fjf_format_name */
+    char encoding[32]; /* 200: the input's encoding ("" for an EPUB) */
+    char profile[40]; /* 200: as /v1/convert answers it */
+    double ms;
+} fjx_file_answer;
+
+unsigned fjx_api_file(const fjx_api *a, fjx_param_fn param, void *ctx, char *body, size_t len,
+                      fjx_file_answer *ans);
+void fjx_file_answer_free(fjx_file_answer *ans);
+
+/* The most bytes POST /v1/file takes by default (serve --max-file), and
+ * setting it: an EPUB may unpack to 8 times that, all entries together. */
+#define FJX_DEFAULT_MAX_FILE (16ull << 20)
+void fjx_api_set_file_limit(fjx_api *a, unsigned long long max_file);
+
 /* {"error": MESSAGE}\n in *out (malloc'd), for the answers HTTP makes
  * itself (404, 405, 413). 0, or -1 (no memory). */
 int fjx_api_error(char **out, size_t *out_len, const char *fmt, va_list ap)

@@ -5,10 +5,10 @@
  * reported size is enough; valid UTF-8 stays valid; ASCII passes through
  * in order (except the two profiles whose phrase tables contain ASCII:
  * U盘 -> 隨身碟); in compat mode the output equals OpenCC's algorithm done
- * literally (tools/ocdata.c's reference converter). */
+ * literally (formats/ocdata.c's reference converter). */
 #include <string.h>
 
-#include "../tools/ocdata.h"
+#include "../formats/ocdata.h"
 #include "fuzz.h"
 
 /* The modes, by the mode byte modulo 3: default, compat, thorough repair. */

@@ -39,6 +39,15 @@ for f in "$root"/tests/cases/*.tsv; do
         printf "\\x$(printf %02x $p)\\x$(printf %02x $((n % 2)))\\x5a\\x11\\x93\\x07\\xc4\\x2e\\x81\\x3f%b" "$input" >"$s/stream/case$n"
     done < <(grep -v '^#' "$f")
 done
+# The user-entry cases as stream seeds in the stream target's third mode
+# (its own phrases, protected terms and -{…}-).
+for f in "$root"/tests/cases/user/*.tsv; do
+    while IFS=$'\t' read -r _ input _; do
+        case $input in '' | '#'*) continue ;; esac
+        n=$((n + 1))
+        printf "\\x$(printf %02x $((n % 16)))\\x02\\x5a\\x11\\x93\\x07\\xc4\\x2e\\x81\\x3f%b" "$input" >"$s/stream/case$n"
+    done < <(grep -v '^#' "$f")
+done
 
 # Image seeds: no change, one byte with the checksum fixed, a cut.
 printf '\x00' >"$s/image/none"

@@ -1,20 +1,43 @@
 /* Fuzz: streaming with chunk sizes the input chooses equals one-shot.
- * Input: profile byte, mode byte, 8 bytes seeding the chunk sizes, text. */
+ * Input: profile byte, mode byte (default, compat, or the default mode with
+ * user phrases, protected terms and -{…}-), 8 bytes seeding the chunk
+ * sizes, text. */
 #include <string.h>
 
 #include "fuzz.h"
 
-static fj_converter *convs[16][2];
+static fj_converter *convs[16][3];
+
+/* Short keys that overlap one another and the tables' own. */
+static const fj_phrase user_phrases[] = {{"头发", "頭毛"}, {"发", "X"}, {"头发干", "Y"},
+                                         {"-", "~"},   {"a{", "Z"}, {"\xe5\xa4", "?"}};
+static const char *const user_protect[] = {"后来", "}", "干"};
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
-    for (int p = 0; p < 16; p++)
+    for (int p = 0; p < 16; p++) {
         for (int m = 0; m < 2; m++)
             if (fj_converter_open(fuzz_dict(), fuzz_profiles[p], m ? FJ_COMPAT : FJ_DEFAULT,
                                   &convs[p][m], NULL) != FJ_OK)
                 abort();
+        fj_options o;
+        fj_options_init(&o);
+        o.profile = fuzz_profiles[p];
+        o.quotes = FJ_QUOTES_KEEP;
+        /* The last phrase is not UTF-8: left out (it must be refused). */
+        o.phrases = user_phrases;
+        o.phrase_count = sizeof user_phrases / sizeof user_phrases[0];
+        if (fj_converter_open_options(fuzz_dict(), &o, &convs[p][2], NULL) != FJ_ERR_INVALID_ARGUMENT)
+            abort();
+        o.phrase_count--;
+        o.protect = user_protect;
+        o.protect_count = sizeof user_protect / sizeof user_protect[0];
+        o.markup = FJ_MARKUP_INLINE;
+        if (fj_converter_open_options(fuzz_dict(), &o, &convs[p][2], NULL) != FJ_OK)
+            abort();
+    }
     return 0;
 }
 
@@ -23,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 10)
         return 0;
-    const fj_converter *conv = convs[data[0] % 16][data[1] & 1];
+    const fj_converter *conv = convs[data[0] % 16][data[1] % 3];
     uint64_t seed;
     memcpy(&seed, data + 2, 8);
     const char *text = (const char *)data + 10;

@@ -12,6 +12,7 @@
  *   5. Encodings      fjf_encoding_detect, fjf_recoder_*
  *   6. Messages       fjf_display_name, fjf_display_text
  *   7. Legado rules   fjf_legado_add, fjf_legado_stage_*, fjf_legado_find
+ *   8. OpenCC configs fjf_opencc_config_load
  *
  * The rule every reader and writer here keeps: bytes that are not text a
  * reader would read pass through unchanged. Each format finds the text
@@ -423,9 +424,56 @@ int fjf_decode_whole(const fjf_settings *s, const char *data, size_t len, const 
  * typography; a new string (free()), or NULL (no memory). */
 char *fjf_convert_name(const fjf_settings *s, const char *name);
 
+/* User phrases and protected terms read from files, for fj_options'
+ * phrases/phrase_count and protect/protect_count. Zero it before use. */
+typedef struct fjf_user_entries {
+    fj_phrase *phrases;
+    size_t phrase_count, phrase_cap;
+    char **protect;
+    size_t protect_count, protect_cap;
+    char **owned; /* the phrases' strings */
+    size_t owned_count, owned_cap;
+} fjf_user_entries;
+
+/* Adds the entries of the file at `path`: with `protect` 0, phrases in
+ * OpenCC's text dictionary format (KEY<TAB>VALUE, further values after a
+ * space ignored); with 1, protected terms, one a line. Empty lines are
+ * skipped. 0, or -1 with `err` naming the file and line. */
+int fjf_user_entries_read(fjf_user_entries *u, const char *path, int protect, fjf_error *err);
+void fjf_user_entries_free(fjf_user_entries *u);
+
 /* Reads a whole file descriptor into a new buffer (free(); errno on
  * failure). At most `limit` bytes (0: no limit); more is E2BIG. */
 char *fjf_read_all(int fd, size_t *len, unsigned long long limit);
+
+/* ---- OpenCC configs (opencc_config.c) ------------------------------------------ */
+
+/* What `-c CONFIG` means when CONFIG names a config file (it has a '/' or
+ * ends in ".json", and a regular file is there). A stock OpenCC config,
+ * told by its content (normalization, segmentation and chain; the name
+ * field aside) from data/opencc-stock-configs.tsv, is that profile of
+ * `stock`. Any other is loaded as OpenCC 1.4.2 loads it: its chain, its
+ * "text" dictionaries (found in the config's directory, then in
+ * paths[0..path_count), then in /usr/share/opencc) and OpenCC's stock
+ * dictionaries named as .ocd2 (taken from `stock`'s image, OpenCC 1.4.2's
+ * data), compiled into an image of its own with one profile, which the
+ * compatible engine runs (OpenCC's maximum matching).
+ * Returns 0 with *out NULL when CONFIG is no such file (open it as a
+ * profile name), 0 with *out set, or -1 with err, whose message names the
+ * file (and line) that cannot be honoured: malformed JSON or dictionary
+ * line, a missing file, an unknown dictionary type, a binary dictionary
+ * that is not a stock one. `stock` must outlive the result, and the
+ * result every converter opened on its dictionary. */
+typedef struct fjf_opencc_config fjf_opencc_config;
+int fjf_opencc_config_load(const fj_dict *stock, const char *config, const char *const *paths,
+                           size_t path_count, fjf_opencc_config **out, fjf_error *err);
+/* The dictionary and profile to open the converter with (`stock` and the
+ * profile's name for a stock config). */
+const fj_dict *fjf_opencc_config_dict(const fjf_opencc_config *config);
+const char *fjf_opencc_config_profile(const fjf_opencc_config *config);
+/* 1 for a custom config (its own image), 0 for a stock one. */
+int fjf_opencc_config_custom(const fjf_opencc_config *config);
+void fjf_opencc_config_free(fjf_opencc_config *config);
 
 #ifdef __cplusplus
 }

@@ -28,8 +28,16 @@
  * to one caller, and is released with fj_X_free. Both take NULL as a no-op.
  * Output a function allocates (fj_convert_alloc) is released with fj_free
  * on the converter that made it. Strings a handle returns belong to it and
- * stay valid until it is closed. A struct the caller fills for the library
- * and that may grow (fj_dict_info_rec) starts with its size.
+ * stay valid until it is closed.
+ *
+ * Structs that may grow start with `size_t size`, which the caller sets to
+ * sizeof the struct it was compiled with (fj_dict_options, fj_dict_info_rec,
+ * fj_dict_source, fj_options, fj_detection, fj_profile_info); the library
+ * reads and writes no field past it, and a size too small for the first
+ * release's fields is FJ_ERR_INVALID_ARGUMENT. Fixed for the 1.x series,
+ * without a size: fj_error, fj_allocator, and the elements of arrays
+ * (fj_clean_rules, fj_clean_span, fj_script_span); fj_clean_removal is the
+ * library's and only read by callbacks.
  */
 #ifndef FANJIAN_H
 #define FANJIAN_H
@@ -106,6 +114,7 @@ typedef struct fj_allocator {
 typedef struct fj_dict fj_dict;
 
 typedef struct fj_dict_options {
+    size_t size;                   /* sizeof(fj_dict_options) */
     const fj_allocator *allocator; /* NULL: malloc/free */
 } fj_dict_options;
 
@@ -133,9 +142,11 @@ typedef struct fj_dict_info_rec {
     size_t source_count;     /* the third-party data it was built from */
 } fj_dict_info_rec;
 
-/* One source of an image's data. The strings belong to the image and stay
- * valid until fj_dict_close. */
+/* One source of an image's data. The caller sets `size` to
+ * sizeof(fj_dict_source). The strings belong to the image and stay valid
+ * until fj_dict_close. */
 typedef struct fj_dict_source {
+    size_t size;
     const char *name;    /* "OpenCC", "rime-essay", ... */
     const char *version; /* as its publisher numbers it: "1.4.2" */
     const char *license; /* its terms, an SPDX expression: "Apache-2.0" */
@@ -146,7 +157,8 @@ typedef struct fj_dict_source {
  * image built without the sources named has a source_count of 0. */
 fj_status fj_dict_info(const fj_dict *dict, fj_dict_info_rec *info);
 
-/* Source i, 0 <= i < source_count. */
+/* Source i, 0 <= i < source_count (FJ_ERR_INVALID_ARGUMENT past it, or
+ * when `source->size` is too small). */
 fj_status fj_dict_source_at(const fj_dict *dict, size_t i, fj_dict_source *source);
 
 /* Profile names the dictionary offers ("s2t", "t2s", "s2tw", ...). Returns
@@ -261,7 +273,34 @@ typedef struct fj_options {
     const struct fj_clean *clean;
     /* FJ_UTF8_PASS (the default) or FJ_UTF8_STRICT. */
     int utf8;
+    /* User phrases: where a `from` starts, `to` is written as given,
+     * whatever the model and the built-in tables would write, in every mode
+     * (FJ_COMPAT included). Keys are found leftmost first, then longest;
+     * the text on either side is converted as if it ended there. The same
+     * key twice: the later entry counts. Strings are copied at open. */
+    const struct fj_phrase *phrases;
+    size_t phrase_count;
+    /* Terms written as they are, never converted (names, brands, Cantonese
+     * 係): phrases whose value is their key, given after `phrases`. */
+    const char *const *protect;
+    size_t protect_count;
+    /* FJ_MARKUP_INLINE: honour -{…}- in the text (see below); 0: they are
+     * text like any other. */
+    unsigned markup;
 } fj_options;
+
+/* One user phrase: NUL-terminated UTF-8, neither empty. */
+typedef struct fj_phrase {
+    const char *from;
+    const char *to;
+} fj_phrase;
+
+/* Inline rules, MediaWiki's and zhconv's syntax, stripped from the output:
+ * -{text}- writes text as it is; -{zh-hans:计算机; zh-hant:電腦}- writes the
+ * variant that fits the converter's output standard (zh-tw, then zh-hant,
+ * zh-hk, ... for Taiwan: data/markup-variants.txt), or, when none fits,
+ * converts the first. A -{ without a }- in the next 1 KiB is text. */
+enum { FJ_MARKUP_INLINE = 1u << 0 };
 
 /* Sets `size`, quotes FJ_QUOTES_PROFILE, and everything else 0. */
 void fj_options_init(fj_options *options);
@@ -363,9 +402,11 @@ typedef struct fj_script_span {
     fj_script script; /* FJ_SCRIPT_SIMPLIFIED or FJ_SCRIPT_TRADITIONAL */
 } fj_script_span;
 
-/* The result of fj_detect. The caller sets `spans` and `span_capacity`
- * (NULL and 0 when the spans are not wanted); fj_detect fills the rest. */
+/* The result of fj_detect. The caller sets `size` to sizeof(fj_detection),
+ * and `spans` and `span_capacity` (NULL and 0 when the spans are not
+ * wanted); fj_detect fills the rest. */
 typedef struct fj_detection {
+    size_t size;
     fj_script script;
     double confidence;  /* in [0, 1]; see below */
     size_t han;         /* Han characters */

@@ -18,10 +18,10 @@ FUZZ_CLI_OBJ = $(BUILD)/cli/serve_api.o $(FMT_LIB)
 # Without libFuzzer: the current build's compiler and sanitizers.
 FUZZ_STANDALONE = $(FUZZ_TARGETS:%=$(BUILD)/fuzz/standalone-%)
 $(BUILD)/fuzz/standalone-%: fuzz/%.c $(FUZZ_COMMON) fuzz/standalone.c fuzz/fuzz.h \
-        $(FUZZ_CLI_OBJ) $(BUILD)/tools/ocdata.o $(BUILD)/libfanjian.a
+        $(FUZZ_CLI_OBJ) $(BUILD)/libfanjian.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ fuzz/$*.c $(FUZZ_COMMON) fuzz/standalone.c \
-	    $(FUZZ_CLI_OBJ) $(BUILD)/tools/ocdata.o $(BUILD)/libfanjian.a $(FMT_LIBS) -lm
+	    $(FUZZ_CLI_OBJ) $(BUILD)/libfanjian.a $(FMT_LIBS) -lm
 
 $(BUILD)/fuzz/seeds/.made: fuzz/seeds.sh $(BUILD)/fjdict $(DATA)/.fetched $(ESSAY) \
         $(wildcard tests/cases/*.tsv) $(wildcard data/context/*.tsv)
@@ -38,10 +38,10 @@ fuzz: $(BUILD)/fuzz/seeds/.made
 	    SAN="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" fuzz-bins
 
 fuzz-bins: $(FUZZ_BINS)
-$(FUZZ_BUILD)/fuzz-%: fuzz/%.c $(FUZZ_COMMON) fuzz/fuzz.h $(FUZZ_CLI_OBJ) $(BUILD)/tools/ocdata.o \
+$(FUZZ_BUILD)/fuzz-%: fuzz/%.c $(FUZZ_COMMON) fuzz/fuzz.h $(FUZZ_CLI_OBJ) \
         $(BUILD)/libfanjian.a
 	$(CC) $(CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ fuzz/$*.c $(FUZZ_COMMON) \
-	    $(FUZZ_CLI_OBJ) $(BUILD)/tools/ocdata.o $(BUILD)/libfanjian.a $(FMT_LIBS) -lm
+	    $(FUZZ_CLI_OBJ) $(BUILD)/libfanjian.a $(FMT_LIBS) -lm
 
 FUZZ_SECONDS      ?= 60
 FUZZ_LONG_SECONDS ?= 3600
@@ -56,7 +56,7 @@ fuzz-long: fuzz
 # text (default: the benchmark corpus, 1.2 million lines), all 16 profiles.
 .PHONY: difftest
 DIFFTEST_TEXT ?= $(BUILD)/bench-cache/corpus.txt
-$(BUILD)/tests/difftest: $(BUILD)/tests/difftest.o $(BUILD)/tools/ocdata.o $(BUILD)/libfanjian.a
+$(BUILD)/tests/difftest: $(BUILD)/tests/difftest.o $(BUILD)/formats/ocdata.o $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -ljansson -lm
 difftest: all $(BUILD)/tests/difftest
 	@[ -r $(DIFFTEST_TEXT) ] || { echo "difftest: $(DIFFTEST_TEXT) missing: run make bench once, or set DIFFTEST_TEXT" >&2; exit 2; }

@@ -154,11 +154,132 @@ typedef struct conv_entry {
 /* The one converter for `profile` (a profile's name or file, or
  * "to:TARGET" for target-only conversion), mode and typography: quotes an
  * fj_quotes or FJ_QUOTES_PROFILE, punct FJ_PUNCT_*. */
-static fj_status open_named(const fj_dict *dict, const char *profile, unsigned flags, int quotes,
-                            unsigned punct, fj_converter **out, fj_error *err)
+/* A caller's phrases=, protect= and markup=, in fj_options' shape; `keep`
+ * holds the str objects whose UTF-8 the arrays point into. */
+typedef struct user_entries {
+    fj_phrase *phrases;
+    size_t phrase_count;
+    const char **protect;
+    size_t protect_count;
+    int markup;
+    PyObject *keep;
+} user_entries;
+
+static void user_entries_free(user_entries *u)
+{
+    PyMem_Free(u->phrases);
+    PyMem_Free((void *)u->protect);
+    Py_XDECREF(u->keep);
+    memset(u, 0, sizeof *u);
+}
+
+/* One str argument's UTF-8, kept alive in u->keep; NULL with an error set. */
+static const char *user_text(user_entries *u, PyObject *s, const char *what)
+{
+    Py_ssize_t n;
+    const char *t = PyUnicode_Check(s) ? PyUnicode_AsUTF8AndSize(s, &n) : NULL;
+    if (!t) {
+        if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_TypeError, "%s must be str without lone surrogates, not %.80s",
+                         what, Py_TYPE(s)->tp_name);
+        }
+        return NULL;
+    }
+    if (n == 0 || (size_t)n != strlen(t)) {
+        PyErr_Format(PyExc_ValueError, "%s must be a non-empty str without NUL", what);
+        return NULL;
+    }
+    return PyList_Append(u->keep, s) == 0 ? t : NULL;
+}
+
+/* phrases: a mapping {from: to} or pairs (from, to); protect: strs. None: none. */
+static int user_entries_read(PyObject *phrases, PyObject *protect, int markup, user_entries *u)
+{
+    memset(u, 0, sizeof *u);
+    u->markup = markup;
+    if ((phrases == Py_None || !phrases) && (protect == Py_None || !protect))
+        return 0;
+    if (!(u->keep = PyList_New(0)))
+        return -1;
+    if (phrases && phrases != Py_None) {
+        PyObject *items = PyMapping_Check(phrases) && !PyUnicode_Check(phrases) &&
+                                  PyObject_HasAttrString(phrases, "items")
+                              ? PyMapping_Items(phrases)
+                              : PySequence_List(phrases);
+        if (!items) {
+            user_entries_free(u);
+            PyErr_SetString(PyExc_TypeError, "phrases must be a dict {from: to} or (from, to) pairs");
+            return -1;
+        }
+        Py_ssize_t n = PyList_GET_SIZE(items);
+        u->phrases = PyMem_Calloc((size_t)n + 1, sizeof *u->phrases);
+        for (Py_ssize_t i = 0; u->phrases && i < n; i++) {
+            PyObject *pair = PyList_GET_ITEM(items, i);
+            if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+                PyErr_SetString(PyExc_TypeError, "phrases must be a dict {from: to} or (from, to) pairs");
+                break;
+            }
+            const char *from = user_text(u, PyTuple_GET_ITEM(pair, 0), "a phrase's key");
+            const char *to = from ? user_text(u, PyTuple_GET_ITEM(pair, 1), "a phrase's value") : NULL;
+            if (!to)
+                break;
+            u->phrases[u->phrase_count].from = from;
+            u->phrases[u->phrase_count++].to = to;
+        }
+        if (!u->phrases)
+            PyErr_NoMemory();
+        Py_DECREF(items);
+        if (PyErr_Occurred()) {
+            user_entries_free(u);
+            return -1;
+        }
+    }
+    if (protect && protect != Py_None) {
+        PyObject *items = PyUnicode_Check(protect) ? NULL : PySequence_List(protect);
+        if (!items) {
+            user_entries_free(u);
+            PyErr_Clear();
+            PyErr_SetString(PyExc_TypeError, "protect must be a list of str");
+            return -1;
+        }
+        Py_ssize_t n = PyList_GET_SIZE(items);
+        u->protect = PyMem_Calloc((size_t)n + 1, sizeof *u->protect);
+        for (Py_ssize_t i = 0; u->protect && i < n; i++) {
+            const char *t = user_text(u, PyList_GET_ITEM(items, i), "a protected term");
+            if (!t)
+                break;
+            u->protect[u->protect_count++] = t;
+        }
+        if (!u->protect)
+            PyErr_NoMemory();
+        Py_DECREF(items);
+        if (PyErr_Occurred()) {
+            user_entries_free(u);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int user_entries_any(const user_entries *u)
+{
+    return u && (u->phrase_count || u->protect_count || u->markup);
+}
+
+static fj_status open_named_user(const fj_dict *dict, const char *profile, unsigned flags,
+                                 int quotes, unsigned punct, const user_entries *u,
+                                 fj_converter **out, fj_error *err)
 {
     fj_options o;
     fj_options_init(&o);
+    if (u) {
+        o.phrases = u->phrases;
+        o.phrase_count = u->phrase_count;
+        o.protect = u->protect;
+        o.protect_count = u->protect_count;
+        o.markup = u->markup ? FJ_MARKUP_INLINE : 0;
+    }
     if (strncmp(profile, "to:", 3) == 0)
         o.target = profile + 3;
     else
@@ -167,6 +288,12 @@ static fj_status open_named(const fj_dict *dict, const char *profile, unsigned f
     o.quotes = quotes;
     o.punct = punct;
     return fj_converter_open_options(dict, &o, out, err);
+}
+
+static fj_status open_named(const fj_dict *dict, const char *profile, unsigned flags, int quotes,
+                            unsigned punct, fj_converter **out, fj_error *err)
+{
+    return open_named_user(dict, profile, flags, quotes, punct, NULL, out, err);
 }
 
 /* The name a converter answers to: "to:TARGET" as asked, else the
@@ -571,6 +698,7 @@ static int quotes_arg(PyObject *arg, fj_quotes *q, int *given)
  * `refs` changes only under the GIL. */
 typedef struct conv_handle {
     fj_converter *conv;
+    fjf_opencc_config *config; /* a custom OpenCC config's image under conv, or NULL */
     Py_ssize_t refs;
 } conv_handle;
 
@@ -578,6 +706,7 @@ static void handle_release(conv_handle *h)
 {
     if (h && --h->refs == 0) {
         fj_converter_close(h->conv);
+        fjf_opencc_config_free(h->config);
         PyMem_Free(h);
     }
 }
@@ -599,14 +728,30 @@ static PyTypeObject OpenCCType;
 /* Opens `profile` on `dict` and installs it in `self`, replacing what was
  * there. `quotes_given` 0: the profile's style (keep in compat mode). */
 static int converter_setup(ConverterObject *self, dict_entry *dict, const char *profile,
-                           unsigned flags, fj_quotes quotes, int quotes_given, unsigned punct)
+                           unsigned flags, fj_quotes quotes, int quotes_given, unsigned punct,
+                           const user_entries *user)
 {
     fj_converter *c = NULL;
     fj_error err;
     memset(&err, 0, sizeof err);
-    fj_status st = open_named(dict->dict, profile, flags, quotes_given ? (int)quotes : FJ_QUOTES_PROFILE,
-                              punct, &c, &err);
+    /* A config file: a stock one is its profile, any other brings its own
+     * image (formats/opencc_config.c). */
+    fjf_opencc_config *config = NULL;
+    fjf_error config_err;
+    if (fjf_opencc_config_load(dict->dict, profile, NULL, 0, &config, &config_err) != 0) {
+        PyObject *msg = PyUnicode_DecodeFSDefault(config_err.message);
+        if (msg) {
+            PyErr_SetObject(PyExc_ValueError, msg);
+            Py_DECREF(msg);
+        }
+        return -1;
+    }
+    fj_status st = open_named_user(config ? fjf_opencc_config_dict(config) : dict->dict,
+                                   config ? fjf_opencc_config_profile(config) : profile, flags,
+                                   quotes_given ? (int)quotes : FJ_QUOTES_PROFILE, punct, user,
+                                   &c, &err);
     if (st != FJ_OK) {
+        fjf_opencc_config_free(config);
         raise_fj(st, &err, 0);
         return -1;
     }
@@ -616,11 +761,13 @@ static int converter_setup(ConverterObject *self, dict_entry *dict, const char *
     if (!h) {
         Py_XDECREF(name);
         fj_converter_close(c);
+        fjf_opencc_config_free(config);
         if (!PyErr_Occurred())
             PyErr_NoMemory();
         return -1;
     }
     h->conv = c;
+    h->config = config;
     h->refs = 1;
     conv_handle *old = self->h;
     self->h = h;
@@ -657,15 +804,17 @@ static int mode_flags(int compat, const char *repair, unsigned *flags)
 
 static int Converter_init(ConverterObject *self, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"profile", "compat", "quotes", "punct", "dict", "repair", "to", NULL};
+    static char *kwlist[] = {"profile", "compat", "quotes", "punct", "dict", "repair", "to",
+                             "phrases", "protect", "markup", NULL};
     const char *profile = NULL, *repair = NULL, *to = NULL;
-    int compat = 0, punct = 0, quotes_given;
+    int compat = 0, punct = 0, quotes_given, markup = 0;
     unsigned flags;
-    PyObject *quotes = Py_None, *dictarg = Py_None;
+    PyObject *quotes = Py_None, *dictarg = Py_None, *phrases = Py_None, *protect = Py_None;
     fj_quotes q = FJ_QUOTES_KEEP;
     char target[32];
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|z$pOpOzz:Converter", kwlist, &profile, &compat,
-                                     &quotes, &punct, &dictarg, &repair, &to))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|z$pOpOzzOOp:Converter", kwlist, &profile,
+                                     &compat, &quotes, &punct, &dictarg, &repair, &to, &phrases,
+                                     &protect, &markup))
         return -1;
     if (!(profile = profile_or_target(profile, to, target, sizeof target)))
         return -1;
@@ -674,7 +823,12 @@ static int Converter_init(ConverterObject *self, PyObject *args, PyObject *kwds)
     dict_entry *d = open_dict(dictarg);
     if (!d)
         return -1;
-    return converter_setup(self, d, profile, flags, q, quotes_given, punct ? PUNCT_ALL : 0);
+    user_entries user;
+    if (user_entries_read(phrases, protect, markup, &user) < 0)
+        return -1;
+    int rc = converter_setup(self, d, profile, flags, q, quotes_given, punct ? PUNCT_ALL : 0, &user);
+    user_entries_free(&user);
+    return rc;
 }
 
 static void Converter_dealloc(ConverterObject *self)
@@ -1041,7 +1195,7 @@ static int opencc_setup(ConverterObject *self, dict_entry *d, const char *config
     PyObject *name = config_name(config);
     if (!name)
         return -1;
-    if (converter_setup(self, d, config, FJ_COMPAT, FJ_QUOTES_KEEP, 1, 0) < 0) {
+    if (converter_setup(self, d, config, FJ_COMPAT, FJ_QUOTES_KEEP, 1, 0, NULL) < 0) {
         Py_DECREF(name);
         return -1;
     }
@@ -1147,15 +1301,17 @@ PyDoc_STRVAR(mod_convert_doc,
 
 static PyObject *mod_convert(PyObject *Py_UNUSED(m), PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"text", "profile", "compat", "quotes", "punct", "dict", "repair", "to", NULL};
-    PyObject *text, *quotes = Py_None, *dictarg = Py_None;
+    static char *kwlist[] = {"text",   "profile", "compat",  "quotes", "punct", "dict",
+                             "repair", "to",      "phrases", "protect", "markup", NULL};
+    PyObject *text, *quotes = Py_None, *dictarg = Py_None, *phrases = Py_None, *protect = Py_None;
     const char *profile = NULL, *repair = NULL, *to = NULL;
-    int compat = 0, punct = 0, quotes_given;
+    int compat = 0, punct = 0, quotes_given, markup = 0;
     unsigned flags;
     fj_quotes q = FJ_QUOTES_KEEP;
     char target[32];
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|z$pOpOzz:convert", kwlist, &text, &profile,
-                                     &compat, &quotes, &punct, &dictarg, &repair, &to))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|z$pOpOzzOOp:convert", kwlist, &text, &profile,
+                                     &compat, &quotes, &punct, &dictarg, &repair, &to, &phrases,
+                                     &protect, &markup))
         return NULL;
     if (!(profile = profile_or_target(profile, to, target, sizeof target)))
         return NULL;
@@ -1165,10 +1321,30 @@ static PyObject *mod_convert(PyObject *Py_UNUSED(m), PyObject *args, PyObject *k
     dict_entry *d = open_dict(dictarg);
     if (!d)
         return NULL;
+    user_entries user;
+    if (user_entries_read(phrases, protect, markup, &user) < 0)
+        return NULL;
     const fj_converter *c = NULL;
     fj_error err;
     fj_status st;
     memset(&err, 0, sizeof err);
+    if (user_entries_any(&user)) {
+        /* The caller's own entries: a converter for this call alone. */
+        fj_converter *own = NULL;
+        Py_BEGIN_ALLOW_THREADS
+        st = open_named_user(d->dict, profile, flags, quotes_given ? (int)q : FJ_QUOTES_PROFILE,
+                             punct ? PUNCT_ALL : 0, &user, &own, &err);
+        Py_END_ALLOW_THREADS
+        user_entries_free(&user);
+        if (st != FJ_OK) {
+            raise_fj(st, &err, 0);
+            return NULL;
+        }
+        PyObject *r = convert_text(own, FJ_QUOTES_KEEP, 0, text);
+        fj_converter_close(own);
+        return r;
+    }
+    user_entries_free(&user);
     Py_BEGIN_ALLOW_THREADS
     st = conv_get(d, profile, flags, quotes_given ? (int)q : FJ_QUOTES_PROFILE,
                   punct ? PUNCT_ALL : 0, &c, &err);
@@ -1252,6 +1428,7 @@ static PyObject *mod_detect(PyObject *Py_UNUSED(m), PyObject *args, PyObject *kw
     PyObject *result = NULL, *list = NULL;
     for (;;) {
         memset(&r, 0, sizeof r);
+        r.size = sizeof r;
         r.spans = spans;
         r.span_capacity = cap;
         Py_BEGIN_ALLOW_THREADS

@@ -629,6 +629,7 @@ void fj_converter_close(fj_converter *c)
 {
     if (!c)
         return;
+    fj__overlay_free(c);
     fj_converter_close(c->to_sub[0]);
     fj_converter_close(c->to_sub[1]);
     fj_converter_close(c->to_rt[0]);
@@ -670,8 +671,11 @@ void fj_options_init(fj_options *options)
 static const struct {
     const char *name;
     size_t offset, size;
-} later_options[] = {OPTION_FIELD(quotes), OPTION_FIELD(punct), OPTION_FIELD(clean),
-                     OPTION_FIELD(utf8)};
+} later_options[] = {OPTION_FIELD(quotes),        OPTION_FIELD(punct),
+                     OPTION_FIELD(clean),         OPTION_FIELD(utf8),
+                     OPTION_FIELD(phrases),       OPTION_FIELD(phrase_count),
+                     OPTION_FIELD(protect),       OPTION_FIELD(protect_count),
+                     OPTION_FIELD(markup)};
 
 #define OPTIONS_MIN_SIZE (offsetof(fj_options, flags) + sizeof(unsigned))
 
@@ -727,6 +731,8 @@ static fj_status read_options(const fj_options *in, fj_options *o, fj_error *err
     if (o->utf8 != FJ_UTF8_PASS && o->utf8 != FJ_UTF8_STRICT)
         return invalid_option(error, "utf8 is neither FJ_UTF8_PASS nor FJ_UTF8_STRICT",
                               (unsigned long long)(long long)o->utf8);
+    if (o->markup & ~(unsigned)FJ_MARKUP_INLINE)
+        return invalid_option(error, "unknown bits in markup", o->markup & ~(unsigned)FJ_MARKUP_INLINE);
     return FJ_OK;
 }
 
@@ -755,7 +761,11 @@ fj_status fj_converter_open_options(const fj_dict *dict, const fj_options *optio
     if (o.quotes == FJ_QUOTES_PROFILE)
         quotes = (o.flags & FJ_COMPAT) || !c->profile ? FJ_QUOTES_KEEP
                                                       : fj_profile_quotes(c->profile->name);
-    int identity = !o.profile && !o.target;
+    if ((st = fj__overlay_open(c, &o, error)) != FJ_OK) {
+        fj_converter_close(c);
+        return st;
+    }
+    int identity = !o.profile && !o.target && !c->overlay;
     /* Nothing around the conversion: the plain converter itself. */
     if (!identity && !o.clean && quotes == FJ_QUOTES_KEEP && !o.punct &&
         o.utf8 == FJ_UTF8_PASS) {

@@ -444,7 +444,8 @@ static double damage_of(const fj_dict *dict, const unsigned char *text, size_t l
 
 fj_status fj_detect(const fj_dict *dict, const char *text, size_t len, fj_detection *out)
 {
-    if (!dict || !out || (!text && len) || (!out->spans && out->span_capacity))
+    if (!dict || !out || out->size < offsetof(fj_detection, span_count) + sizeof(size_t) ||
+        (!text && len) || (!out->spans && out->span_capacity))
         return FJ_ERR_INVALID_ARGUMENT;
     out->script = FJ_SCRIPT_NONE;
     out->confidence = 1;

@@ -327,6 +327,11 @@ fj_status fj__image_load(fj_image *img, const unsigned char *data, size_t size, 
 
 static fj_status dict_new(const fj_dict_options *options, fj_dict **out, fj_error *e)
 {
+    if (options && options->size < offsetof(fj_dict_options, allocator) + sizeof(void *)) {
+        fj__set_error(e, FJ_ERR_INVALID_ARGUMENT, 0,
+                      "fj_dict_options.size is too small (set it to sizeof the struct)");
+        return FJ_ERR_INVALID_ARGUMENT;
+    }
     const fj_allocator *a = options ? options->allocator : NULL;
     fj_dict *d = fj__alloc(a, sizeof *d);
     if (!d) {
@@ -512,7 +517,8 @@ fj_status fj_dict_info(const fj_dict *dict, fj_dict_info_rec *info)
 
 fj_status fj_dict_source_at(const fj_dict *dict, size_t i, fj_dict_source *source)
 {
-    if (!dict || !source || i >= dict->image.source_count)
+    if (!dict || !source || source->size < offsetof(fj_dict_source, role) + sizeof(char *) ||
+        i >= dict->image.source_count)
         return FJ_ERR_INVALID_ARGUMENT;
     const char *p = dict->image.sources;
     for (size_t k = 0; k < 4 * i; k++)

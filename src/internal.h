@@ -120,6 +120,7 @@ struct fj_dict {
 };
 
 typedef struct fj_engine fj_engine;
+typedef struct fj_overlay fj_overlay;
 
 struct fj_script_table;
 
@@ -141,6 +142,7 @@ fj_status fj__stream_open(const fj_converter *conv, fj_write_fn write, void *wri
 
 struct fj_converter {
     const fj_dict *dict;
+    fj_overlay *overlay; /* owned; NULL: no user entries or markup */
     /* Target-only conversion (fj_converter_open_target): the converters for
      * Traditional [0] and Simplified [1] clauses (owned; [1] NULL where such
      * clauses stay as written) and the script table of fj_detect (owned). */
@@ -348,6 +350,11 @@ struct fj_engine {
 extern const fj_engine fj__compat_engine;
 extern const fj_engine fj__context_engine;
 extern const fj_engine fj__target_engine;
+/* User phrases, protected terms and -{…}- (src/overlay.c): wraps the
+ * converter's engine when fj_options asks for them. */
+extern const fj_engine fj__overlay_engine;
+fj_status fj__overlay_open(fj_converter *c, const fj_options *o, fj_error *e);
+void fj__overlay_free(fj_converter *c);
 
 /* Target-only conversion: a converter that takes over two open ones (on
  * failure the caller still owns them). */

@@ -427,6 +427,7 @@ static int check_pseudo(const char *profile, const char *in, size_t in_len, cons
     if (strcmp(profile, "detect") == 0) {
         fj_detection r;
         memset(&r, 0, sizeof r);
+        r.size = sizeof r;
         assert_int_equal(fj_detect(g_dict, in, in_len, &r), FJ_OK);
         if (strcmp(fj_script_name(r.script), exp) == 0)
             return 1;

@@ -3,7 +3,7 @@
  *
  *   difftest DICT OPENCC_DATA FILE [PROFILE...]
  *
- * tools/ocdata.c's reference follows OpenCC's algorithm literally (maximum
+ * formats/ocdata.c's reference follows OpenCC's algorithm literally (maximum
  * matching over its text dictionaries, each step in turn); fanjian's
  * compatible mode must give the same bytes on every line. Prints one line
  * per profile and exits 1 on any difference (the first few are shown). */
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../tools/ocdata.h"
+#include "../formats/ocdata.h"
 #include "fanjian.h"
 
 static char *read_file(const char *path, size_t *len)

@@ -848,7 +848,7 @@ static void test_allocation_failures(void **state)
     (void)state;
     counting k = {0, 0, 0, 0};
     fj_allocator a = {cnt_alloc, cnt_realloc, cnt_free, &k};
-    fj_dict_options dopt = {&a};
+    fj_dict_options dopt = {sizeof dopt, &a};
     fj_dict *d;
     fj_error err;
     assert_int_equal(fj_dict_open(t_dict_path(), &dopt, &d, &err), FJ_OK);

@@ -210,6 +210,164 @@ elif sv_start main; then
             grep -q '"damage":0\.[5-9][0-9],' "$TMP/sv.body"
     fi
 
+    # -- files: POST /v1/file, each format, equal to the CLI -------------------------------
+    SVF=$TMP/sv.files
+    mkdir -p "$SVF"
+    python3 - "$SVF" <<'PY'
+import sys
+d = sys.argv[1]
+open(d + "/头发.txt", "wb").write("第一章 头发\n她的头发干了。\n“我们走吧。”\n".encode("gbk"))
+open(d + "/big5.txt", "wb").write("頭髮乾了，這裡是臺灣。\n".encode("big5"))
+open(d + "/a.srt", "wb").write("1\n00:00:01,000 --> 00:00:02,000\n<i>头发</i>干了\n\n2\n00:00:03,000 --> 00:00:04,000\n他说\n".encode())
+open(d + "/a.ass", "wb").write(("[Script Info]\nTitle: 头发\nScriptType: v4.00+\n\n[Events]\n"
+    "Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text\n"
+    "Dialogue: 0,0:00:01.00,0:00:02.00,Default,,0,0,0,,{\\an8}头发干了\n").encode())
+open(d + "/a.html", "wb").write('<!doctype html><html lang="zh-CN"><head><meta charset="utf-8"><title>头发</title></head>'
+    '<body><p class="头发" title="头发">头发干了</p><script>var x="头发";</script></body></html>\n'.encode())
+PY
+    E=$SVF/book
+    epub_skeleton "$E"
+    cat >"$E/OEBPS/content.opf" <<'XML'
+<?xml version="1.0" encoding="UTF-8"?>
+<package xmlns="http://www.idpf.org/2007/opf" version="3.0" unique-identifier="id">
+  <metadata xmlns:dc="http://purl.org/dc/elements/1.1/">
+    <dc:identifier id="id">urn:uuid:12345678-1234-1234-1234-123456789abc</dc:identifier>
+    <dc:title>头发干了</dc:title>
+    <dc:language>zh-CN</dc:language>
+    <meta property="dcterms:modified">2026-01-01T00:00:00Z</meta>
+  </metadata>
+  <manifest>
+    <item id="nav" href="nav.xhtml" media-type="application/xhtml+xml" properties="nav"/>
+    <item id="c1" href="ch1.xhtml" media-type="application/xhtml+xml"/>
+  </manifest>
+  <spine><itemref idref="c1"/></spine>
+</package>
+XML
+    cat >"$E/OEBPS/nav.xhtml" <<'XML'
+<?xml version="1.0" encoding="UTF-8"?>
+<html xmlns="http://www.w3.org/1999/xhtml" xmlns:epub="http://www.idpf.org/2007/ops" xml:lang="zh-CN" lang="zh-CN">
+<head><title>目录</title></head>
+<body><nav epub:type="toc"><ol><li><a href="ch1.xhtml">第一章 头发</a></li></ol></nav></body>
+</html>
+XML
+    cat >"$E/OEBPS/ch1.xhtml" <<'XML'
+<?xml version="1.0" encoding="UTF-8"?>
+<html xmlns="http://www.w3.org/1999/xhtml" xml:lang="zh-CN" lang="zh-CN">
+<head><title>第一章</title></head>
+<body><h1>第一章 头发</h1><p>头发干了，这是只有一个人的世界。</p></body>
+</html>
+XML
+    sv_epub=
+    if command -v zip >/dev/null; then
+        epub_pack "$E" "$SVF/青云志.epub"
+        sv_epub=$SVF/青云志.epub
+    fi
+    # sv_file QUERY FILE: POSTs FILE to /v1/file?QUERY as application/octet-stream.
+    sv_file() {
+        local query=$1 file=$2
+        shift 2
+        sv_type=application/octet-stream sv_req "/v1/file?$query" --data-binary @"$file" "$@"
+    }
+    # sv_file_check NAME QUERY FILE NAME_WANTED CLI_ARGS...: the answer is the
+    # CLI's output for FILE, byte for byte, named NAME_WANTED.
+    sv_file_check() {
+        local name=$1 query=$2 file=$3 want_name=$4 disp
+        shift 4
+        sv_file "$query" "$file"
+        "$FJ" "$@" "$file" -o "$TMP/sv.file.cli" 2>"$TMP/sv.file.err"
+        disp=$(sed -n "s/^[Cc]ontent-[Dd]isposition: attachment; .*filename\*=UTF-8''\([^;]*\).$/\1/p" "$TMP/sv.head")
+        disp=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.unquote(sys.argv[1]))' "$disp")
+        if [ "$code" = 200 ] && [ -s "$TMP/sv.file.cli" ] && cmp -s "$TMP/sv.body" "$TMP/sv.file.cli" &&
+            [ "$disp" = "$want_name" ]; then
+            ok "serve file: $name"
+        else
+            bad "serve file: $name" "status $code, named '$disp' (want '$want_name')" \
+                "$(head -c 300 "$TMP/sv.body")" "$(cmp "$TMP/sv.body" "$TMP/sv.file.cli" 2>&1 | head -n 1)"
+        fi
+    }
+    sv_file_check "GBK text, s2tw: the CLI's bytes, named as --rename names it" \
+        "name=$(printf %s 头发.txt | od -An -tx1 | tr -d ' \n' | sed 's/../%&/g')&profile=s2tw" \
+        "$SVF/头发.txt" 頭髮.txt -c s2tw
+    check "serve file: the GBK text's encoding is told (X-Fanjian-Encoding: GB18030)" \
+        grep -qi '^x-fanjian-encoding: GB18030' "$TMP/sv.head"
+    check "serve file: a text is answered as text/plain, an attachment" \
+        grep -qi '^content-type: text/plain; charset=utf-8' "$TMP/sv.head"
+    # curl -OJ takes filename=, which carries the name in UTF-8 too (README's example).
+    mkdir -p "$SVF/oj"
+    (cd "$SVF/oj" && "${SV_CURL[@]}" -OJ -H 'Content-Type: application/octet-stream' \
+        --data-binary @"$SVF/头发.txt" "$sv_url/v1/file?name=%E5%A4%B4%E5%8F%91.txt&profile=s2tw" 2>/dev/null)
+    check "serve file: curl -OJ writes 頭髮.txt, the CLI's bytes" cmp -s "$SVF/oj/頭髮.txt" "$TMP/sv.body"
+    sv_file_check "Big5 text, t2s" "name=big5.txt&profile=t2s" "$SVF/big5.txt" big5.txt -c t2s
+    check "serve file: the Big5 text's encoding is told" grep -qi '^x-fanjian-encoding: BIG5' "$TMP/sv.head"
+    sv_file_check "SRT, to tw" "name=a.srt&to=tw" "$SVF/a.srt" a.srt --to tw
+    check "serve file: X-Fanjian-Format: srt" grep -qi '^x-fanjian-format: srt' "$TMP/sv.head"
+    sv_file_check "ASS, s2hk" "name=a.ass&profile=s2hk" "$SVF/a.ass" a.ass -c s2hk
+    sv_file_check "HTML, s2twp with quotes cn" "name=a.html&profile=s2twp&quotes=cn" "$SVF/a.html" a.html \
+        -c s2twp --quotes=cn
+    check "serve file: an HTML answer runs nothing (CSP sandbox)" \
+        grep -qi "^content-security-policy: default-src 'none'; sandbox" "$TMP/sv.head"
+    sv_file_check "text given \"format\": html" "name=a.txt&format=html&profile=s2t" "$SVF/a.html" a.txt \
+        -c s2t --format html
+    printf '%s\n' '头发干了' '天才一秒记住本站地址：www.fakebook.cc，最快更新无弹窗！' '他说' >"$SVF/story.txt"
+    sv_file_check "text with clean=true, as --clean" "name=story.txt&profile=s2t&clean=true" \
+        "$SVF/story.txt" story.txt -c s2t --clean
+    check "serve file: clean=true dropped the boilerplate line" test "$(wc -l <"$TMP/sv.body")" -eq 2
+    sv_file_check "text given from_encoding" "name=big5.txt&profile=t2s&from_encoding=big5" \
+        "$SVF/big5.txt" big5.txt -c t2s --from-encoding big5
+    if [ -n "$sv_epub" ]; then
+        sv_file_check "EPUB, s2tw: the CLI's bytes" \
+            "name=$(printf %s 青云志.epub | od -An -tx1 | tr -d ' \n' | sed 's/../%&/g')&profile=s2tw" \
+            "$sv_epub" 青雲志.epub -c s2tw
+        check "serve file: an EPUB is application/epub+zip" \
+            grep -qi '^content-type: application/epub+zip' "$TMP/sv.head"
+        if python3 - "$TMP/sv.body" <<'PY'
+import sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+assert z.testzip() is None
+assert z.namelist()[0] == "mimetype"
+ch = z.read("OEBPS/ch1.xhtml").decode()
+assert "<p>頭髮乾了，這是只有一個人的世界。</p>" in ch, ch
+PY
+        then
+            ok "serve file: the EPUB is a valid zip whose chapter is converted"
+        else
+            bad "serve file: the EPUB is a valid zip whose chapter is converted"
+        fi
+        # Malformed: cut in half, and not a zip at all.
+        head -c "$(($(wc -c <"$sv_epub") / 2))" "$sv_epub" >"$SVF/cut.epub"
+        sv_type=application/octet-stream sv_status "a truncated EPUB" 422 "/v1/file?name=cut.epub&profile=s2t" \
+            --data-binary @"$SVF/cut.epub"
+        check "serve 422: a truncated EPUB is named and called not an EPUB" grep -q 'cut.epub: not an EPUB' "$TMP/sv.body"
+        sv_type=application/octet-stream sv_status "from_encoding with an EPUB" 400 \
+            "/v1/file?name=b.epub&profile=s2t&from_encoding=gbk" --data-binary @"$sv_epub"
+    else
+        skip "serve file: EPUB" "zip is not installed"
+    fi
+    printf 'PK\003\004 not really a zip' >"$SVF/bad.epub"
+    sv_type=application/octet-stream sv_status "a malformed EPUB" 422 "/v1/file?name=bad.epub&profile=s2t" \
+        --data-binary @"$SVF/bad.epub"
+    check "serve 422: a malformed EPUB says so" grep -q 'bad.epub: not an EPUB' "$TMP/sv.body"
+    sv_type=application/octet-stream sv_status "GBK given as from_encoding utf-8" 422 \
+        "/v1/file?name=x.txt&profile=s2t&from_encoding=utf-8" --data-binary @"$SVF/头发.txt"
+    sv_type=application/octet-stream sv_status "a file without name" 400 "/v1/file?profile=s2t" \
+        --data-binary @"$SVF/a.srt"
+    sv_type=application/octet-stream sv_status "a name that is a path" 400 "/v1/file?name=..%2Fa.srt&profile=s2t" \
+        --data-binary @"$SVF/a.srt"
+    sv_type=application/octet-stream sv_status "an unknown format" 400 "/v1/file?name=a.srt&format=doc&profile=s2t" \
+        --data-binary @"$SVF/a.srt"
+    sv_type=application/octet-stream sv_status "a file with an unknown profile" 400 "/v1/file?name=a.srt&profile=nonesuch" \
+        --data-binary @"$SVF/a.srt"
+    sv_type=application/octet-stream sv_status "a file with clean=yes" 400 "/v1/file?name=a.srt&profile=s2t&clean=yes" \
+        --data-binary @"$SVF/a.srt"
+    sv_type=application/octet-stream sv_status "an unknown from_encoding" 400 \
+        "/v1/file?name=a.srt&profile=s2t&from_encoding=klingon" --data-binary @"$SVF/a.srt"
+    sv_status "a file sent as JSON" 415 "/v1/file?name=a.srt&profile=s2t" --data-binary @"$SVF/a.srt"
+    sv_type=text/plain sv_status "a file sent as text/plain" 415 "/v1/file?name=a.srt&profile=s2t" \
+        --data-binary @"$SVF/a.srt"
+    sv_status "GET /v1/file" 405 "/v1/file"
+    sv_file "name=a.srt&profile=s2t&clean=true&punct=false&compat=false" "$SVF/a.srt"
+    check "serve file: booleans as query parameters (clean=true)" test "$code" = 200
+
     # -- errors -------------------------------------------------------------------------
     sv_status "malformed JSON" 400 /v1/convert --data-binary '{"text": "头发'
     sv_status "a body that is not an object" 400 /v1/convert --data-binary '["头发"]'
@@ -359,9 +517,9 @@ for a, o in ((sys.argv[1], sys.argv[2]), (sys.argv[3], sys.argv[4])):
     elif ! pw_dir=$("$ROOT/scripts/fetch-playwright.sh" 2>"$TMP/sv.fetch"); then
         skip "serve page in Chromium" "npm could not fetch playwright-core: $(tail -n 1 "$TMP/sv.fetch")"
     else
-        python3 - "$TMP/sv.browser.json" "$sv_url/" "$chromium_bin" "$FJ" <<'PY'
-import json, subprocess, sys
-out, url, chromium, fj = sys.argv[1:5]
+        python3 - "$TMP/sv.browser.json" "$sv_url/" "$chromium_bin" "$FJ" "$SVF" "$sv_epub" <<'PY'
+import base64, json, subprocess, sys, zipfile
+out, url, chromium, fj, files, epub = sys.argv[1:7]
 def cli(text, profile, *opts):
     which = ["--to", profile[3:]] if profile.startswith("to:") else ["-c", profile]
     r = subprocess.run([fj, *opts, *which], input=text.encode(), capture_output=True, check=True)
@@ -386,9 +544,34 @@ cases.append({"name": "1,500 lines with one dropped (line by line)", "input": ""
 for c in cases:
     c["expected"] = cli(c["input"], c["profile"], *(["--clean"] if c.get("clean") else []))
 text = "第一章 头发\n她的头发干了。\n"
+b64 = lambda b: base64.b64encode(b).decode()
+def cli_file(path, profile):
+    # The CLI's output for a file, as bytes.
+    dest = files + "/cli-out"
+    subprocess.run([fj, "-c", profile, path, "-o", dest], check=True)
+    return open(dest, "rb").read()
+gbk = files + "/头发.txt"
+uploads = [{"name": "头发.txt", "bytes": b64(open(gbk, "rb").read()), "profile": "s2tw",
+            "text": open(gbk, "rb").read().decode("gbk"), "expected": b64(cli_file(gbk, "s2tw")),
+            "expected_name": cli("头发.txt", "s2tw")}]
+if epub:
+    converted = cli_file(epub, "s2tw")
+    open(files + "/cli-out.epub", "wb").write(converted)
+    chapter = zipfile.ZipFile(files + "/cli-out.epub").read("OEBPS/ch1.xhtml").decode()
+    assert "頭髮乾了" in chapter
+    uploads.append({"name": "青云志.epub", "bytes": b64(open(epub, "rb").read()), "profile": "s2tw",
+                    "expected": b64(converted), "expected_name": cli("青云志.epub", "s2tw"),
+                    "chapter": {"entry": "OEBPS/ch1.xhtml", "text": chapter}})
+name = "第一章 头发.txt"
 json.dump({"url": url, "chromium": chromium, "cases": cases,
-           "file": {"name": "chapter.txt", "text": text, "profile": "s2tw",
-                    "expected": cli(text, "s2tw")}},
+           "file": {"name": name, "text": text, "profile": "s2tw",
+                    "expected": cli(text, "s2tw"), "expected_name": cli(name, "s2tw")},
+           "uploads": uploads,
+           "bad_upload": {"name": "bad.epub", "bytes": b64(b"PK\x03\x04 not really a zip"),
+                          "error": "bad.epub: not an EPUB"},
+           "diff": {"input": "头发干了", "profile": "s2tw", "del": ["头发干"], "ins": ["頭髮乾"]},
+           "hint": {"traditional": "這裡是臺灣，她的頭髮乾了，我們說話的時候天氣很熱。",
+                    "simplified": "这里是台湾，她的头发干了，我们说话的时候天气很热。"}},
           open(out, "w", encoding="utf-8"), ensure_ascii=False)
 PY
         node "$ROOT/tests/browser/page.mjs" "$pw_dir" "$TMP/sv.browser.json" >"$TMP/sv.browser.out" 2>"$TMP/sv.browser.err"
@@ -410,7 +593,7 @@ fi
 
 # -- body limits: a second server with --max-body 1000 -------------------------------------
 if [ -x "$FJ" ] && command -v curl >/dev/null && command -v python3 >/dev/null &&
-    sv_start max-body --max-body 1000 --threads 2; then
+    sv_start max-body --max-body 1000 --max-file 2000 --threads 2; then
     small_pid=$sv_pid
     head -c 3000 /dev/zero | tr '\0' x >"$TMP/sv.pad"
     printf '{"text":"%s","profile":"s2t"}' "$(cat "$TMP/sv.pad")" >"$TMP/sv.large"
@@ -422,6 +605,18 @@ if [ -x "$FJ" ] && command -v curl >/dev/null && command -v python3 >/dev/null &
     sv_convert "a body just under --max-body" "$(cat "$TMP/sv.pad900")" s2t '' "$(cat "$TMP/sv.pad900")"
     sv_req /v1/convert -H 'Transfer-Encoding: chunked' --data-binary '{"text":"头发","profile":"s2t"}'
     check "serve small chunked body under --max-body" grep -q '^{"text":"頭髮",' "$TMP/sv.body"
+    # A file has its own limit, --max-file.
+    head -c 1500 "$TMP/sv.pad" >"$TMP/sv.pad1500"
+    sv_type=application/octet-stream sv_req "/v1/file?name=x.txt&profile=s2t" --data-binary @"$TMP/sv.pad1500"
+    check "serve file: a file over --max-body but under --max-file is converted" \
+        cmp -s "$TMP/sv.body" "$TMP/sv.pad1500"
+    sv_type=application/octet-stream sv_status "a file over --max-file (Content-Length)" 413 \
+        "/v1/file?name=x.txt&profile=s2t" --data-binary @"$TMP/sv.pad"
+    check "serve 413: the file's limit is named" grep -q 'larger than 2000 bytes (--max-file)' "$TMP/sv.body"
+    sv_type=application/octet-stream sv_status "a file over --max-file (chunked)" 413 \
+        "/v1/file?name=x.epub&profile=s2t" -H 'Transfer-Encoding: chunked' --data-binary @"$TMP/sv.pad"
+    sv_req /healthz
+    check "serve max-body: answers after the files over the limit" test "$code" = 200
     sv_stop max-body "$small_pid" INT
 fi
 
@@ -646,7 +841,8 @@ fi
 run "$FJ" serve --max-body lots
 check "serve --max-body with a bad size" test "$rc" -ne 0 -a -s "$TMP/err"
 for bad_opt in "--max-memory lots" "--header-timeout 0" "--body-timeout x" "--max-per-address -1" \
-    "--cors https://a.example,https://b.example" "--max-body 32M --max-memory 16M"; do
+    "--cors https://a.example,https://b.example" "--max-body 32M --max-memory 16M" \
+    "--max-file 0" "--max-file 32M --max-memory 16M"; do
     # shellcheck disable=SC2086 # the option and its value
     run "$FJ" serve $bad_opt
     check "serve $bad_opt is refused with a message" test "$rc" -eq 2 -a -s "$TMP/err"

@@ -36,6 +36,7 @@ static fj_detection detect(const char *text, fj_script_span *spans, size_t cap)
 {
     fj_detection r;
     memset(&r, 0, sizeof r);
+    r.size = sizeof r;
     r.spans = spans;
     r.span_capacity = cap;
     assert_int_equal(fj_detect(g_dict, text, strlen(text), &r), FJ_OK);
@@ -60,12 +61,16 @@ static void test_detect_arguments(void **state)
     (void)state;
     fj_detection r;
     memset(&r, 0, sizeof r);
+    r.size = sizeof r;
     assert_int_equal(fj_detect(NULL, "中", 3, &r), FJ_ERR_INVALID_ARGUMENT);
     assert_int_equal(fj_detect(g_dict, "中", 3, NULL), FJ_ERR_INVALID_ARGUMENT);
     assert_int_equal(fj_detect(g_dict, NULL, 3, &r), FJ_ERR_INVALID_ARGUMENT);
     r.span_capacity = 4; /* with no array */
     assert_int_equal(fj_detect(g_dict, "中", 3, &r), FJ_ERR_INVALID_ARGUMENT);
     r.span_capacity = 0;
+    r.size = 0; /* a caller that did not set the size */
+    assert_int_equal(fj_detect(g_dict, "中", 3, &r), FJ_ERR_INVALID_ARGUMENT);
+    r.size = sizeof r;
     assert_int_equal(fj_detect(g_dict, NULL, 0, &r), FJ_OK);
     assert_int_equal(r.script, FJ_SCRIPT_NONE);
     assert_true(r.confidence == 1.0);
@@ -196,6 +201,7 @@ static fj_script detect_bytes(const char *data, size_t len)
 {
     fj_detection r;
     memset(&r, 0, sizeof r);
+    r.size = sizeof r;
     assert_int_equal(fj_detect(g_dict, data, len, &r), FJ_OK);
     if (r.script == FJ_SCRIPT_BINARY) { /* nothing else is reported for binary */
         assert_int_equal(r.han, 0);
@@ -317,7 +323,7 @@ static void test_allocator(void **state)
     (void)state;
     counting cnt = {0, 0, 0, 0, 0, 0};
     fj_allocator a = {c_alloc, c_realloc, c_free, &cnt};
-    fj_dict_options opt = {&a};
+    fj_dict_options opt = {sizeof opt, &a};
     fj_dict *d;
     fj_error err;
     assert_int_equal(fj_dict_open(t_dict_path(), &opt, &d, &err), FJ_OK);
@@ -325,6 +331,8 @@ static void test_allocator(void **state)
 
     fj_detection r;
     memset(&r, 0, sizeof r);
+
+    r.size = sizeof r;
     assert_int_equal(fj_detect(d, "这是", 6, &r), FJ_OK);
     assert_int_equal(cnt.live, base);
     assert_true(cnt.peak - base < 64 * 1024);

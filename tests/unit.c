@@ -23,7 +23,7 @@
 #include "../src/internal.h"
 #include "../src/utf8.h"
 #include "../tools/chewing.h"
-#include "../tools/ocdata.h"
+#include "../formats/ocdata.h"
 
 extern char **environ;
 
@@ -303,6 +303,11 @@ static void test_api_null_arguments(void **state)
     d = (fj_dict *)g_dict;
     assert_int_not_equal(fj_dict_open_memory(NULL, 0, NULL, &d, &err), FJ_OK);
     assert_null(d);
+    fj_dict_options unsized = {0, NULL}; /* size not set */
+    assert_int_equal(fj_dict_open_memory(g_img, g_img_size, &unsized, &d, &err),
+                     FJ_ERR_INVALID_ARGUMENT);
+    assert_null(d);
+    assert_non_null(strstr(err.message, "size"));
 
     assert_int_equal(fj_converter_open(NULL, "s2t", FJ_COMPAT, &nc, &err),
                      FJ_ERR_INVALID_ARGUMENT);
@@ -503,8 +508,10 @@ static void test_dict_sources(void **state)
     fj_dict_info_rec small = {sizeof small - 1, 0, 0};
     assert_int_equal(fj_dict_info(g_dict, &small), FJ_ERR_INVALID_ARGUMENT);
     assert_int_equal(fj_dict_info(NULL, &info), FJ_ERR_INVALID_ARGUMENT);
-    fj_dict_source src;
+    fj_dict_source src = {sizeof src, NULL, NULL, NULL, NULL};
     assert_int_equal(fj_dict_source_at(g_dict, info.source_count, &src), FJ_ERR_INVALID_ARGUMENT);
+    fj_dict_source old = {sizeof old - 1, NULL, NULL, NULL, NULL};
+    assert_int_equal(fj_dict_source_at(g_dict, 0, &old), FJ_ERR_INVALID_ARGUMENT);
     int opencc = 0, essay = 0, chewing = 0, cantonese = 0;
     for (size_t i = 0; i < info.source_count; i++) {
         assert_int_equal(fj_dict_source_at(g_dict, i, &src), FJ_OK);
@@ -1617,7 +1624,7 @@ static alloc_run run_with_allocator(trk *t, const unsigned char *img, const char
 {
     alloc_run r = {FJ_OK, FJ_OK, FJ_OK, FJ_OK, FJ_OK, FJ_OK, 1, 1};
     fj_allocator a = {trk_alloc, trk_realloc, trk_free, t};
-    fj_dict_options opt = {&a};
+    fj_dict_options opt = {sizeof opt, &a};
     fj_dict *d = NULL;
     fj_error err;
     r.dict = fj_dict_open_memory(img, g_img_size, &opt, &d, &err);
@@ -1661,7 +1668,7 @@ static void test_custom_allocator(void **state)
     trk *t = calloc(1, sizeof *t);
     assert_non_null(t);
     fj_allocator a = {trk_alloc, trk_realloc, trk_free, t};
-    fj_dict_options opt = {&a};
+    fj_dict_options opt = {sizeof opt, &a};
     fj_error err;
 
     /* Each object is allocated through it, and everything is given back. */

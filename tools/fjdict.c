@@ -18,420 +18,8 @@
 #include "lint.h"
 #include "chewing.h"
 #include "model.h"
-#include "ocdata.h"
-
-/* ---- growable byte and record buffers ----------------------------------- */
-
-typedef struct buf {
-    unsigned char *p;
-    size_t len, cap;
-} buf;
-
-static void *grow(void *p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return p;
-    size_t c = *cap ? *cap : 1024;
-    while (c < need)
-        c *= 2;
-    p = realloc(p, c * elem);
-    if (!p) {
-        fprintf(stderr, "fjdict: out of memory\n");
-        exit(70);
-    }
-    *cap = c;
-    return p;
-}
-
-static size_t buf_add(buf *b, const void *data, size_t n)
-{
-    b->p = grow(b->p, &b->cap, b->len + n, 1);
-    memcpy(b->p + b->len, data, n);
-    b->len += n;
-    return b->len - n;
-}
-
-static void buf_align(buf *b, size_t a)
-{
-    static const unsigned char zero[8];
-    while (b->len % a)
-        buf_add(b, zero, 1);
-}
-
-/* ---- string pool with de-duplication ------------------------------------ */
-
-typedef struct pool {
-    buf bytes;
-    uint32_t *slots; /* offset + 1, 0 empty */
-    uint32_t *lens;
-    size_t nslots, used;
-} pool;
-
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-    return h;
-}
-
-static uint32_t pool_add(pool *p, const char *s, size_t n)
-{
-    if ((p->used + 1) * 2 > p->nslots) {
-        size_t old = p->nslots;
-        uint32_t *os = p->slots, *ol = p->lens;
-        p->nslots = old ? old * 2 : 1 << 16;
-        p->slots = calloc(p->nslots, sizeof(uint32_t));
-        p->lens = calloc(p->nslots, sizeof(uint32_t));
-        if (!p->slots || !p->lens)
-            exit(70);
-        for (size_t i = 0; i < old; i++) {
-            if (!os[i])
-                continue;
-            size_t j = hash_bytes((char *)p->bytes.p + os[i] - 1, ol[i]) & (p->nslots - 1);
-            while (p->slots[j])
-                j = (j + 1) & (p->nslots - 1);
-            p->slots[j] = os[i];
-            p->lens[j] = ol[i];
-        }
-        free(os);
-        free(ol);
-    }
-    size_t j = hash_bytes(s, n) & (p->nslots - 1);
-    while (p->slots[j]) {
-        if (p->lens[j] == n && memcmp(p->bytes.p + p->slots[j] - 1, s, n) == 0)
-            return p->slots[j] - 1;
-        j = (j + 1) & (p->nslots - 1);
-    }
-    uint32_t off = (uint32_t)buf_add(&p->bytes, s, n);
-    p->slots[j] = off + 1;
-    p->lens[j] = (uint32_t)n;
-    p->used++;
-    return off;
-}
-
-/* ---- image under construction -------------------------------------------- */
-
-typedef struct builder {
-    pool strings;
-    fj_node_rec *nodes;
-    uint32_t *edges;
-    size_t node_count, node_cap, edge_cap;
-    uint32_t *blocks; /* 256 entries per block; block 0 is empty */
-    size_t block_count, block_cap;
-    uint32_t *level1;
-    size_t level1_count, level1_cap;
-    fj_matcher_rec *matchers;
-    unsigned char *bigrams, *pairkeys, *trigrams, *changers, *inner, *chkeys;
-    uint64_t *first_edges;
-    size_t first_edge_count, first_edge_cap;
-    oc_dict **matcher_dicts;
-    size_t matcher_count;
-    int plain; /* build matchers without the filters and edge table (the context model's) */
-} builder;
-
-static uint32_t new_block(builder *b)
-{
-    b->blocks = grow(b->blocks, &b->block_cap, (b->block_count + 1) * FJ_BLOCK_SIZE, sizeof(uint32_t));
-    memset(b->blocks + b->block_count * FJ_BLOCK_SIZE, 0, FJ_BLOCK_SIZE * sizeof(uint32_t));
-    return (uint32_t)b->block_count++;
-}
-
-static uint32_t new_node(builder *b, uint32_t cp)
-{
-    b->nodes = grow(b->nodes, &b->node_cap, b->node_count + 1, sizeof(fj_node_rec));
-    b->edges = grow(b->edges, &b->edge_cap, b->node_count + 1, sizeof(uint32_t));
-    fj_node_rec *n = &b->nodes[b->node_count];
-    n->value = 0;
-    n->value_len = FJ_NO_VALUE;
-    n->first_child = 0;
-    n->child_count = 0;
-    b->edges[b->node_count] = cp;
-    return (uint32_t)b->node_count++;
-}
-
-static uint32_t char_at(const char *key, size_t off, size_t *len)
-{
-    uint32_t cp;
-    const unsigned char *p = (const unsigned char *)key + off;
-    int n = fj_utf8_decode(p, p + strlen(key + off), &cp);
-    if (n <= 0) {
-        fprintf(stderr, "fjdict: key is not UTF-8: %s\n", key);
-        exit(65);
-    }
-    *len = (size_t)n;
-    return cp;
-}
-
-/* One queued trie node: the keys [lo, hi) share its path, which ends at byte off. */
-typedef struct qitem {
-    uint32_t node;
-    size_t lo, hi, off;
-} qitem;
-
-/* Allocates contiguous children for the keys [lo, hi) whose next character
- * starts at byte off, queueing each child. Returns the first child's id. */
-static uint32_t add_children(builder *b, const oc_dict *d, size_t lo, size_t hi, size_t off,
-                             qitem **queue, size_t *qlen, size_t *qcap, size_t *count)
-{
-    uint32_t first = (uint32_t)b->node_count;
-    *count = 0;
-    size_t i = lo;
-    while (i < hi) {
-        size_t clen;
-        uint32_t cp = char_at(d->entries[i].key, off, &clen);
-        size_t j = i + 1;
-        while (j < hi) {
-            size_t l2;
-            if (char_at(d->entries[j].key, off, &l2) != cp)
-                break;
-            j++;
-        }
-        uint32_t id = new_node(b, cp);
-        *queue = grow(*queue, qcap, *qlen + 1, sizeof(qitem));
-        (*queue)[(*qlen)++] = (qitem){id, i, j, off + clen};
-        ++*count;
-        i = j;
-    }
-    return first;
-}
-
-/* The bits behind the hot path's character-at-a-time mode (step.c): in
- * CHNG the first two characters of every key whose value differs from its
- * characters' own answers, with FJ_ENTRY_CHANGES on its first character; in
- * CHKY that key when it has two characters, else its first three; in INNR
- * every pair of adjacent characters inside any key. */
-static void mark_changers(builder *b, const oc_dict *d, const uint32_t *l1)
-{
-    uint32_t salt = (uint32_t)b->matcher_count;
-    char *own = NULL;
-    size_t own_cap = 0;
-    for (size_t i = 0; i < d->count; i++) {
-        const char *k = d->entries[i].key;
-        size_t klen = strlen(k), off = 0, n, used = 0;
-        uint32_t prev = 0, first = 0, second = 0, third = 0, chars = 0;
-        while (off < klen) {
-            uint32_t cp = char_at(k, off, &n);
-            const oc_entry *single = oc_dict_find(d, k + off, n);
-            const char *ans = single ? single->values[0] : k + off;
-            size_t alen = single ? strlen(ans) : n;
-            own = grow(own, &own_cap, used + alen + 1, 1);
-            memcpy(own + used, ans, alen);
-            used += alen;
-            if (chars) {
-                uint32_t h = fj_bigram_hash(salt, prev, cp);
-                b->inner[h >> 3] |= (unsigned char)(1u << (h & 7));
-            }
-            if (chars == 0)
-                first = cp;
-            else if (chars == 1)
-                second = cp;
-            else if (chars == 2)
-                third = cp;
-            prev = cp;
-            chars++;
-            off += n;
-        }
-        if (chars < 2)
-            continue;
-        const char *v = d->entries[i].values[0];
-        if (used == strlen(v) && memcmp(own, v, used) == 0)
-            continue;
-        uint64_t h = fj_change_hash(salt, first, second);
-        uint32_t h1 = (uint32_t)h, h2 = (uint32_t)(h >> 32);
-        b->changers[h1 >> 3] |= (unsigned char)(1u << (h1 & 7));
-        b->changers[h2 >> 3] |= (unsigned char)(1u << (h2 & 7));
-        b->blocks[l1[first >> 8] * FJ_BLOCK_SIZE + (first & 0xFF)] |= FJ_ENTRY_CHANGES;
-        uint32_t kh = chars == 2 ? fj_bigram_hash(salt, first, second)
-                                 : fj_bigram_hash(salt | FJ_CHKEYS_LONGER, fj_pair_mix(first, second), third);
-        b->chkeys[kh >> 3] |= (unsigned char)(1u << (kh & 7));
-    }
-    free(own);
-}
-
-static void build_matcher(builder *b, oc_dict *d)
-{
-    fj_matcher_rec m = {0};
-    b->level1 = grow(b->level1, &b->level1_cap, (b->level1_count + 1) * FJ_L1_SIZE, sizeof(uint32_t));
-    uint32_t *l1 = b->level1 + b->level1_count * FJ_L1_SIZE;
-    memset(l1, 0, FJ_L1_SIZE * sizeof(uint32_t));
-    m.level1 = (uint32_t)b->level1_count++;
-
-    qitem *queue = NULL;
-    size_t qlen = 0, qcap = 0, first_chars, count;
-    add_children(b, d, 0, d->count, 0, &queue, &qlen, &qcap, &first_chars);
-    for (size_t q = 0; q < qlen; q++) {
-        qitem it = queue[q];
-        uint32_t cp = b->edges[it.node];
-        if (q < first_chars) { /* a first character: enter it in the code point table */
-            if (!l1[cp >> 8])
-                l1[cp >> 8] = new_block(b);
-            b->blocks[l1[cp >> 8] * FJ_BLOCK_SIZE + (cp & 0xFF)] = it.node;
-        }
-        size_t lo = it.lo;
-        const char *key = d->entries[lo].key;
-        if (strlen(key) == it.off) {
-            const char *v = d->entries[lo].values[0];
-            size_t vl = strlen(v);
-            if (vl >= FJ_NO_VALUE) {
-                fprintf(stderr, "fjdict: value too long for %s\n", key);
-                exit(65);
-            }
-            if (vl <= FJ_INLINE_VALUE_MAX)
-                memcpy(&b->nodes[it.node].value, v, vl);
-            else
-                b->nodes[it.node].value = pool_add(&b->strings, v, vl);
-            b->nodes[it.node].value_len = (uint16_t)vl;
-            size_t chars = 0;
-            for (const char *c = key; *c; c++)
-                chars += ((unsigned char)*c & 0xC0) != 0x80;
-            if (chars > m.max_key_chars)
-                m.max_key_chars = (uint32_t)chars;
-            lo++;
-        }
-        if (lo < it.hi) {
-            uint32_t first = add_children(b, d, lo, it.hi, it.off, &queue, &qlen, &qcap, &count);
-            if (count > 0xFFFF) {
-                fprintf(stderr, "fjdict: too many children\n");
-                exit(65);
-            }
-            b->nodes[it.node].first_child = first;
-            b->nodes[it.node].child_count = (uint16_t)count;
-        }
-    }
-    /* Pair keys and three-character prefixes, for the filters that spare the
-     * matcher most trie walks. */
-    for (size_t i = 0; i < d->count && !b->plain; i++) {
-        const char *k = d->entries[i].key;
-        size_t off = 0, l1n, l2n, l3n, klen = strlen(k);
-        uint32_t c1 = char_at(k, 0, &l1n);
-        if (l1n >= klen)
-            continue;
-        uint32_t c2 = char_at(k, l1n, &l2n);
-        off = l1n + l2n;
-        uint32_t salt = (uint32_t)b->matcher_count, h;
-        if (off == klen) {
-            h = fj_bigram_hash(salt, c1, c2);
-            b->pairkeys[h >> 3] |= (unsigned char)(1u << (h & 7));
-        } else {
-            uint32_t c3 = char_at(k, off, &l3n);
-            h = fj_bigram_hash(salt, fj_pair_mix(c1, c2), c3);
-            b->trigrams[h >> 3] |= (unsigned char)(1u << (h & 7));
-        }
-    }
-    /* A first character whose only key is itself and whose value is one
-     * character gets that answer in the table; one with longer keys gets its
-     * second characters entered in the bigram filter. */
-    for (size_t q = 0; q < first_chars; q++) {
-        uint32_t id = queue[q].node, cp = b->edges[id];
-        const fj_node_rec *n = &b->nodes[id];
-        uint32_t *slot = &b->blocks[l1[cp >> 8] * FJ_BLOCK_SIZE + (cp & 0xFF)];
-        if (n->value_len != FJ_NO_VALUE)
-            *slot |= FJ_ENTRY_HAS_VALUE;
-        if (n->child_count)
-            *slot |= FJ_ENTRY_HAS_CHILDREN;
-        if (n->child_count == 0 && n->value_len == 3) {
-            const unsigned char *v = (const unsigned char *)&n->value;
-            uint32_t vcp;
-            if (fj_utf8_decode(v, v + 3, &vcp) == 3)
-                *slot = FJ_ENTRY_DIRECT | v[0] | (uint32_t)v[1] << 8 | (uint32_t)v[2] << 16;
-        }
-        for (uint32_t c = 0; c < n->child_count && !b->plain; c++) {
-            uint32_t h = fj_bigram_hash((uint32_t)b->matcher_count, cp, b->edges[n->first_child + c]);
-            b->bigrams[h >> 3] |= (unsigned char)(1u << (h & 7));
-            b->first_edges = grow(b->first_edges, &b->first_edge_cap, b->first_edge_count + 1,
-                                  sizeof(uint64_t));
-            b->first_edges[b->first_edge_count++] =
-                FJ_EDGE_SLOT(b->edges[n->first_child + c], id, n->first_child + c);
-        }
-    }
-    free(queue);
-    if (!b->plain)
-        mark_changers(b, d, l1);
-    /* IDS operators that start no key: mark them so the hot path finds them. */
-    for (uint32_t cp = 0x2FF0; cp <= 0x2FFF; cp++) {
-        if (!l1[cp >> 8])
-            l1[cp >> 8] = new_block(b);
-        uint32_t *slot = &b->blocks[l1[cp >> 8] * FJ_BLOCK_SIZE + (cp & 0xFF)];
-        if (!*slot)
-            *slot = FJ_ENTRY_IDS;
-    }
-    b->matchers = realloc(b->matchers, (b->matcher_count + 1) * sizeof(fj_matcher_rec));
-    b->matcher_dicts = realloc(b->matcher_dicts, (b->matcher_count + 1) * sizeof(oc_dict *));
-    b->matchers[b->matcher_count] = m;
-    b->matcher_dicts[b->matcher_count++] = d;
-}
-
-static int same_dict(const oc_dict *a, const oc_dict *b)
-{
-    if (a->count != b->count)
-        return 0;
-    for (size_t i = 0; i < a->count; i++)
-        if (strcmp(a->entries[i].key, b->entries[i].key) ||
-            strcmp(a->entries[i].values[0], b->entries[i].values[0]))
-            return 0;
-    return 1;
-}
-
-/* Returns the matcher id for a flattened dictionary, sharing identical ones. */
-static uint32_t matcher_for(builder *b, oc_dict *d)
-{
-    if (!d)
-        return FJ_NONE;
-    for (size_t i = 0; i < b->matcher_count; i++)
-        if (same_dict(b->matcher_dicts[i], d)) {
-            oc_dict_free(d);
-            return (uint32_t)i;
-        }
-    build_matcher(b, d);
-    return (uint32_t)(b->matcher_count - 1);
-}
-
-static size_t key_chars(const char *key)
-{
-    size_t n = 0;
-    for (; *key; key++)
-        n += ((unsigned char)*key & 0xC0) != 0x80;
-    return n;
-}
-
-/* FJ_PROFILE_SEG_IS_STEP1 holds when the segmentation keys are exactly the
- * first step's keys of two or more characters. */
-static int seg_is_step1(const oc_dict *seg, const oc_dict *step1)
-{
-    size_t multi = 0;
-    for (size_t i = 0; i < step1->count; i++) {
-        const char *k = step1->entries[i].key;
-        if (key_chars(k) < 2)
-            continue;
-        multi++;
-        if (!oc_dict_find(seg, k, strlen(k)))
-            return 0;
-    }
-    for (size_t i = 0; i < seg->count; i++)
-        if (key_chars(seg->entries[i].key) < 2)
-            return 0;
-    return multi == seg->count;
-}
-
-static void clear_key_chars(unsigned char *barrier, const oc_dict *d)
-{
-    if (!d)
-        return;
-    for (size_t i = 0; i < d->count; i++) {
-        const unsigned char *p = (const unsigned char *)d->entries[i].key;
-        const unsigned char *end = p + strlen((const char *)p);
-        while (p < end) {
-            uint32_t cp;
-            int n = fj_utf8_decode(p, end, &cp);
-            if (n <= 0)
-                break;
-            if (cp < 0x10000)
-                barrier[cp >> 3] &= (unsigned char)~(1u << (cp & 7));
-            p += n;
-        }
-    }
-}
+#include "../formats/ocdata.h"
+#include "../formats/ocimage.h"
 
 /* ---- writing ----------------------------------------------------------- */
 
@@ -497,56 +85,27 @@ static int replacing_commit(replacing_file *r, const char *path)
     return 0;
 }
 
-typedef struct section {
-    uint32_t tag;
-    const void *data;
-    size_t size;
-} section;
-
-static int write_image(const char *path, section *secs, uint32_t nsec)
+static int write_image(const char *path, const oci_section *secs, uint32_t nsec)
 {
-    buf img = {0};
-    fj_header_rec h;
-    memset(&h, 0, sizeof h);
-    buf_add(&img, &h, sizeof h);
-    size_t table = img.len;
-    fj_section_rec *recs = calloc(nsec, sizeof *recs);
-    buf_add(&img, recs, nsec * sizeof *recs);
-    for (uint32_t i = 0; i < nsec; i++) {
-        buf_align(&img, 8);
-        recs[i].tag = secs[i].tag;
-        recs[i].offset = img.len;
-        recs[i].size = secs[i].size;
-        if (secs[i].size)
-            buf_add(&img, secs[i].data, secs[i].size);
-    }
-    buf_align(&img, 8);
-    memcpy(img.p + table, recs, nsec * sizeof *recs);
-    free(recs);
-    memcpy(h.magic, FJ_IMAGE_MAGIC, 8);
-    h.version = FJ_IMAGE_VERSION;
-    h.section_count = nsec;
-    h.file_size = img.len;
-    h.checksum = fj_checksum(img.p + FJ_IMAGE_HEADER_SIZE, img.len - FJ_IMAGE_HEADER_SIZE);
-    memcpy(img.p, &h, sizeof h);
-
+    size_t len;
+    unsigned char *img = oci_assemble(secs, nsec, &len);
     replacing_file out;
     if (replacing_open(&out, path) != 0) {
-        free(img.p);
+        free(img);
         return -1;
     }
-    if (fwrite(img.p, 1, img.len, out.f) != img.len) {
+    if (fwrite(img, 1, len, out.f) != len) {
         fprintf(stderr, "fjdict: cannot write %s: %s\n", out.tmp, strerror(errno));
         replacing_abandon(&out);
-        free(img.p);
+        free(img);
         return -1;
     }
     if (replacing_commit(&out, path) != 0) {
-        free(img.p);
+        free(img);
         return -1;
     }
-    printf("fjdict: wrote %s (%zu bytes)\n", path, img.len);
-    free(img.p);
+    printf("fjdict: wrote %s (%zu bytes)\n", path, len);
+    free(img);
     return 0;
 }
 
@@ -794,17 +353,8 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
         model_words_free(essay);
         have_model = 1;
     }
-    builder b;
-    memset(&b, 0, sizeof b);
-    new_block(&b); /* block 0: nothing */
-    new_node(&b, 0); /* node 0: the placeholder behind entry 0 */
-    b.bigrams = calloc(FJ_BIGRAM_BITS / 8, 1);
-    b.pairkeys = calloc(FJ_BIGRAM_BITS / 8, 1);
-    b.trigrams = calloc(FJ_BIGRAM_BITS / 8, 1);
-    b.changers = calloc(FJ_CHANGERS_BYTES, 1);
-    memset(b.changers + (size_t)FJ_CHANGE_ALWAYS * 64, 0xFF, 64);
-    b.inner = calloc(FJ_BIGRAM_BITS / 8, 1);
-    b.chkeys = calloc(FJ_BIGRAM_BITS / 8, 1);
+    oci_builder b;
+    oci_builder_init(&b);
 
     fj_profile_rec profiles[16];
     fj_context_rec contexts[16];
@@ -834,14 +384,14 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
             return 1;
         }
         r->normalization = p->normalization_count
-                               ? matcher_for(&b, oc_expr_flatten(p->normalization[0], 0))
+                               ? oci_matcher_for(&b, oc_expr_flatten(p->normalization[0], 0))
                                : FJ_NONE;
         oc_dict *seg = p->segmentation ? oc_expr_flatten(p->segmentation, 1) : NULL;
         uint32_t phrase_stages = 0; /* FJ_CONTEXT_PHRASE_SHIFT */
         /* OpenCC's library loads the tables marked may_output_tofu by default
          * (ConfigLoadOptions), and OpenCC 1.4.2's reference output uses them. */
         for (size_t c = 0; c < p->chain_count; c++) {
-            uint32_t m = matcher_for(&b, oc_expr_flatten(p->chain[c], 1));
+            uint32_t m = oci_matcher_for(&b, oc_expr_flatten(p->chain[c], 1));
             if (m == FJ_NONE)
                 continue;
             if (r->stage_count == FJ_MAX_STAGES) {
@@ -852,10 +402,10 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
                 if (expr_uses(p->chain[c], "STCharacters")) {
                     if (s2t_ids[1] == FJ_NONE) {
                         b.plain = 1;
-                        s2t_ids[0] = matcher_for(&b, s2t_model.fold);
-                        s2t_ids[1] = matcher_for(&b, s2t_model.words);
+                        s2t_ids[0] = oci_matcher_for(&b, s2t_model.fold);
+                        s2t_ids[1] = oci_matcher_for(&b, s2t_model.words);
                         b.plain = 0;
-                        s2t_model.fold = s2t_model.words = NULL; /* owned by the builder now */
+                        s2t_model.fold = s2t_model.words = NULL; /* owned by the oci_builder now */
                     }
                     cx->core_stage = r->stage_count;
                     s2t_core = m;
@@ -871,7 +421,7 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
                     if (reg >= 0 && (regions[reg].words || region_ids[reg] != FJ_NONE)) {
                         if (region_ids[reg] == FJ_NONE) {
                             b.plain = 1;
-                            region_ids[reg] = matcher_for(&b, regions[reg].words);
+                            region_ids[reg] = oci_matcher_for(&b, regions[reg].words);
                             b.plain = 0;
                             regions[reg].words = NULL;
                         }
@@ -881,7 +431,7 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
                 } else if (expr_uses(p->chain[c], "TSCharacters")) {
                     if (t2s_ids[1] == FJ_NONE) {
                         b.plain = 1;
-                        t2s_ids[1] = matcher_for(&b, t2s_model.words);
+                        t2s_ids[1] = oci_matcher_for(&b, t2s_model.words);
                         b.plain = 0;
                         t2s_model.words = NULL;
                     }
@@ -906,8 +456,8 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
             s2t_ids[1] != FJ_NONE && s2t_core != FJ_NONE) {
             if (repair_fold_id == FJ_NONE) {
                 b.plain = 1;
-                repair_fold_id = matcher_for(&b, repair.fold);
-                repair_attested_id = matcher_for(&b, repair.attested);
+                repair_fold_id = oci_matcher_for(&b, repair.fold);
+                repair_attested_id = oci_matcher_for(&b, repair.attested);
                 b.plain = 0;
                 repair.fold = repair.attested = NULL;
             }
@@ -922,42 +472,37 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
             cx->source_only = 0; /* a run with Simplified-only characters is not repaired */
             cx->lm_bits = lm_tab.bits; /* the same words, the same model */
         }
-        if (seg && r->stage_count && seg_is_step1(seg, b.matcher_dicts[r->stages[0]])) {
+        if (seg && r->stage_count && oci_seg_is_step1(seg, b.matcher_dicts[r->stages[0]])) {
             oc_dict_free(seg);
             r->segmentation = r->stages[0];
             r->flags |= FJ_PROFILE_SEG_IS_STEP1;
         } else {
-            r->segmentation = matcher_for(&b, seg);
+            r->segmentation = oci_matcher_for(&b, seg);
         }
         uint32_t used[2 + FJ_MAX_STAGES] = {r->normalization, r->segmentation};
         for (uint32_t s = 0; s < r->stage_count; s++)
             used[2 + s] = r->stages[s];
         for (uint32_t s = 0; s < 2 + r->stage_count; s++)
             if (used[s] != FJ_NONE)
-                clear_key_chars(barrier, b.matcher_dicts[used[s]]);
+                oci_clear_key_chars(barrier, b.matcher_dicts[used[s]]);
         /* No lattice word may cross a barrier either. */
         if (cx->fold != FJ_NONE)
-            clear_key_chars(barrier, b.matcher_dicts[cx->fold]);
+            oci_clear_key_chars(barrier, b.matcher_dicts[cx->fold]);
         if (cx->words != FJ_NONE)
-            clear_key_chars(barrier, b.matcher_dicts[cx->words]);
+            oci_clear_key_chars(barrier, b.matcher_dicts[cx->words]);
         r->barrier = (uint32_t)i;
     }
 
+    if (b.error[0]) {
+        fprintf(stderr, "fjdict: %s\n", b.error);
+        exit(65);
+    }
     if (b.node_count >= FJ_MAX_NODES) {
         fprintf(stderr, "fjdict: too many trie nodes\n");
         return 1;
     }
-    size_t hslots = 1024;
-    while (hslots < b.first_edge_count * 3)
-        hslots *= 2;
-    uint64_t *edge_hash = calloc(hslots, sizeof(uint64_t));
-    for (size_t i = 0; i < b.first_edge_count; i++) {
-        uint64_t e = b.first_edges[i];
-        size_t h = fj_edge_hash(FJ_EDGE_PARENT(e), FJ_EDGE_CP(e)) & (hslots - 1);
-        while (edge_hash[h])
-            h = (h + 1) & (hslots - 1);
-        edge_hash[h] = e;
-    }
+    size_t hslots;
+    uint64_t *edge_hash = oci_edge_hash(&b, &hslots);
 
     /* The source dictionaries, for --decompile. */
     fj_srcdict_rec *sd = calloc(data->source_count, sizeof *sd);
@@ -965,14 +510,14 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
     size_t se_count = 0, se_cap = 0;
     for (size_t i = 0; i < data->source_count; i++) {
         const oc_dict *d = data->dicts[i];
-        sd[i].name_off = (uint32_t)buf_add(&b.strings.bytes, d->name, strlen(d->name));
+        sd[i].name_off = (uint32_t)oci_buf_add(&b.strings.bytes, d->name, strlen(d->name));
         sd[i].name_len = (uint32_t)strlen(d->name);
         sd[i].first_entry = (uint32_t)se_count;
         sd[i].entry_count = (uint32_t)d->count;
         for (size_t e = 0; e < d->count; e++) {
-            se = grow(se, &se_cap, se_count + 1, sizeof *se);
+            se = oci_grow(se, &se_cap, se_count + 1, sizeof *se);
             const oc_entry *en = &d->entries[e];
-            se[se_count].key_off = pool_add(&b.strings, en->key, strlen(en->key));
+            se[se_count].key_off = oci_pool_add(&b.strings, en->key, strlen(en->key));
             se[se_count].key_len = (uint32_t)strlen(en->key);
             size_t vl = 0;
             for (size_t v = 0; v < en->value_count; v++)
@@ -985,7 +530,7 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
                 memcpy(w, en->values[v], n);
                 w += n;
             }
-            se[se_count].values_off = pool_add(&b.strings, joined, (size_t)(w - joined));
+            se[se_count].values_off = oci_pool_add(&b.strings, joined, (size_t)(w - joined));
             se[se_count].values_len = (uint32_t)(w - joined);
             free(joined);
             se_count++;
@@ -1024,7 +569,7 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
         printf("fjdict: context model: %zu s2t and %zu t2s characters depend on context\n",
                na[0], na[1]);
     }
-    section secs[] = {
+    oci_section secs[] = {
         {FJ_SEC_STRINGS, b.strings.bytes.p, b.strings.bytes.len},
         {FJ_SEC_NODES, b.nodes, b.node_count * sizeof(fj_node_rec)},
         {FJ_SEC_EDGES, b.edges, b.node_count * sizeof(uint32_t)},
@@ -1056,25 +601,8 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
            b.block_count);
     int rc = write_image(out, secs, (uint32_t)(sizeof secs / sizeof secs[0])) ? 1 : 0;
 
-    for (size_t i = 0; i < b.matcher_count; i++)
-        oc_dict_free(b.matcher_dicts[i]);
-    free(b.matcher_dicts);
-    free(b.matchers);
-    free(b.nodes);
-    free(b.edges);
-    free(b.blocks);
-    free(b.level1);
-    free(b.bigrams);
-    free(b.pairkeys);
-    free(b.trigrams);
-    free(b.changers);
-    free(b.inner);
-    free(b.chkeys);
-    free(b.first_edges);
+    oci_builder_free(&b);
     free(edge_hash);
-    free(b.strings.bytes.p);
-    free(b.strings.slots);
-    free(b.strings.lens);
     free(barriers);
     free(sd);
     free(se);

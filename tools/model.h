@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "ocdata.h"
+#include "../formats/ocdata.h"
 
 /* Word costs are stored as the first character of a model value:
  * U+E000 + cost, cost = round(FJ_MODEL_SCALE * -ln P(word)). */

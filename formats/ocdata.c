@@ -670,17 +670,18 @@ static void data_add(oc_data *data, oc_dict *d)
     data->dicts[data->dict_count++] = d;
 }
 
-static void expr_free(oc_expr *e)
+void oc_expr_free(oc_expr *e)
 {
     if (!e)
         return;
     for (size_t i = 0; i < e->child_count; i++)
-        expr_free(e->children[i]);
+        oc_expr_free(e->children[i]);
     free(e->children);
     free(e);
 }
 
-static oc_expr *parse_expr(oc_data *data, json_t *j, char *err, size_t errlen)
+oc_expr *oc_expr_parse(struct json_t *j, oc_dict_resolver resolve, void *ctx, char *err,
+                       size_t errlen)
 {
     const char *type = json_string_value(json_object_get(j, "type"));
     if (!type) {
@@ -701,9 +702,9 @@ static oc_expr *parse_expr(oc_data *data, json_t *j, char *err, size_t errlen)
         size_t n = json_array_size(dicts);
         e->children = xmalloc(n * sizeof(oc_expr *));
         for (size_t i = 0; i < n; i++) {
-            e->children[i] = parse_expr(data, json_array_get(dicts, i), err, errlen);
+            e->children[i] = oc_expr_parse(json_array_get(dicts, i), resolve, ctx, err, errlen);
             if (!e->children[i]) {
-                expr_free(e);
+                oc_expr_free(e);
                 return NULL;
             }
             e->child_count++;
@@ -716,30 +717,41 @@ static oc_expr *parse_expr(oc_data *data, json_t *j, char *err, size_t errlen)
         free(e);
         return NULL;
     }
-    char name[256];
-    snprintf(name, sizeof name, "%s", file);
-    char *dot = strrchr(name, '.');
-    if (dot)
-        *dot = 0;
     e->kind = OC_LEAF;
-    e->dict = data_find(data, name);
     e->may_output_tofu = json_is_true(json_object_get(j, "may_output_tofu"));
+    e->dict = resolve(ctx, type, file, err, errlen);
     if (!e->dict) {
-        seterr(err, errlen, "config names unknown dictionary %s", name);
         free(e);
         return NULL;
     }
     return e;
 }
 
-static int parse_chain(oc_data *data, json_t *arr, oc_expr ***out, size_t *count, char *err,
-                       size_t errlen)
+/* A data directory's dictionary by the file's name without its extension. */
+static const oc_dict *data_resolve(void *ctx, const char *type, const char *file, char *err,
+                                   size_t errlen)
+{
+    (void)type;
+    char name[256];
+    snprintf(name, sizeof name, "%s", file);
+    char *dot = strrchr(name, '.');
+    if (dot)
+        *dot = 0;
+    const oc_dict *d = data_find(ctx, name);
+    if (!d)
+        seterr(err, errlen, "config names unknown dictionary %s", name);
+    return d;
+}
+
+static int parse_chain(json_t *arr, oc_dict_resolver resolve, void *ctx, oc_expr ***out,
+                       size_t *count, char *err, size_t errlen)
 {
     size_t n = json_array_size(arr);
     *out = xmalloc((n ? n : 1) * sizeof(oc_expr *));
     *count = 0;
     for (size_t i = 0; i < n; i++) {
-        oc_expr *e = parse_expr(data, json_object_get(json_array_get(arr, i), "dict"), err, errlen);
+        oc_expr *e = oc_expr_parse(json_object_get(json_array_get(arr, i), "dict"), resolve, ctx,
+                                   err, errlen);
         if (!e)
             return -1;
         (*out)[(*count)++] = e;
@@ -747,19 +759,51 @@ static int parse_chain(oc_data *data, json_t *arr, oc_expr ***out, size_t *count
     return 0;
 }
 
-static void profile_free(oc_profile *p)
+void oc_profile_free(oc_profile *p)
 {
     if (!p)
         return;
     for (size_t i = 0; i < p->normalization_count; i++)
-        expr_free(p->normalization[i]);
+        oc_expr_free(p->normalization[i]);
     for (size_t i = 0; i < p->chain_count; i++)
-        expr_free(p->chain[i]);
+        oc_expr_free(p->chain[i]);
     free(p->normalization);
     free(p->chain);
-    expr_free(p->segmentation);
+    oc_expr_free(p->segmentation);
     free(p->name);
     free(p);
+}
+
+oc_profile *oc_profile_parse(struct json_t *root, const char *name, const char *path,
+                             oc_dict_resolver resolve, void *ctx, char *err, size_t errlen)
+{
+    oc_profile *p = xmalloc(sizeof *p);
+    memset(p, 0, sizeof *p);
+    p->name = xstrndup(name, strlen(name));
+    json_t *seg = json_object_get(root, "segmentation");
+    if (parse_chain(json_object_get(root, "normalization"), resolve, ctx, &p->normalization,
+                    &p->normalization_count, err, errlen) != 0 ||
+        parse_chain(json_object_get(root, "conversion_chain"), resolve, ctx, &p->chain,
+                    &p->chain_count, err, errlen) != 0)
+        goto fail;
+    if (seg) {
+        const char *type = json_string_value(json_object_get(seg, "type"));
+        if (!type || strcmp(type, "mmseg") != 0) {
+            seterr(err, errlen, "%s: unsupported segmentation", path);
+            goto fail;
+        }
+        p->segmentation = oc_expr_parse(json_object_get(seg, "dict"), resolve, ctx, err, errlen);
+        if (!p->segmentation)
+            goto fail;
+    }
+    if (p->chain_count == 0) {
+        seterr(err, errlen, "%s: empty conversion_chain", path);
+        goto fail;
+    }
+    return p;
+fail:
+    oc_profile_free(p);
+    return NULL;
 }
 
 static oc_profile *load_profile(oc_data *data, const char *dir, const char *name, char *err,
@@ -773,35 +817,9 @@ static oc_profile *load_profile(oc_data *data, const char *dir, const char *name
         seterr(err, errlen, "%s:%d: %s", path, jerr.line, jerr.text);
         return NULL;
     }
-    oc_profile *p = xmalloc(sizeof *p);
-    memset(p, 0, sizeof *p);
-    p->name = xstrndup(name, strlen(name));
-    json_t *seg = json_object_get(root, "segmentation");
-    if (parse_chain(data, json_object_get(root, "normalization"), &p->normalization,
-                    &p->normalization_count, err, errlen) != 0 ||
-        parse_chain(data, json_object_get(root, "conversion_chain"), &p->chain, &p->chain_count,
-                    err, errlen) != 0)
-        goto fail;
-    if (seg) {
-        const char *type = json_string_value(json_object_get(seg, "type"));
-        if (!type || strcmp(type, "mmseg") != 0) {
-            seterr(err, errlen, "%s: unsupported segmentation", path);
-            goto fail;
-        }
-        p->segmentation = parse_expr(data, json_object_get(seg, "dict"), err, errlen);
-        if (!p->segmentation)
-            goto fail;
-    }
-    if (p->chain_count == 0) {
-        seterr(err, errlen, "%s: empty conversion_chain", path);
-        goto fail;
-    }
+    oc_profile *p = oc_profile_parse(root, name, path, data_resolve, data, err, errlen);
     json_decref(root);
     return p;
-fail:
-    json_decref(root);
-    profile_free(p);
-    return NULL;
 }
 
 static int name_cmp(const void *a, const void *b)
@@ -937,7 +955,7 @@ oc_data *oc_data_load(const char *dir, char *err, size_t errlen)
         goto fail;
     data->dicts[data->dict_count - 1] = gen;
     oc_dict_free(placeholder);
-    profile_free(t2s);
+    oc_profile_free(t2s);
     data->profile_count = 0;
 
     /* The library's profiles (data/profiles.tsv), in its order. */
@@ -962,7 +980,7 @@ void oc_data_free(oc_data *data)
     if (!data)
         return;
     for (size_t i = 0; i < data->profile_count; i++)
-        profile_free(data->profiles[i]);
+        oc_profile_free(data->profiles[i]);
     free(data->profiles);
     for (size_t i = 0; i < data->dict_count; i++)
         oc_dict_free(data->dicts[i]);

@@ -60,6 +60,21 @@ typedef struct oc_profile {
     size_t chain_count;
 } oc_profile;
 
+struct json_t;
+/* Finds the dictionary a config's leaf names ("type", "file"); NULL and
+ * err when it cannot. The dictionary outlives the expression. */
+typedef const oc_dict *(*oc_dict_resolver)(void *ctx, const char *type, const char *file,
+                                           char *err, size_t errlen);
+/* A config's dictionary expression ("dict"), its leaves resolved. */
+oc_expr *oc_expr_parse(struct json_t *j, oc_dict_resolver resolve, void *ctx, char *err,
+                       size_t errlen);
+void oc_expr_free(oc_expr *e);
+/* A config's normalization, segmentation and conversion chain; `path`
+ * names it in messages. */
+oc_profile *oc_profile_parse(struct json_t *root, const char *name, const char *path,
+                             oc_dict_resolver resolve, void *ctx, char *err, size_t errlen);
+void oc_profile_free(oc_profile *p);
+
 /* All dictionaries and profiles of one OpenCC data directory. */
 typedef struct oc_data {
     oc_dict **dicts;
