@@ -473,6 +473,7 @@ static int detect_main(int argc, char **argv)
             close(fd);
         detected d;
         memset(&d, 0, sizeof d);
+        d.r.size = sizeof d.r;
         d.format = format >= 0 ? (fjf_format)format
                    : is_stdin  ? FJF_TEXT
                                : fjf_format_from_path(inputs[i]);

@@ -106,6 +106,13 @@ if [ -r "$SHARED_COMPAT/input.txt" ]; then
     done
 fi
 
+# An input that ends inside a character: its lines before are out already,
+# and the end is still an error.
+{ printf '头发\n'; sleep 0.2; printf '\xe5\xa4'; } | "$FJ" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+check "habits: a cut character at the end of a pipe: the lines before, then the error" \
+    test "$rc" -ne 0 -a "$(cat "$TMP/out")" = 頭髮 -a "$(grep -c 'ends inside a' "$TMP/err")" -eq 1
+
 # ---- 2. no -c, --noflush, --path ---------------------------------------------------------
 
 run "$FJ" "$H/s.txt"
@@ -130,17 +137,21 @@ check "habits: --noflush through standard input" cmp -s "$TMP/out" "$H/s.exp"
 run "$FJ" --noflush=maybe "$H/s.txt"
 check "habits: --noflush=maybe is refused" test "$rc" -eq 2 -a ! -s "$TMP/out"
 
-mkdir -p "$H/configs"
-printf '{"name": "test"}\n' >"$H/configs/mine.json"
+# A config of one's own in one --path DIR, its dictionary in another: both
+# found, as OpenCC finds them (configs: here, then each DIR; dictionaries:
+# the config's DIR, then each DIR).
+mkdir -p "$H/configs" "$H/dicts"
+printf '%s\n' '{"name": "mine", "conversion_chain": [{"dict": {"type": "text", "file": "mine.txt"}}]}' \
+    >"$H/configs/mine.json"
+printf '头发\t頭髮(mine)\n' >"$H/dicts/mine.txt"
 run "$FJ" -c mine.json "$H/s.txt"
-check "habits: -c mine.json is not found here" grep -q "'mine.json'" "$TMP/err"
-run "$FJ" --path "$H/configs" -c mine.json "$H/s.txt"
-# Found in DIR: whatever the config loader then says of it, it names that file.
-if [ "$rc" -eq 0 ] || grep -q "configs/mine.json" "$TMP/err"; then
-    ok "habits: --path DIR: -c NAME is looked for in DIR"
-else
-    bad "habits: --path DIR: -c NAME is looked for in DIR" "exit $rc: $(err1)"
-fi
+check "habits: -c mine.json is not found here" test "$rc" -eq 2 -a ! -s "$TMP/out"
+run "$FJ" --path "$H/dicts" --path "$H/configs" -c mine.json "$H/s.txt"
+check "habits: --path DIR: the config and its dictionary are found in the DIRs" \
+    test "$rc" -eq 0 -a "$(cat "$TMP/out")" = '頭髮(mine)干了'
+run "$FJ" --path="$H/configs" -c mine.json "$H/s.txt"
+check "habits: --path: a dictionary in no DIR is an error naming it" \
+    test "$rc" -ne 0 -a "$(grep -c 'mine.txt' "$TMP/err")" -ge 1
 run "$FJ" --path "$H/configs" --path "$H/nonesuch" -c s2t "$H/s.txt"
 check "habits: --path with a stock profile: built in; a missing DIR is a warning" \
     test "$rc" -eq 0 -a "$(cat "$TMP/out")" = 頭髮乾了 -a "$(grep -c 'warning: --path' "$TMP/err")" -eq 1
