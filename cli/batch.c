@@ -436,7 +436,7 @@ static int convert_one(run *r, entry *e, unsigned long long *bytes)
             rc = copy_fd(fd, &of.sink, shown, bytes);
         } else if (e->format == FJF_TEXT) {
             fjx_text *t = NULL;
-            rc = fjx_text_begin(s, &of.sink, &t);
+            rc = fjx_text_begin(s, fd, shown, &of.sink, &t);
             if (rc == 0)
                 rc = fjx_text_input(t, fd, shown, bytes);
             if (rc == 0)
@@ -681,6 +681,14 @@ int fjx_batch_run(const fjx_batch *b)
         return 2;
     }
     mark_clashes(&r);
+    /* An EPUB is UTF-8 whatever --to-encoding says; the other files are not. */
+    size_t epubs = 0;
+    for (size_t i = 0; b->settings->f.to_encoding && i < r.files.len; i++)
+        epubs += r.files.items[i].format == FJF_EPUB && r.files.items[i].out;
+    if (epubs)
+        fprintf(stderr, "fanjian: warning: --to-encoding %s does not apply to EPUB: %zu EPUB%s "
+                        "stay%s UTF-8\n", b->settings->f.to_encoding, epubs, epubs == 1 ? "" : "s",
+                epubs == 1 ? "s" : "");
 
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int jobs = b->jobs > 0 ? b->jobs : cores > 0 ? (int)cores : 1;

@@ -117,12 +117,57 @@ static void report_output(const fjx_settings *s, const fjx_sink *out, const fjf_
 /* ---- text: a stream that may run across several inputs -------------------------- */
 
 struct fjx_text {
-    const fjx_settings *s;
+    fjx_settings s; /* the caller's, with --to-encoding same resolved */
+    char to_buf[32];
     fjx_sink *out;
     fjf_text *text;
 };
 
-int fjx_text_begin(const fjx_settings *s, fjx_sink *out, fjx_text **out_text)
+/* The encoding an input is read in, as the formats library decides it
+ * (fjf_encoding_detect on the same bytes: a text's first 64 KiB, as
+ * formats/file.c samples it, or a whole document): from_encoding when
+ * given, else detected, else under --lossy the best guess. The name in
+ * buf, or NULL for UTF-8 (or when detection fails: the conversion then
+ * says why). */
+static const char *encoding_read(const fjx_settings *s, const char *data, size_t len,
+                                 int complete, char buf[32])
+{
+    fjf_encoding enc;
+    fjf_error err;
+    if (s->f.from_encoding)
+        snprintf(buf, 32, "%s", s->f.from_encoding);
+    else if (fjf_encoding_detect(data, len, complete, &enc, &err) == 0 ||
+             ((s->f.recode_flags & FJF_LOSSY) && enc.name[0]))
+        snprintf(buf, 32, "%s", enc.name);
+    else
+        return NULL;
+    return strcmp(buf, "UTF-8") == 0 ? NULL : buf;
+}
+
+/* --to-encoding same for a text read from fd: its first bytes, read
+ * without moving it. 0, or -1 (reported). */
+static int same_as_text(fjx_text *t, int fd, const char *name)
+{
+    enum { SAMPLE = 64u << 10 }; /* formats/file.c's DETECT_SAMPLE */
+    char *sample = malloc(SAMPLE);
+    off_t at = lseek(fd, 0, SEEK_CUR);
+    ssize_t n = sample && at >= 0 ? pread(fd, sample, SAMPLE, at) : -1;
+    if (n < 0) {
+        if (!sample || errno != ESPIPE)
+            fprintf(stderr, "fanjian: cannot read %s: %s\n", name, strerror(sample ? errno : ENOMEM));
+        else
+            fprintf(stderr, "fanjian: --to-encoding same: %s is not a file, whose encoding could "
+                            "be read before it is converted: give --to-encoding ENC\n", name);
+        free(sample);
+        return -1;
+    }
+    t->s.f.to_encoding = encoding_read(&t->s, sample, (size_t)n, n < SAMPLE, t->to_buf);
+    free(sample);
+    return 0;
+}
+
+int fjx_text_begin(const fjx_settings *s, int like_fd, const char *like_name, fjx_sink *out,
+                   fjx_text **out_text)
 {
     fjf_error err;
     fjx_text *t = calloc(1, sizeof *t);
@@ -130,9 +175,13 @@ int fjx_text_begin(const fjx_settings *s, fjx_sink *out, fjx_text **out_text)
         fprintf(stderr, "fanjian: out of memory\n");
         return -1;
     }
-    t->s = s;
+    t->s = *s;
     t->out = out;
-    if (fjf_text_begin(&s->f, out->name, fjx_sink_write, out, &t->text, &err) != 0) {
+    if (s->same_encoding && same_as_text(t, like_fd, like_name) != 0) {
+        free(t);
+        return -1;
+    }
+    if (fjf_text_begin(&t->s.f, out->name, fjx_sink_write, out, &t->text, &err) != 0) {
         if (err.kind == FJF_ERR_ENCODE) /* the output encoding, named as given */
             fprintf(stderr, "fanjian: %s\n", err.message);
         else
@@ -152,7 +201,7 @@ int fjx_text_input(fjx_text *t, int fd, const char *name, unsigned long long *by
     if (rc != 0)
         report_failure(&err, t->out);
     else
-        report_input(t->s, name, &st, "lines");
+        report_input(&t->s, name, &st, "lines");
     if (bytes_read)
         *bytes_read = st.bytes_read;
     return rc;
@@ -166,7 +215,7 @@ int fjx_text_end(fjx_text *t)
         report_failure(&err, t->out);
         return -1;
     }
-    report_output(t->s, t->out, &st);
+    report_output(&t->s, t->out, &st);
     return 0;
 }
 
@@ -192,6 +241,13 @@ int fjx_document_convert(const fjx_settings *s, fjf_format format, int fd, const
     }
     if (bytes_read)
         *bytes_read = len;
+    fjx_settings same;
+    char to_buf[32];
+    if (s->same_encoding && format != FJF_EPUB) { /* an EPUB is UTF-8, in and out */
+        same = *s;
+        same.f.to_encoding = encoding_read(s, data, len, 1, to_buf);
+        s = &same;
+    }
     fjf_error err;
     fjf_file_stats st;
     int rc = fjf_document_convert(&s->f, format, data, len, name, fjx_sink_write, out, out->fd,

@@ -15,6 +15,8 @@ typedef struct fjx_settings {
     fjf_settings f; /* what libfanjian-formats does with each input */
     int format;     /* fjf_format, or -1: by each input's extension */
     int report;     /* list removals on stderr (f.report is fjx_report_removal) */
+    int same_encoding; /* --to-encoding same: each output in its input's encoding
+                          (f.to_encoding is NULL) */
 } fjx_settings;
 
 /* fjf_settings.report for --report: each removal on stderr. */
@@ -83,7 +85,11 @@ mode_t fjx_output_mode(const char *path, const char *like);
 
 /* Each returns 0, or -1 (reported on stderr, naming the input). */
 typedef struct fjx_text fjx_text;
-int fjx_text_begin(const fjx_settings *s, fjx_sink *out, fjx_text **out_text);
+/* With s->same_encoding, `like_fd` is the one input whose encoding the
+ * output takes (a file: its first bytes are read with pread, from its
+ * current offset, which stays), `like_name` naming it; else -1, NULL. */
+int fjx_text_begin(const fjx_settings *s, int like_fd, const char *like_name, fjx_sink *out,
+                   fjx_text **out_text);
 /* Reads `fd` to its end through the chain. */
 int fjx_text_input(fjx_text *t, int fd, const char *name, unsigned long long *bytes_read);
 int fjx_text_end(fjx_text *t); /* flushes */

@@ -19,9 +19,9 @@ static const char *prog = "fanjian";
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: fanjian -c PROFILE [OPTIONS] [-i INPUT] [-o OUTPUT] [FILE...]\n"
-            "       fanjian -c PROFILE [OPTIONS] -r DIR (-o OUTDIR | --in-place)\n"
-            "       fanjian -c PROFILE [OPTIONS] --in-place FILE...\n"
+            "usage: fanjian [-c PROFILE] [OPTIONS] [-i INPUT] [-o OUTPUT] [FILE...]\n"
+            "       fanjian [-c PROFILE] [OPTIONS] -r DIR (-o OUTDIR | --in-place)\n"
+            "       fanjian [-c PROFILE] [OPTIONS] --in-place FILE...\n"
             "       fanjian clean [--rules FILE] [--report] [-o OUTPUT] [FILE...]\n"
             "       fanjian detect [--json] [--format FMT] [FILE...]\n"
             "       fanjian serve [--listen HOST:PORT] [--dict IMAGE] [--max-body BYTES]\n"
@@ -31,12 +31,15 @@ static void usage(FILE *f)
             "Converts Chinese text between Simplified and Traditional script and their\n"
             "regional standards. Reads FILEs (or INPUT, or standard input) and writes\n"
             "standard output, or OUTPUT, which is replaced atomically. Several text\n"
-            "inputs are one text. Input in GB18030/GBK, Big5 or UTF-16 is detected and\n"
-            "decoded; HTML, XHTML, Markdown, SRT, ASS, WebVTT and EPUB files (by their\n"
-            "extension, or --format) have their text converted and nothing else.\n"
+            "inputs are one text. When the input pauses (a pipe, a terminal), what has\n"
+            "come in is written before it waits: `tail -f log | fanjian` works line by\n"
+            "line. Input in GB18030/GBK, Big5 or UTF-16 is detected and decoded; HTML,\n"
+            "XHTML, Markdown, SRT, ASS, WebVTT and EPUB files (by their extension, or\n"
+            "--format) have their text converted and nothing else.\n"
             "\n"
             "  clean                 drop the lines that are site boilerplate (本章未完，\n"
             "                        请点击下一页…) and keep every other line as it is\n"
+            "                        (fanjian clean --help)\n"
             "  detect                print each input's script: simplified, traditional,\n"
             "                        both (valid in either), mixed, none (no Han) or\n"
             "                        binary (not text), and the encoding read:\n"
@@ -44,12 +47,19 @@ static void usage(FILE *f)
             "                        HTML, Markdown, subtitles) the text a reader\n"
             "                        sees: b.epub: traditional (EPUB, UTF-8); --json\n"
             "                        adds format, confidence, counts, minority spans\n"
+            "                        (fanjian detect --help)\n"
             "\n"
             "  -c, --config PROFILE  s2t t2s s2tw tw2s s2twp tw2sp s2hk hk2s s2hkp hk2sp\n"
             "                        t2tw tw2t t2hk hk2t t2jp jp2t (OpenCC names like\n"
             "                        s2t.json are accepted), or none (only re-encode);\n"
             "                        an OpenCC config file of your own (./my.json) is\n"
-            "                        converted as OpenCC does (README: OpenCC configs)\n"
+            "                        converted as OpenCC does (README: OpenCC configs);\n"
+            "                        the default is s2t, as OpenCC's\n"
+            "      --path DIR        look for a -c file, and the dictionaries a config\n"
+            "                        names, in DIR too (as OpenCC does); may be given\n"
+            "                        more than once\n"
+            "      --noflush [BOOL]  OpenCC's: no line-by-line writing (true/1, the default\n"
+            "                        when given alone, or false/0); chunks are read whole\n"
             "      --to TARGET       instead of -c: any input, Simplified or Traditional\n"
             "                        (damaged or not), to one standard in one pass:\n"
             "                        tw twp hk hkp hant cn hans (twp, hkp: also the\n"
@@ -91,7 +101,9 @@ static void usage(FILE *f)
             "Encodings and formats:\n"
             "      --from-encoding ENC  the inputs' encoding (default: detected per input;\n"
             "                        UTF-8, GB18030, GBK, Big5, Big5-HKSCS, UTF-16 ...)\n"
-            "      --to-encoding ENC    write ENC instead of UTF-8 (not for EPUB)\n"
+            "      --to-encoding ENC    write ENC instead of UTF-8 (not for EPUB); same:\n"
+            "                        each output in its input's encoding (-r, --in-place,\n"
+            "                        or one FILE)\n"
             "      --lossy           bytes that do not decode become U+FFFD, characters\n"
             "                        ENC cannot hold become '?' (default: an error that\n"
             "                        names the file and byte)\n"
@@ -114,6 +126,52 @@ static void usage(FILE *f)
             "      --list            list the profiles\n"
             "      --version         print the version\n",
             fj_dict_default_path());
+}
+
+static void clean_usage(FILE *f)
+{
+    fputs("usage: fanjian clean [OPTIONS] [-i INPUT] [-o OUTPUT] [FILE...]\n"
+          "       fanjian clean [OPTIONS] -r DIR (-o OUTDIR | --in-place)\n"
+          "       fanjian clean [OPTIONS] --in-place FILE...\n"
+          "\n"
+          "Removes site boilerplate (本章未完，请点击下一页…, 天才一秒记住本站地址…) and\n"
+          "converts nothing: a notice alone inside a line goes, a line or block that is\n"
+          "nothing else goes whole, and every other byte stays as it is (line endings,\n"
+          "a missing final newline). Text and documents (HTML, Markdown, subtitles,\n"
+          "EPUB) as in conversion; `fanjian -c PROFILE --clean` cleans, then converts.\n"
+          "\n"
+          "      --rules FILE      more rules: fanjian's format or Legado (阅读)\n"
+          "                        replacement-rule JSON, whose removals are applied\n"
+          "                        first (docs/clean-rules.md); may be given more than once\n"
+          "      --report          list each removal on standard error as\n"
+          "                        FILE:LINE:COLUMN: text, then a summary per input\n"
+          "  -i, -o, -r, --in-place, --rename, -j, --format, --from-encoding,\n"
+          "  --to-encoding, --lossy, --fsync, --noflush, --dict: as for conversion\n"
+          "                        (fanjian --help)\n",
+          f);
+}
+
+static void detect_usage(FILE *f)
+{
+    fputs("usage: fanjian detect [--json] [--format FMT] [--dict IMAGE] [FILE...]\n"
+          "\n"
+          "Prints each input's script (standard input when no FILE is given):\n"
+          "simplified, traditional, both (valid in either), mixed, none (no Han) or\n"
+          "binary (not text), then the encoding read, one line per input:\n"
+          "  a.txt: simplified (UTF-8)\n"
+          "  b.epub: traditional (EPUB, UTF-8)\n"
+          "Of a document (EPUB, HTML, Markdown, subtitles) it is the text a reader sees.\n"
+          "Text converted character by character is said so, with its damage.\n"
+          "\n"
+          "      --json            one JSON object a line: file, format, encoding,\n"
+          "                        script, confidence, counts, damage, minority spans\n"
+          "      --format FMT      text html xhtml markdown srt ass vtt epub (default:\n"
+          "                        by extension; standard input is text)\n"
+          "      --dict IMAGE      dictionary image (as for conversion: fanjian --help)\n"
+          "\n"
+          "Exit status: 0; 1 when an input could not be read or decoded (the others\n"
+          "are still reported); 2 for a bad option.\n",
+          f);
 }
 
 /* An input as a message names it: "standard input" for -, else its path
@@ -373,7 +431,7 @@ static int detect_main(int argc, char **argv)
         } else if (strncmp(a, "--dict=", 7) == 0)
             dict_path = a + 7;
         else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
+            detect_usage(stdout);
             free(inputs);
             return 0;
         } else if (strcmp(a, "-") == 0 || a[0] != '-')
@@ -415,6 +473,7 @@ static int detect_main(int argc, char **argv)
             close(fd);
         detected d;
         memset(&d, 0, sizeof d);
+        d.r.size = sizeof d.r;
         d.format = format >= 0 ? (fjf_format)format
                    : is_stdin  ? FJF_TEXT
                                : fjf_format_from_path(inputs[i]);
@@ -497,7 +556,7 @@ static int convert_input(const fjx_settings *s, int fd, const char *name, fjf_fo
     if (format != FJF_TEXT)
         return fjx_document_convert(s, format, fd, name, out, NULL);
     fjx_text *t = NULL;
-    int rc = fjx_text_begin(s, out, &t);
+    int rc = fjx_text_begin(s, fd, name, out, &t);
     if (rc == 0)
         rc = fjx_text_input(t, fd, name, NULL);
     if (rc == 0)
@@ -533,6 +592,12 @@ static int convert_one_in_place(const fjx_settings *s, const char *in, int renam
         fprintf(stderr, "%s: cannot open %s: %s\n", prog, shown, strerror(errno));
         if (fd >= 0)
             close(fd);
+        return 1;
+    }
+    if (S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "%s: %s is a directory: to replace the files in a tree, use -r %s "
+                        "--in-place\n", prog, shown, shown);
+        close(fd);
         return 1;
     }
     if (!S_ISREG(sb.st_mode)) {
@@ -633,15 +698,79 @@ static const char *encoding_option(const char *option, const char *value, char *
     return name;
 }
 
-/* The conversion command; `inputs` and `rules` have room for every argument. */
-static int convert_main(int argc, char **argv, const char **inputs, const char **rules)
+/* An option that takes one value: a second, different one is an error
+ * (which would win is not for us to guess). 0, or -1 (reported). */
+static int set_once(const char **slot, const char *value, const char *option)
+{
+    if (*slot && strcmp(*slot, value) != 0) {
+        fprintf(stderr, "%s: %s given twice (%s, then %s): give it once\n", prog, option, *slot,
+                value);
+        return -1;
+    }
+    *slot = value;
+    return 0;
+}
+
+/* OpenCC's --noflush takes a boolean; 1, 0, or -1 when `v` is none. */
+static int boolean_value(const char *v)
+{
+    if (strcmp(v, "1") == 0 || strcmp(v, "true") == 0)
+        return 1;
+    if (strcmp(v, "0") == 0 || strcmp(v, "false") == 0)
+        return 0;
+    return -1;
+}
+
+/* Whether `name` (s2t, s2t.json) is a profile the image holds. */
+static int is_stock_profile(const fj_dict *dict, const char *name)
+{
+    size_t len = strlen(name);
+    if (len > 5 && strcmp(name + len - 5, ".json") == 0)
+        len -= 5;
+    for (size_t i = 0; i < fj_dict_profile_count(dict); i++) {
+        const char *p = fj_dict_profile_name(dict, i);
+        if (strlen(p) == len && strncmp(p, name, len) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* -c NAME as OpenCC finds a config: the stock profiles are built in; any
+ * other name that is no file here is looked for in each --path DIR. The
+ * path found (in a new string, *found), or `name` itself. */
+static const char *find_config(const fj_dict *dict, const char *name, const char **paths,
+                               size_t npaths, char **found)
+{
+    *found = NULL;
+    if (npaths == 0 || strchr(name, '/') || is_stock_profile(dict, name) ||
+        strcmp(name, "none") == 0 || access(name, F_OK) == 0)
+        return name;
+    for (size_t i = 0; i < npaths; i++) {
+        size_t n = strlen(paths[i]) + strlen(name) + 2;
+        char *candidate = malloc(n);
+        struct stat sb;
+        if (candidate) {
+            snprintf(candidate, n, "%s/%s", paths[i], name);
+            if (stat(candidate, &sb) == 0 && S_ISREG(sb.st_mode))
+                return *found = candidate;
+        }
+        free(candidate);
+    }
+    return name;
+}
+
+/* The conversion command; `inputs`, `rules` and `paths` have room for every argument. */
+static int convert_main(int argc, char **argv, const char **inputs, const char **rules,
+                        const char **paths)
 {
     /* `fanjian clean ...` is `fanjian --clean ...` without a profile. */
     int clean_cmd = argc > 1 && strcmp(argv[1], "clean") == 0;
     const char *profile = NULL, *target = NULL, *output = NULL, *dict_path = NULL, *tree = NULL;
-    size_t ninputs = 0, nrules = 0;
+    const char *from_encoding = NULL, *to_encoding = NULL, *format = NULL, *repair = NULL;
+    const char *quotes = NULL, *jobs_given = NULL;
+    size_t ninputs = 0, nrules = 0, npaths = 0;
     int list = 0, sync_output = 0, clean = clean_cmd, in_place = 0, rename_files = 0;
-    int jobs = 0, progress = -1;
+    int jobs = 0, progress = -1, noflush = 0;
     unsigned conv_flags = FJ_DEFAULT;
     char from_buf[32], to_buf[32];
     fjx_settings set;
@@ -659,19 +788,38 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
          ? (i + 1 < argc ? (val = argv[++i], 1)                                        \
                          : (fprintf(stderr, "%s: %s needs a value\n", prog, a), exit(2), 0)) \
          : (strncmp(a, longopt "=", sizeof(longopt)) == 0 ? (val = a + sizeof(longopt), 1) : 0))
-        if (TAKES("-c", "--config"))
-            profile = val;
-        else if (TAKES("--to", "--to"))
-            target = val;
-        else if (TAKES("-i", "--input"))
+        if (TAKES("-c", "--config")) {
+            if (set_once(&profile, val, "-c") != 0)
+                return 2;
+        } else if (TAKES("--to", "--to")) {
+            if (set_once(&target, val, "--to") != 0)
+                return 2;
+        } else if (TAKES("-i", "--input"))
             inputs[ninputs++] = val;
-        else if (TAKES("-o", "--output"))
-            output = val;
-        else if (TAKES("-d", "--dict"))
-            dict_path = val;
-        else if (TAKES("-r", "--recursive"))
-            tree = val;
-        else if (TAKES("-j", "--jobs") || (strncmp(a, "-j", 2) == 0 && a[2] && (val = a + 2))) {
+        else if (TAKES("-o", "--output")) {
+            if (set_once(&output, val, "-o") != 0)
+                return 2;
+        } else if (TAKES("-d", "--dict")) {
+            if (set_once(&dict_path, val, "--dict") != 0)
+                return 2;
+        } else if (TAKES("-r", "--recursive")) {
+            if (set_once(&tree, val, "-r") != 0)
+                return 2;
+        } else if (TAKES("--path", "--path"))
+            paths[npaths++] = val;
+        else if (strcmp(a, "--noflush") == 0 || strncmp(a, "--noflush=", 10) == 0) {
+            /* OpenCC's takes a value (--noflush 1); alone, it means true. */
+            const char *v = a[9] == '=' ? a + 10
+                            : i + 1 < argc && boolean_value(argv[i + 1]) >= 0 ? argv[++i]
+                                                                             : "1";
+            noflush = boolean_value(v);
+            if (noflush < 0) {
+                fprintf(stderr, "%s: --noflush takes true, false, 1 or 0, not %s\n", prog, v);
+                return 2;
+            }
+        } else if (TAKES("-j", "--jobs") || (strncmp(a, "-j", 2) == 0 && a[2] && (val = a + 2))) {
+            if (set_once(&jobs_given, val, "-j") != 0)
+                return 2;
             char *end;
             long n = strtol(val, &end, 10);
             if (*end || n < 1 || n > 256) {
@@ -679,11 +827,18 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
                 return 2;
             }
             jobs = (int)n;
-        } else if (TAKES("--from-encoding", "--from-encoding"))
+        } else if (TAKES("--from-encoding", "--from-encoding")) {
+            if (set_once(&from_encoding, val, "--from-encoding") != 0)
+                return 2;
             set.f.from_encoding = encoding_option(a, val, from_buf);
-        else if (TAKES("--to-encoding", "--to-encoding"))
-            set.f.to_encoding = encoding_option(a, val, to_buf);
-        else if (TAKES("--format", "--format")) {
+        } else if (TAKES("--to-encoding", "--to-encoding")) {
+            if (set_once(&to_encoding, val, "--to-encoding") != 0)
+                return 2;
+            set.same_encoding = strcmp(val, "same") == 0;
+            set.f.to_encoding = set.same_encoding ? NULL : encoding_option(a, val, to_buf);
+        } else if (TAKES("--format", "--format")) {
+            if (set_once(&format, val, "--format") != 0)
+                return 2;
             set.format = fjf_format_from_name(val);
             if (set.format < 0) {
                 fprintf(stderr, "%s: --format takes text, html, xhtml, markdown, srt, ass, vtt "
@@ -712,6 +867,8 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
         else if (strcmp(a, "--compat") == 0)
             conv_flags |= FJ_COMPAT;
         else if (TAKES("--repair", "--repair")) {
+            if (set_once(&repair, val, "--repair") != 0)
+                return 2;
             unsigned level = strcmp(val, "thorough") == 0  ? FJ_REPAIR_THOROUGH
                              : strcmp(val, "careful") == 0 ? FJ_REPAIR_CAREFUL
                              : strcmp(val, "off") == 0     ? FJ_REPAIR_OFF
@@ -727,6 +884,8 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
                          level;
         }
         else if (TAKES("--quotes", "--quotes")) {
+            if (set_once(&quotes, val, "--quotes") != 0)
+                return 2;
             if (strcmp(val, "tw") == 0 || strcmp(val, "hk") == 0)
                 set.f.quotes = FJ_QUOTES_CORNER;
             else if (strcmp(val, "cn") == 0)
@@ -754,7 +913,10 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
             printf("fanjian %s\n", fj_version());
             return 0;
         } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
+            if (clean_cmd)
+                clean_usage(stdout);
+            else
+                usage(stdout);
             return 0;
         } else if (strcmp(a, "-") == 0 || a[0] != '-')
             inputs[ninputs++] = a;
@@ -772,14 +934,81 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
         fprintf(stderr, "%s: -r DIR needs -o OUTDIR or --in-place (one of them)\n", prog);
         return 2;
     }
-    if (!tree && in_place && (output || ninputs == 0)) {
-        fprintf(stderr, "%s: --in-place takes FILEs and no -o\n", prog);
+    if (!tree && in_place && ninputs == 0) {
+        fprintf(stderr, "%s: --in-place needs the FILEs to replace (or -r DIR): none given\n",
+                prog);
+        return 2;
+    }
+    if (!tree && in_place && output) {
+        fprintf(stderr, "%s: --in-place replaces its FILEs: give no -o\n", prog);
         return 2;
     }
     if (rename_files && !tree && !in_place) {
         fprintf(stderr, "%s: --rename works with -r DIR or --in-place\n", prog);
         return 2;
     }
+    /* As OpenCC: s2t when no profile is given; -c none only re-encodes. */
+    if (!profile && !target && !clean_cmd)
+        profile = "s2t";
+    int converts = target || (profile && strcmp(profile, "none") != 0);
+    int one_input = !tree && !in_place;
+    fjf_format first_format = one_input && ninputs ? input_format(&set, inputs[0]) : FJF_TEXT;
+    /* Options that cannot be honoured are errors: the output would not be
+     * what was asked. */
+    if ((conv_flags & FJ_COMPAT) && repair && converts) {
+        fprintf(stderr, "%s: --repair does not apply with --compat (OpenCC 1.4.2's output is "
+                        "not repaired): give one of them\n", prog);
+        return 2;
+    }
+    if ((quotes || set.f.punct_flags) && !converts) {
+        fprintf(stderr, "%s: %s applies to converted text, and %s converts nothing: give -c "
+                        "PROFILE or --to TARGET\n", prog, quotes ? "--quotes" : "--punct",
+                clean_cmd && !profile ? "fanjian clean" : "-c none");
+        return 2;
+    }
+    if (set.same_encoding && one_input && ninputs > 1) {
+        fprintf(stderr, "%s: --to-encoding same writes an output in its input's encoding: give "
+                        "one FILE, --in-place FILE... or -r DIR\n", prog);
+        return 2;
+    }
+    if (set.f.to_encoding && one_input && first_format == FJF_EPUB) {
+        fprintf(stderr, "%s: --to-encoding %s does not apply to EPUB (an EPUB is UTF-8): leave "
+                        "it out\n", prog, to_encoding);
+        return 2;
+    }
+    /* Options that change nothing are warnings: the output is still what
+     * was asked. (A tree says so of its EPUBs itself.) */
+    size_t epubs = 0;
+    for (size_t i = 0; set.f.to_encoding && in_place && !tree && i < ninputs; i++)
+        epubs += input_format(&set, inputs[i]) == FJF_EPUB;
+    if (epubs)
+        fprintf(stderr, "%s: warning: --to-encoding %s does not apply to EPUB: %zu EPUB%s stay%s "
+                        "UTF-8\n", prog, set.f.to_encoding, epubs, epubs == 1 ? "" : "s",
+                epubs == 1 ? "s" : "");
+    if (set.f.from_encoding && one_input && first_format == FJF_EPUB)
+        fprintf(stderr, "%s: warning: --from-encoding does not apply to EPUB (its documents "
+                        "are read as UTF-8): ignored\n", prog);
+    if ((conv_flags & FJ_COMPAT) && !converts)
+        fprintf(stderr, "%s: warning: --compat: nothing is converted: ignored\n", prog);
+    if (repair && !converts)
+        fprintf(stderr, "%s: warning: --repair: nothing is converted: ignored\n", prog);
+    if (jobs_given && !tree)
+        fprintf(stderr, "%s: warning: -j: only -r DIR converts files in parallel: ignored\n",
+                prog);
+    if (progress == 1 && !tree)
+        fprintf(stderr, "%s: warning: --progress: only -r DIR shows progress: ignored\n", prog);
+    if (sync_output && one_input && !(output && strcmp(output, "-") != 0))
+        fprintf(stderr, "%s: warning: --fsync: standard output is not a file fanjian replaces: "
+                        "ignored\n", prog);
+    for (size_t i = 0; i < npaths; i++) {
+        struct stat sb;
+        if (stat(paths[i], &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+            char shown[FJF_DISPLAY_MAX];
+            fprintf(stderr, "%s: warning: --path %s: not a directory: ignored\n", prog,
+                    fjf_display_name(paths[i], shown, sizeof shown));
+        }
+    }
+    set.f.write_when_idle = !noflush;
 
     fj_dict *dict = NULL;
     fj_error err;
@@ -798,14 +1027,11 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
         fj_dict_close(dict);
         return 2;
     }
-    if (!profile && !target && !clean_cmd) {
-        fprintf(stderr, "%s: no profile given: use -c PROFILE (see --list) or --to TARGET\n",
-                prog);
-        fj_dict_close(dict);
-        return 2;
-    }
     /* One converter from one options struct. Typography stays with the
      * formats library (fjf_settings), which leaves it out of file names. */
+    char *config_found = NULL;
+    if (profile)
+        profile = find_config(dict, profile, paths, npaths, &config_found);
     fj_converter *conv = NULL;
     fj_options opts;
     fj_options_init(&opts);
@@ -823,8 +1049,9 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
      * image (formats/opencc_config.c). */
     fjf_opencc_config *config = NULL;
     fjf_error config_err;
-    if (opts.profile && fjf_opencc_config_load(dict, opts.profile, NULL, 0, &config, &config_err)) {
+    if (opts.profile && fjf_opencc_config_load(dict, opts.profile, paths, npaths, &config, &config_err)) {
         fprintf(stderr, "%s: %s\n", prog, config_err.message);
+        free(config_found);
         fjf_user_entries_free(&user);
         fj_dict_close(dict);
         return 2;
@@ -838,10 +1065,17 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
     fjf_user_entries_free(&user); /* the converter has copied them */
     if (open_st != FJ_OK) {
         fprintf(stderr, "%s: %s\n", prog, err.message);
+        free(config_found);
         fjf_opencc_config_free(config);
         fj_dict_close(dict);
         return 2;
     }
+    fj_profile_info info;
+    info.size = sizeof info;
+    if (repair && opts.profile && !(conv_flags & FJ_COMPAT) &&
+        fj_profile_info_get(NULL, fj_converter_profile(conv), &info) == FJ_OK && !info.repairs)
+        fprintf(stderr, "%s: warning: --repair: %s does not repair (t2tw t2hk tw2t hk2t t2jp "
+                        "do): ignored\n", prog, info.name);
     fj_clean *cleaner = NULL;
     fjf_legado *legado = NULL;
     if (clean && open_clean(dict, rules, nrules, &cleaner, &legado) != 0) {
@@ -849,6 +1083,7 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
         fjf_legado_free(legado);
         fj_converter_close(conv);
         fjf_opencc_config_free(config);
+        free(config_found);
         fj_dict_close(dict);
         return 2;
     }
@@ -864,8 +1099,6 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
                                                        : (int)fj_profile_quotes(fj_converter_profile(conv));
     if (!conv)
         set.f.punct_flags = 0;
-    fj_profile_info info;
-    info.size = sizeof info;
     set.f.lang = conv && fj_profile_info_get(NULL, fj_converter_profile(conv), &info) == FJ_OK
                      ? info.lang
                      : NULL;
@@ -902,9 +1135,19 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
             rc = 1;
         for (size_t i = 0; i < ninputs && rc == 0; i++) {
             fds[i] = strcmp(inputs[i], "-") == 0 ? 0 : open(inputs[i], O_RDONLY | O_CLOEXEC);
-            if (fds[i] < 0) {
+            struct stat sb;
+            int is_dir = fds[i] > 0 && fstat(fds[i], &sb) == 0 && S_ISDIR(sb.st_mode);
+            if (is_dir) {
+                input_shown(inputs[i], shown);
+                fprintf(stderr, "%s: %s is a directory: to convert a tree, use -r %s -o OUTDIR "
+                                "(or --in-place)\n", prog, shown, shown);
+                close(fds[i]);
+                fds[i] = -1;
+            } else if (fds[i] < 0) {
                 fprintf(stderr, "%s: cannot open %s: %s\n", prog, input_shown(inputs[i], shown),
                         strerror(errno));
+            }
+            if (fds[i] < 0) {
                 rc = 1;
                 for (size_t j = 0; j < i; j++)
                     if (fds[j] > 0)
@@ -940,7 +1183,7 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
                          : 0;
             } else {
                 fjx_text *t = NULL;
-                rc = fjx_text_begin(&set, out, &t) ? 1 : 0;
+                rc = fjx_text_begin(&set, fds[0], input_shown(inputs[0], shown), out, &t) ? 1 : 0;
                 for (size_t i = 0; i < ninputs && rc == 0; i++)
                     rc = fjx_text_input(t, fds[i], input_shown(inputs[i], shown), NULL)
                              ? 1
@@ -966,6 +1209,7 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
     fjf_legado_free(legado);
     fj_converter_close(conv);
     fjf_opencc_config_free(config);
+    free(config_found);
     fj_dict_close(dict);
     return rc;
 }
@@ -978,8 +1222,10 @@ int main(int argc, char **argv)
         return fjx_serve_main(argc - 1, argv + 1);
     const char **inputs = calloc((size_t)argc + 1, sizeof(char *));
     const char **rules = calloc((size_t)argc + 1, sizeof(char *));
-    int rc = inputs && rules ? convert_main(argc, argv, inputs, rules) : 1;
+    const char **paths = calloc((size_t)argc + 1, sizeof(char *));
+    int rc = inputs && rules && paths ? convert_main(argc, argv, inputs, rules, paths) : 1;
     free(inputs);
     free(rules);
+    free(paths);
     return rc;
 }

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -114,6 +115,7 @@ struct fjf_text {
     unsigned char carry[4];   /* a UTF-8 sequence cut by the end of a read */
     size_t carry_len;
     unsigned long long fed; /* bytes of this input checked so far */
+    unsigned long long base; /* bytes of this input passed on before its encoding was known */
     const char *name;       /* the current input */
     const char *output;     /* the output, as messages name it */
     fj_status conv_status;
@@ -278,12 +280,24 @@ int fjf_text_begin(const fjf_settings *s, const char *output, fj_write_fn write,
     return 0;
 }
 
-/* Reads until `want` bytes are in buf or the input ends; -1 on error. */
-static ssize_t read_some(int fd, char *buf, size_t want, int *eof)
+/* Whether a read from fd would wait now: a pipe or terminal with nothing
+ * ready (never a regular file, nor the end of the input). */
+static int would_wait(int fd)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    return poll(&p, 1, 0) == 0;
+}
+
+/* Reads until `want` bytes are in buf or the input ends; -1 on error. With
+ * `when_idle`, also returns what it has (at least a byte) before a read
+ * that would wait, so that it is converted and written first. */
+static ssize_t read_some(int fd, char *buf, size_t want, int when_idle, int *eof)
 {
     size_t n = 0;
     *eof = 0;
     while (n < want) {
+        if (n > 0 && when_idle && would_wait(fd))
+            break;
         ssize_t r = read(fd, buf + n, want - n);
         if (r < 0) {
             if (errno == EINTR)
@@ -361,7 +375,8 @@ static int feed_decoded(fjf_text *t, const char *data, size_t len, fjf_error *er
     if (rc == 0)
         return 0;
     if (t->decoder && !chain_failed(t))
-        set_about(err, FJF_ERR_DECODE, derr.offset, t->name, "%s", derr.message);
+        set_about(err, FJF_ERR_DECODE, (size_t)t->base + derr.offset, t->name, "%s",
+                  derr.message);
     else
         chain_failure(t, FJ_ERR_CALLBACK, err);
     return -1;
@@ -382,7 +397,8 @@ static int input_encoding(const fjf_text *t, const char *buf, size_t n, int eof,
     if (fjf_encoding_detect(buf, n, eof, enc, &derr) == 0)
         return 0;
     if (!(s->recode_flags & FJF_LOSSY)) {
-        set_about(err, FJF_ERR_DETECT, derr.offset, t->name, "%s", derr.message);
+        set_about(err, FJF_ERR_DETECT, (size_t)t->base + derr.offset, t->name, "%s",
+                  derr.message);
         return -1;
     }
     /* Lossy: the guess detection settled on, replacing what fails. */
@@ -391,8 +407,8 @@ static int input_encoding(const fjf_text *t, const char *buf, size_t n, int eof,
     return 0;
 }
 
-/* The stages of one input; 0, or -1 with err. */
-static int input_begin(fjf_text *t, const fjf_encoding *enc, fjf_error *err)
+/* The decoding of one input, once its encoding is known; 0, or -1 with err. */
+static int input_decoder(fjf_text *t, const fjf_encoding *enc, fjf_error *err)
 {
     const fjf_settings *s = t->s;
     if (!is_utf8_name(enc->name) &&
@@ -404,8 +420,16 @@ static int input_begin(fjf_text *t, const fjf_encoding *enc, fjf_error *err)
         return -1;
     }
     t->check_utf8 = is_utf8_name(enc->name) && !(s->recode_flags & FJF_LOSSY);
+    return 0;
+}
+
+/* The stages of one input after decoding; 0, or -1 with err. */
+static int input_begin(fjf_text *t, fjf_error *err)
+{
+    const fjf_settings *s = t->s;
     t->carry_len = 0;
     t->fed = 0;
+    t->base = 0;
     if (s->clean) {
         void *next_ctx = t;
         fj_write_fn next = t->conv ? to_conv : final_write(t, &next_ctx);
@@ -437,7 +461,8 @@ static int input_end(fjf_text *t, const fjf_encoding *enc, fjf_error *err)
         if (chain_failed(t))
             chain_failure(t, FJ_OK, err);
         else
-            set_about(err, FJF_ERR_DECODE, derr.offset, t->name, "%s", derr.message);
+            set_about(err, FJF_ERR_DECODE, (size_t)t->base + derr.offset, t->name, "%s",
+                      derr.message);
         return -1;
     }
     if (t->decoder && t->stats) {
@@ -491,7 +516,59 @@ static ssize_t source_next(fjf_text *t, source *src, size_t want, const char **p
         return (ssize_t)n;
     }
     *piece = t->buf;
-    return read_some(src->fd, t->buf, want, eof);
+    return read_some(src->fd, t->buf, want, t->s->write_when_idle, eof);
+}
+
+/* Whether the first len bytes of an input that pauses already settle its
+ * encoding: a byte-order mark, or valid UTF-8 with a character of three
+ * bytes or two of two (GBK or Big5 text is seldom that, and never for
+ * long). Otherwise detection waits for its fair sample. */
+static int sample_settled(const char *buf, size_t len)
+{
+    fjf_encoding enc;
+    fjf_error derr;
+    int cut;
+    /* Marks are at most 4 bytes: no need to detect on more. */
+    if (fjf_encoding_detect(buf, len < 4 ? len : 4, 0, &enc, &derr) == 0 && enc.source &&
+        strcmp(enc.source, "bom") == 0)
+        return 1;
+    size_t ok = fj_utf8_valid(buf, len, &cut);
+    if (ok < len && !cut)
+        return 0;
+    size_t continuation = 0;
+    for (size_t i = 0; i < ok && continuation < 2; i++)
+        continuation += ((unsigned char)buf[i] & 0xC0) == 0x80;
+    return continuation >= 2;
+}
+
+/* The detection sample of an input that may pause (write_when_idle): read
+ * until the sample is whole or settled, and in the meantime whole lines
+ * of ASCII (which read the same in every encoding detection names, and
+ * hold no NUL of UTF-16) go on through the stages. Its length, or -1 (a
+ * read failed: errno) or -2 (the stages failed: err). */
+static ssize_t read_sample(fjf_text *t, int fd, int *eof, fjf_error *err)
+{
+    size_t have = 0;
+    for (;;) {
+        ssize_t n = read_some(fd, t->buf + have, DETECT_SAMPLE - have, 1, eof);
+        if (n < 0)
+            return -1;
+        have += (size_t)n;
+        if (*eof || have == DETECT_SAMPLE || t->s->from_encoding ||
+            sample_settled(t->buf, have))
+            return (ssize_t)have;
+        size_t ascii = 0, lines = 0;
+        while (ascii < have && (unsigned char)t->buf[ascii] - 1u < 0x7Fu) /* 0x01..0x7F */
+            if (t->buf[ascii++] == '\n')
+                lines = ascii;
+        if (lines && to_head(t, t->buf, lines) != 0) {
+            chain_failure(t, FJ_ERR_CALLBACK, err);
+            return -2;
+        }
+        memmove(t->buf, t->buf + lines, have - lines);
+        have -= lines;
+        t->base += lines;
+    }
 }
 
 static int text_input(fjf_text *t, source *src, const char *name, fjf_file_stats *stats,
@@ -502,17 +579,24 @@ static int text_input(fjf_text *t, source *src, const char *name, fjf_file_stats
     if (stats)
         memset(stats, 0, sizeof *stats);
     int eof = 0;
-    const char *piece;
-    ssize_t n = source_next(t, src, DETECT_SAMPLE, &piece, &eof);
-    if (n < 0) {
-        set_about(err, FJF_ERR_READ, FJF_NO_OFFSET, name, "%s", strerror(errno));
-        return -1;
-    }
+    const char *piece = t->buf;
     fjf_encoding enc;
-    if (input_encoding(t, piece, (size_t)n, eof, &enc, err) != 0)
-        return -1;
-    int rc = input_begin(t, &enc, err);
-    unsigned long long total = 0;
+    memset(&enc, 0, sizeof enc);
+    int rc = input_begin(t, err);
+    ssize_t n = 0;
+    if (rc == 0) {
+        n = src->fd >= 0 && t->s->write_when_idle ? read_sample(t, src->fd, &eof, err)
+                                                  : source_next(t, src, DETECT_SAMPLE, &piece, &eof);
+        if (n == -1)
+            set_about(err, FJF_ERR_READ, FJF_NO_OFFSET, name, "%s", strerror(errno));
+        rc = n < 0 ? -1 : 0;
+    }
+    t->fed = t->base;
+    if (rc == 0)
+        rc = input_encoding(t, piece, (size_t)n, eof, &enc, err);
+    if (rc == 0)
+        rc = input_decoder(t, &enc, err);
+    unsigned long long total = t->base;
     while (rc == 0 && n > 0) {
         total += (unsigned long long)n;
         rc = feed_decoded(t, piece, (size_t)n, err);

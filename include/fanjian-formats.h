@@ -362,6 +362,11 @@ typedef struct fjf_settings {
      * set. */
     int (*report)(void *ctx, const char *input, const char *part, const fj_clean_removal *removal);
     void *report_ctx;
+    /* Text from a file descriptor: before a read that would wait (a pipe
+     * or terminal with nothing more ready), what has arrived is converted
+     * and written, so that each line comes out as it comes in. 0: reads
+     * fill whole chunks first. */
+    int write_when_idle;
 } fjf_settings;
 
 /* What one input came to, for the caller to tell. */

@@ -226,6 +226,10 @@ fj_status fj_punct_feed(fj_punct *p, const char *data, size_t len)
         take(p, k > 0 ? cp : FJ_NONE, s, n);
         s += n;
     }
+    /* A line break is written as it is whatever follows: deciding it now
+     * lets a line out before the next one comes (line-by-line output). */
+    if (p->held && p->held_cp == '\n')
+        decide(p, 0);
     flush(p);
     return p->status;
 }

@@ -336,8 +336,9 @@ else
         bad "CLI unknown profile" "exit $rc, stdout $(wc -c <"$TMP/out") bytes, stderr: $(tr '\n' '|' <"$TMP/err")"
     fi
 
+    # No profile: s2t, as OpenCC (issue 21; before, an error). -c none only re-encodes.
     run "$FJ" "$TMP/good.txt"
-    if [ "$rc" -ne 0 ] && [ ! -s "$TMP/out" ] && [ -s "$TMP/err" ]; then ok "CLI no profile given"; else bad "CLI no profile given" "exit $rc"; fi
+    if [ "$rc" -eq 0 ] && cmp -s "$TMP/out" "$TMP/good.s2t" && [ ! -s "$TMP/err" ]; then ok "CLI no profile given: s2t"; else bad "CLI no profile given: s2t" "exit $rc: $(err1)"; fi
 
     run "$FJ" -c s2t --no-such-option "$TMP/good.txt"
     if [ "$rc" -ne 0 ] && [ ! -s "$TMP/out" ] && grep -q -- --no-such-option "$TMP/err"; then
@@ -502,7 +503,8 @@ else
 
     # Streaming through a pipe in small writes gives the same output.
     if [ -r "$SHARED_COMPAT/input.txt" ]; then
-        head -c 40000 "$SHARED_COMPAT/input.txt" >"$TMP/part.txt"
+        # Whole lines: cut inside a character, both sides were only the same error.
+        head -c 40000 "$SHARED_COMPAT/input.txt" | sed '$d' >"$TMP/part.txt"
         for m in --compat ""; do
             "$FJ" $m -c s2twp "$TMP/part.txt" >"$TMP/whole.out" 2>/dev/null
             dd if="$TMP/part.txt" bs=7 status=none | "$FJ" $m -c s2twp >"$TMP/piped.out" 2>/dev/null

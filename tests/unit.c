@@ -2977,6 +2977,19 @@ static void test_punct(void **state)
             free(got);
         }
     }
+    /* A line is out once its line break is fed, before the next one comes. */
+    {
+        tbuf line = {0};
+        fj_punct *p;
+        assert_int_equal(fj_punct_new(FJ_QUOTES_CORNER, FJ_PUNCT_ELLIPSIS, NULL, tb_write, &line, &p),
+                         FJ_OK);
+        assert_int_equal(fj_punct_feed(p, "他说“好”...\n", strlen("他说“好”...\n")), FJ_OK);
+        assert_true(line.len == strlen("他说「好」……\n") &&
+                    memcmp(line.p, "他说「好」……\n", line.len) == 0);
+        assert_int_equal(fj_punct_finish(p), FJ_OK);
+        fj_punct_free(p);
+        tb_free(&line);
+    }
     assert_int_equal(fj_profile_quotes("s2twp"), FJ_QUOTES_CORNER);
     assert_int_equal(fj_profile_quotes("hk2sp.json"), FJ_QUOTES_CURLY);
     assert_int_equal(fj_profile_quotes("s2tw"), FJ_QUOTES_KEEP);
