@@ -110,9 +110,10 @@ sys.stdout.write(fanjian.opencc.OpenCC("s2t").convert(text.encode("utf-8")))
     local rc_missing=$rc err_missing
     err_missing=$(err1)
     run "${noenv[@]}" "$a/bin/python" -m fanjian -i "$w/data/in.txt"
+    "$FJ" -i "$w/data/in.txt" >"$w/data/cli-default.txt"
     if [ "$rc_missing" -eq 1 ] && [[ $err_missing == *nonesuch.txt* ]] && [ ! -e "$w/data/none.out" ] &&
-       [ "$rc" -eq 2 ] && grep -q "profile is needed" "$TMP/err"; then
-        ok "pip: python -m fanjian: a missing input (exit 1, named) and no profile (exit 2)"
+       [ "$rc" -eq 0 ] && cmp -s "$TMP/out" "$w/data/cli-default.txt"; then
+        ok "pip: python -m fanjian: a missing input (exit 1, named); no profile is s2t, as the CLI"
     else
         bad "pip: python -m fanjian errors" "missing input: exit $rc_missing: $err_missing" "no profile: exit $rc: $(err1)"
     fi

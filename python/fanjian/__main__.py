@@ -28,7 +28,7 @@ def parse(argv):
     p.add_argument("file", nargs="?", metavar="FILE", help="input file (default: standard input)")
     p.add_argument("-c", "--config", metavar="PROFILE",
                    help="s2t t2s s2tw tw2s s2twp tw2sp s2hk hk2s s2hkp hk2sp t2tw tw2t t2hk "
-                   "hk2t t2jp jp2t (OpenCC names like s2t.json are accepted)")
+                   "hk2t t2jp jp2t (OpenCC names like s2t.json are accepted; default: s2t)")
     p.add_argument("--to", metavar="TARGET",
                    help="instead of -c: any input to one standard: tw twp hk hkp hant cn hans")
     p.add_argument("-i", "--input", metavar="FILE", help="input file (same as FILE; - is standard input)")
@@ -52,8 +52,8 @@ def parse(argv):
     args = p.parse_args(argv)
     if args.file and args.input:
         p.error("give the input once: FILE or -i FILE")
-    if not args.list and not args.config and not args.to:
-        p.error("a profile is needed: -c PROFILE or --to TARGET (--list lists them)")
+    if not args.config and not args.to:
+        args.config = "s2t"  # as the CLI and OpenCC: s2t when none is given
     if args.config and args.to:
         p.error("-c and --to do not go together")
     return args
