@@ -197,7 +197,7 @@ sample: all
 TEST_BINS = $(BUILD)/tests/unit $(BUILD)/tests/pipeline $(BUILD)/tests/cases $(BUILD)/tests/text \
             $(BUILD)/tests/encoding $(BUILD)/tests/markup $(BUILD)/tests/epub \
             $(BUILD)/tests/legado $(BUILD)/tests/charclass $(BUILD)/charclass \
-            $(BUILD)/tests/opencc-reference
+            $(BUILD)/tests/opencc-reference $(BUILD)/tests/user
 
 $(BUILD)/tests/unit: $(BUILD)/tests/unit.o $(TOOL_OBJ) $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -ljansson -lm
@@ -212,6 +212,9 @@ $(BUILD)/tests/cases: $(BUILD)/tests/cases.o $(TOOL_OBJ) $(BUILD)/libfanjian.a
 $(BUILD)/tests/opencc-reference: $(BUILD)/tests/opencc_config.o $(BUILD)/formats/ocdata.o \
         $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -ljansson
+
+$(BUILD)/tests/user: $(BUILD)/tests/user.o $(BUILD)/libfanjian.a
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
 
 $(BUILD)/tests/text: $(BUILD)/tests/text.o $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
