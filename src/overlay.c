@@ -32,7 +32,7 @@ struct fj_overlay {
     unsigned char lead[256]; /* 1: a key's (or -{'s) first byte */
     unsigned char firsts[0x10000 / 8]; /* BMP characters that start a key */
     overlay_entry *entries;  /* by first code point, then longest first */
-    size_t entry_count;
+    size_t entry_count, entry_cap; /* kept; allocated */
     overlay_bucket *buckets;
     size_t bucket_mask;
     char *strings;
@@ -159,15 +159,17 @@ fj_status fj__overlay_open(fj_converter *c, const fj_options *o, fj_error *e)
     }
     if (n) {
         ov->entries = fj__alloc(a, n * sizeof *ov->entries);
+        ov->entry_cap = n;
         ov->strings = fj__alloc(a, bytes ? bytes : 1);
+        ov->strings_len = bytes; /* the sizes fj__overlay_free gives back */
         size_t nb = 16;
         while (nb < 4 * n)
             nb *= 2; /* a pair bucket and a one-character one per key at most */
         ov->buckets = fj__alloc(a, nb * sizeof *ov->buckets);
+        ov->bucket_mask = nb - 1;
         if (!ov->entries || !ov->strings || !ov->buckets)
             goto nomem;
         memset(ov->buckets, 0, nb * sizeof *ov->buckets);
-        ov->bucket_mask = nb - 1;
         size_t at = 0;
         for (size_t i = 0; i < n; i++) {
             const char *from = i < o->phrase_count ? o->phrases[i].from
@@ -196,7 +198,6 @@ fj_status fj__overlay_open(fj_converter *c, const fj_options *o, fj_error *e)
             if (en->first < 0x10000)
                 ov->firsts[en->first >> 3] |= (unsigned char)(1u << (en->first & 7));
         }
-        ov->strings_len = bytes;
         qsort(ov->entries, n, sizeof *ov->entries, entry_order);
         /* The same key given twice: the one given last stays (sorted first). */
         size_t kept = 0;
@@ -243,7 +244,7 @@ void fj__overlay_free(fj_converter *c)
         c->engine = ov->inner == &identity_engine ? NULL : ov->inner;
     size_t nb = ov->buckets ? ov->bucket_mask + 1 : 0;
     fj__free(a, ov->buckets, nb * sizeof *ov->buckets);
-    fj__free(a, ov->entries, (ov->entry_count ? ov->entry_count : 0) * sizeof *ov->entries);
+    fj__free(a, ov->entries, ov->entry_cap * sizeof *ov->entries);
     fj__free(a, ov->strings, ov->strings_len ? ov->strings_len : 1);
     fj__free(a, ov, sizeof *ov);
     c->overlay = NULL;

@@ -429,6 +429,104 @@ static void test_random_streaming(void **state)
     fj_converter_close(c);
 }
 
+/* An allocator that counts bytes, checks that each free names the size
+ * allocated, and fails the n-th allocation. */
+typedef struct counting {
+    long long live;
+    int calls, fail_at, bad_size;
+} counting;
+
+static void *cnt_alloc(void *ctx, size_t n)
+{
+    counting *k = ctx;
+    if (++k->calls == k->fail_at)
+        return NULL;
+    size_t *p = malloc(n + sizeof(size_t));
+    if (!p)
+        return NULL;
+    *p = n;
+    k->live += (long long)n;
+    return p + 1;
+}
+
+static void *cnt_realloc(void *ctx, void *ptr, size_t old_n, size_t new_n)
+{
+    counting *k = ctx;
+    void *q = cnt_alloc(ctx, new_n);
+    if (q && ptr) {
+        if (((size_t *)ptr)[-1] != old_n)
+            k->bad_size = 1;
+        memcpy(q, ptr, old_n < new_n ? old_n : new_n);
+        k->live -= (long long)old_n;
+        free((size_t *)ptr - 1);
+    }
+    return q;
+}
+
+static void cnt_free(void *ctx, void *ptr, size_t n)
+{
+    counting *k = ctx;
+    if (n && ((size_t *)ptr)[-1] != n)
+        k->bad_size = 1;
+    k->live -= (long long)((size_t *)ptr)[-1];
+    free((size_t *)ptr - 1);
+}
+
+static void test_allocator(void **state)
+{
+    (void)state;
+    const fj_phrase ph[] = {{"头发", "A"}, {"头发", "B"}, {"鼠标", "C"}, {"头", "D"}};
+    const char *pr[] = {"鼠标", "张三"};
+    size_t img_len;
+    char *img = t_read_file(t_dict_path(), &img_len);
+    assert_non_null(img);
+    /* The first round fails nothing and counts the allocations; then each
+     * of them fails in turn. */
+    int needed = 0;
+    for (int fail_at = 0; fail_at == 0 || fail_at <= needed; fail_at++) {
+        counting k = {0, 0, fail_at, 0};
+        fj_allocator a = {cnt_alloc, cnt_realloc, cnt_free, &k};
+        fj_dict_options dopt = {sizeof dopt, &a};
+        fj_dict *d = NULL;
+        fj_error err;
+        if (fj_dict_open_memory(img, img_len, &dopt, &d, &err) != FJ_OK) {
+            assert_int_equal(k.live, 0);
+            continue;
+        }
+        fj_options o;
+        fj_options_init(&o);
+        o.profile = "s2t";
+        o.flags = FJ_COMPAT;
+        o.phrases = ph;
+        o.phrase_count = 4;
+        o.protect = pr;
+        o.protect_count = 2;
+        o.markup = FJ_MARKUP_INLINE;
+        fj_converter *c = NULL;
+        fj_status st = fj_converter_open_options(d, &o, &c, &err);
+        if (st == FJ_OK) {
+            char *out = NULL;
+            size_t n;
+            if (fj_convert_alloc(c, "头发鼠标头", 15, &out, &n) == FJ_OK)
+                assert_string_equal(out, "B鼠标D");
+            fj_free(c, out);
+        } else {
+            assert_int_equal(st, FJ_ERR_NOMEM);
+            assert_null(c);
+        }
+        fj_converter_close(c);
+        fj_dict_close(d);
+        assert_int_equal(k.bad_size, 0);
+        assert_int_equal(k.live, 0);
+        if (fail_at == 0) {
+            assert_int_equal(st, FJ_OK);
+            needed = k.calls;
+        }
+    }
+    assert_true(needed > 4);
+    free(img);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -441,6 +539,7 @@ int main(void)
         cmocka_unit_test(test_bad_entries),
         cmocka_unit_test(test_entries_are_copied),
         cmocka_unit_test(test_random_streaming),
+        cmocka_unit_test(test_allocator),
     };
     return cmocka_run_group_tests_name("user", tests, setup, teardown);
 }
