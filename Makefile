@@ -24,7 +24,8 @@ LDFLAGS += $(SAN)
 
 LIB_SRC  = src/alloc.c src/error.c src/image.c src/converter.c src/output.c src/ids.c \
            src/step.c src/pipeline.c src/context.c src/convert.c src/stream.c src/punct.c \
-           src/detect.c src/detect_json.c src/clean.c src/target.c src/overlay.c
+           src/detect.c src/detect_json.c src/clean.c src/target.c src/overlay.c \
+           src/inspect.c
 # One UTF-8 validator; the profile table generated from data/profiles.tsv.
 LIB_SRC += src/utf8.c src/profile.c
 # The default clean rules (data/clean-rules.txt), repair's positional
@@ -46,6 +47,8 @@ FMT_SRC  = formats/buffer.c formats/encoding.c formats/html.c formats/xml.c form
 # OpenCC configs built on them; the stock configs by content
 # (data/opencc-stock-configs.tsv, compiled in).
 FMT_SRC += formats/ocdata.c formats/ocimage.c formats/opencc_config.c
+# fj_inspect as JSON lines.
+FMT_SRC += formats/inspect.c
 FMT_GEN  = gen/opencc_stock
 FMT_OBJ  = $(FMT_SRC:%.c=$(BUILD)/%.o) $(FMT_GEN:%=$(BUILD)/%.o)
 FMT_LIBS = -lexpat -ljansson -lpcre2-8 -lpthread -ldl
@@ -197,7 +200,7 @@ sample: all
 TEST_BINS = $(BUILD)/tests/unit $(BUILD)/tests/pipeline $(BUILD)/tests/cases $(BUILD)/tests/text \
             $(BUILD)/tests/encoding $(BUILD)/tests/markup $(BUILD)/tests/epub \
             $(BUILD)/tests/legado $(BUILD)/tests/charclass $(BUILD)/charclass \
-            $(BUILD)/tests/opencc-reference $(BUILD)/tests/user
+            $(BUILD)/tests/opencc-reference $(BUILD)/tests/user $(BUILD)/tests/inspect
 
 $(BUILD)/tests/unit: $(BUILD)/tests/unit.o $(TOOL_OBJ) $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -ljansson -lm
@@ -214,6 +217,9 @@ $(BUILD)/tests/opencc-reference: $(BUILD)/tests/opencc_config.o $(BUILD)/formats
 	$(CC) $(LDFLAGS) -o $@ $^ -ljansson
 
 $(BUILD)/tests/user: $(BUILD)/tests/user.o $(BUILD)/libfanjian.a
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
+
+$(BUILD)/tests/inspect: $(BUILD)/tests/inspect.o $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
 
 $(BUILD)/tests/text: $(BUILD)/tests/text.o $(BUILD)/libfanjian.a

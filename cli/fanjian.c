@@ -97,6 +97,10 @@ static void usage(FILE *f)
             "      --protect FILE    terms never converted (names, brands), one a line\n"
             "      --markup          honour -{text}- (kept as written) and\n"
             "                        -{zh-hans:计算机; zh-hant:電腦}- (the fitting one)\n"
+            "      --inspect         instead of the conversion, a JSON line for each\n"
+            "                        character whose form the model chose among several:\n"
+            "                        line, column, chosen form, the others with their\n"
+            "                        margin (nats: how much less likely), for proofreading\n"
             "\n"
             "Encodings and formats:\n"
             "      --from-encoding ENC  the inputs' encoding (default: detected per input;\n"
@@ -760,6 +764,71 @@ static const char *find_config(const fj_dict *dict, const char *name, const char
 }
 
 /* The conversion command; `inputs`, `rules` and `paths` have room for every argument. */
+/* --inspect: where the model chose a form, as JSON lines. */
+typedef struct inspect_out {
+    const char *text;
+    size_t len;
+    const char *name; /* NULL for standard input */
+    fjx_sink *out;
+    size_t count;
+} inspect_out;
+
+static int write_choice(void *ctx, const fj_choice *choice)
+{
+    inspect_out *io = ctx;
+    char *line = fjf_choice_json(choice, io->text, io->len, io->name);
+    if (!line) {
+        fprintf(stderr, "%s: out of memory\n", prog);
+        return 1;
+    }
+    int failed = fjx_sink_write(io->out, line, strlen(line)) || fjx_sink_write(io->out, "\n", 1);
+    free(line);
+    io->count++;
+    return failed;
+}
+
+/* Each input's choices, in turn; every input is read whole (as UTF-8 after
+ * decoding, which the offsets count in). */
+static int inspect_inputs(const fjx_settings *set, const fj_converter *conv, const char **inputs,
+                          const int *fds, size_t ninputs, unsigned flags, fjx_sink *out)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < ninputs; i++) {
+        char shown[FJF_DISPLAY_MAX];
+        input_shown(inputs[i], shown);
+        size_t len;
+        char *data = fjf_read_all(fds[i], &len, 0);
+        if (!data) {
+            fprintf(stderr, "%s: cannot read %s: %s\n", prog, shown, strerror(errno));
+            return 1;
+        }
+        char *utf8;
+        size_t utf8_len;
+        fjf_error ferr;
+        fjf_encoding enc;
+        if (fjf_decode_whole(&set->f, data, len, shown, &utf8, &utf8_len, &enc, NULL, &ferr) != 0) {
+            fprintf(stderr, "%s: %s\n", prog, ferr.message);
+            free(data);
+            return 1;
+        }
+        inspect_out io = {utf8, utf8_len, strcmp(inputs[i], "-") == 0 ? NULL : inputs[i], out, 0};
+        fj_status st = fj_inspect(conv, utf8, utf8_len, write_choice, &io);
+        if (utf8 != data)
+            free(utf8);
+        free(data);
+        if (st != FJ_OK) {
+            if (st != FJ_ERR_CALLBACK || !out->failed)
+                fprintf(stderr, "%s: --inspect %s: %s\n", prog, shown, fj_strerror(st));
+            return 1;
+        }
+        total += io.count;
+    }
+    if (total == 0 && (flags & FJ_COMPAT))
+        fprintf(stderr, "%s: warning: --inspect: --compat chooses no forms (maximum matching): "
+                        "nothing to report\n", prog);
+    return out->failed ? 1 : 0;
+}
+
 static int convert_main(int argc, char **argv, const char **inputs, const char **rules,
                         const char **paths)
 {
@@ -779,7 +848,7 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
     set.f.quotes = -1; /* not given */
     fjf_user_entries user;
     memset(&user, 0, sizeof user);
-    int markup = 0;
+    int markup = 0, inspect = 0;
     for (int i = clean_cmd ? 2 : 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = NULL;
@@ -907,6 +976,8 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
             }
         } else if (strcmp(a, "--markup") == 0)
             markup = 1;
+        else if (strcmp(a, "--inspect") == 0)
+            inspect = 1;
         else if (strcmp(a, "--list") == 0)
             list = 1;
         else if (strcmp(a, "--version") == 0) {
@@ -952,6 +1023,14 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
         profile = "s2t";
     int converts = target || (profile && strcmp(profile, "none") != 0);
     int one_input = !tree && !in_place;
+    if (inspect && (!converts || tree || in_place || clean)) {
+        fprintf(stderr, "%s: --inspect reports the forms a conversion chose in text FILEs or "
+                        "standard input: %s\n", prog,
+                !converts ? "give -c PROFILE or --to TARGET"
+                : tree || in_place ? "give FILEs, not -r or --in-place"
+                                   : "leave out --clean");
+        return 2;
+    }
     fjf_format first_format = one_input && ninputs ? input_format(&set, inputs[0]) : FJF_TEXT;
     /* Options that cannot be honoured are errors: the output would not be
      * what was asked. */
@@ -1119,7 +1198,11 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
             documents += input_format(&set, inputs[i]) != FJF_TEXT;
         int to_file = output && strcmp(output, "-") != 0;
         char shown[FJF_DISPLAY_MAX];
-        if (documents && ninputs > 1) {
+        if (inspect && documents) {
+            fprintf(stderr, "%s: --inspect reads text: %s is a document (%s)\n", prog,
+                    input_shown(inputs[0], shown), fjf_format_name(input_format(&set, inputs[0])));
+            rc = 2;
+        } else if (documents && ninputs > 1) {
             fprintf(stderr, "%s: %s is a document (%s): convert documents one at a time, "
                             "or a tree with -r\n", prog, input_shown(inputs[0], shown),
                     fjf_format_name(input_format(&set, inputs[0])));
@@ -1176,7 +1259,9 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
             }
         }
         if (rc == 0) {
-            if (documents) {
+            if (inspect) {
+                rc = inspect_inputs(&set, conv, inputs, fds, ninputs, conv_flags, out);
+            } else if (documents) {
                 rc = fjx_document_convert(&set, input_format(&set, inputs[0]), fds[0],
                                           input_shown(inputs[0], shown), out, NULL)
                          ? 1

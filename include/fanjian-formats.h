@@ -442,6 +442,13 @@ typedef struct fjf_user_entries {
 int fjf_user_entries_read(fjf_user_entries *u, const char *path, int protect, fjf_error *err);
 void fjf_user_entries_free(fjf_user_entries *u);
 
+/* One fj_inspect choice in text[0..len) (the text inspected) as a JSON
+ * object on one line: file (when `name` is not NULL), line, column,
+ * offset, source, chosen, alternatives [{form, margin}], and the line's
+ * text before and after it (up to 8 characters each). A new string
+ * (free()), or NULL when out of memory. */
+char *fjf_choice_json(const fj_choice *choice, const char *text, size_t len, const char *name);
+
 /* Reads a whole file descriptor into a new buffer (free(); errno on
  * failure). At most `limit` bytes (0: no limit); more is E2BIG. */
 char *fjf_read_all(int fd, size_t *len, unsigned long long limit);

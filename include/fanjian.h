@@ -376,6 +376,41 @@ size_t fj_stream_pending(const fj_stream *stream);
 
 void fj_stream_free(fj_stream *stream);
 
+/* ---- 6b. Inspection, for proofreading ------------------------------------ */
+
+/* One other form the model weighed for a character. */
+typedef struct fj_alternative {
+    const char *form; /* UTF-8, not NUL-terminated */
+    size_t form_len;
+    /* How much costlier the best reading with this form is than the chosen
+     * one, in nats (-ln of the probability ratio; 0 is a tie). */
+    double margin;
+} fj_alternative;
+
+/* A place where the default mode chose a character's form among several. */
+typedef struct fj_choice {
+    size_t offset, length; /* the source character's bytes in the input */
+    size_t line, column;   /* where it starts: line from 1, column in code points from 1 */
+    const char *source;    /* input + offset */
+    const char *chosen;    /* the form written, not NUL-terminated */
+    size_t chosen_len;
+    const fj_alternative *alternatives; /* the others, smallest margin first */
+    size_t alternative_count;
+} fj_choice;
+
+/* Receives one choice; its strings live until the callback returns. Return
+ * 0 to continue, non-zero to stop with FJ_ERR_CALLBACK. */
+typedef int (*fj_choice_fn)(void *ctx, const fj_choice *choice);
+
+/* Calls `fn` for each character of `input` whose form the model chose
+ * among several, in input order. The forms are each written as the steps
+ * after the model write the character alone (variants, regional forms).
+ * A converter that makes no such choice (FJ_COMPAT, repair-only, a profile
+ * without a model) reports none. User phrases and protected terms are
+ * not consulted. */
+fj_status fj_inspect(const fj_converter *conv, const char *input, size_t input_len,
+                     fj_choice_fn fn, void *ctx);
+
 /* ---- 7. Script detection --------------------------------------------------- */
 
 /* What script a text is written in. */

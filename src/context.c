@@ -183,6 +183,7 @@ typedef struct ctx_emit {
     fj_out *o;
     int fuse, unsafe;
     int32_t repair_bias; /* added to the cost of each repair (fj_work.repair_bias) */
+    fj__inspect_sink *sink; /* fj_inspect: where the lattice's choices go; else NULL */
 } ctx_emit;
 
 /* The one-character answer for cp (three UTF-8 bytes, first lowest), or 0
@@ -559,9 +560,9 @@ static inline int32_t lm_cost(const fj_converter *c, uint32_t before, uint32_t w
 static inline __attribute__((always_inline)) void add_arc(const fj_converter *c, ctx_arc *arcs, uint32_t *narcs, uint16_t *ends_at,
                            int32_t *best_at, uint32_t i, uint32_t j, int32_t cost,
                            const unsigned char *t, uint32_t tl, uint32_t hash, uint32_t tail,
-                           int at_start)
+                           int at_start, const int full, const int with_lm)
 {
-    if (!c->ctx_lm) {
+    if (!full) {
         /* Without a model the word before does not matter: arcs[j] is the
          * cheapest word ending at j (the first of equals), as in a unigram
          * Viterbi. */
@@ -584,17 +585,18 @@ static inline __attribute__((always_inline)) void add_arc(const fj_converter *c,
     a->tl = tl;
     a->hash = hash;
     a->tail = tail;
-    a->backoff = lm_cost(c, tail, FJ_LM_BACKOFF, 0);
+    /* Every arc is kept: with a model, or for fj_inspect without one. */
+    a->backoff = with_lm ? lm_cost(c, tail, FJ_LM_BACKOFF, 0) : 0;
     a->back = FJ_CTX_NO_ARC;
     if (i == 0) {
-        a->best = cost + (at_start ? lm_cost(c, FJ_LM_SENTENCE_START, hash, 0) : 0);
+        a->best = cost + (at_start && with_lm ? lm_cost(c, FJ_LM_SENTENCE_START, hash, 0) : 0);
     } else {
         a->best = INT32_MAX;
         for (uint16_t b = ends_at[i]; b != FJ_CTX_NO_ARC; b = arcs[b].next_at_end) {
             const ctx_arc *p = &arcs[b];
             if (p->best == INT32_MAX)
                 continue;
-            int32_t v = p->best + cost + lm_cost(c, p->tail, hash, p->backoff);
+            int32_t v = p->best + cost + (with_lm ? lm_cost(c, p->tail, hash, p->backoff) : 0);
             if (v <= a->best) { /* on a tie, the earliest start, as the unigram lattice */
                 a->best = v;
                 a->back = b;
@@ -611,8 +613,13 @@ static inline __attribute__((always_inline)) void add_arc(const fj_converter *c,
  * costs after the word before. at_start / at_end: run[0] begins a run, or
  * run[n - 1] ends one (the model's sentence marks). With `ends`, ends[k] is
  * set to 1 where a chosen word ends after run[k], else 0. */
-static void lattice(const fj_converter *c, const unsigned char *text, const ctx_char *run,
-                    uint32_t n, ctx_emit *em, int at_start, int at_end, unsigned char *ends)
+static void report_choices(const fj_converter *c, const unsigned char *text, const ctx_char *run,
+                           uint32_t n, const ctx_arc *arcs, uint32_t narcs, const uint16_t *chosen,
+                           uint32_t words, int32_t best, int at_end, fj__inspect_sink *sink);
+
+static inline __attribute__((always_inline)) void
+lattice_body(const fj_converter *c, const unsigned char *text, const ctx_char *run, uint32_t n,
+             ctx_emit *em, int at_start, int at_end, unsigned char *ends, const int inspect)
 {
     const fj_matcher *m = &c->ctx_words;
     ctx_arc arcs[FJ_CTX_ARCS_MAX];
@@ -620,9 +627,12 @@ static void lattice(const fj_converter *c, const unsigned char *text, const ctx_
     int32_t best_at[FJ_CTX_RUN_MAX + 1];
     uint32_t narcs = 0;
     const int with_lm = c->ctx_lm != NULL;
+    /* Every arc kept (with a model, or to inspect), else the best per end. */
+    const int full = with_lm || inspect;
+    int crowded = 0; /* some word was left out for want of room */
     for (uint32_t i = 0; i <= n; i++)
         best_at[i] = INT32_MAX;
-    for (uint32_t i = 0; with_lm && i <= n; i++)
+    for (uint32_t i = 0; full && i <= n; i++)
         ends_at[i] = FJ_CTX_NO_ARC;
     for (uint32_t i = 0; i < n; i++) {
         int32_t cost;
@@ -631,6 +641,7 @@ static void lattice(const fj_converter *c, const unsigned char *text, const ctx_
         int single = 0;
         /* Room for a one-character candidate at every later position. */
         int room = narcs + (n - i) + 8 < FJ_CTX_ARCS_MAX;
+        crowded |= !room;
         uint32_t h = with_lm ? fj_lm_word_step(FJ_LM_WORD_SEED, run[i].reading) : 0;
         uint32_t e = fj__lookup(m, run[i].reading);
         if (e != FJ_ENTRY_IDS && (e & FJ_ENTRY_DIRECT)) {
@@ -644,7 +655,8 @@ static void lattice(const fj_converter *c, const unsigned char *text, const ctx_
                 tl = 0;
                 if (c->ctx_has_overrides)
                     region_target(c, run, i, i + 1, &t, &tl);
-                add_arc(c, arcs, &narcs, ends_at, best_at, i, i + 1, cost, t, tl, h, h, at_start);
+                add_arc(c, arcs, &narcs, ends_at, best_at, i, i + 1, cost, t, tl, h, h, at_start, full,
+                        with_lm);
             }
         } else if (e != 0 && e != FJ_ENTRY_IDS) {
             const fj_node_rec *node = &m->nodes[e & FJ_ENTRY_NODE_MASK];
@@ -672,7 +684,8 @@ static void lattice(const fj_converter *c, const unsigned char *text, const ctx_
                         for (uint32_t k = j > tail ? j - tail : 0; k < j; k++)
                             tail_h = fj_lm_word_step(tail_h, run[k].reading);
                     }
-                    add_arc(c, arcs, &narcs, ends_at, best_at, i, j, cost, t, tl, head_h, tail_h, at_start);
+                    add_arc(c, arcs, &narcs, ends_at, best_at, i, j, cost, t, tl, head_h, tail_h, at_start,
+                            full, with_lm);
                 }
                 if (j >= n || node->child_count == 0)
                     break;
@@ -687,7 +700,7 @@ static void lattice(const fj_converter *c, const unsigned char *text, const ctx_
         if (!single) {
             uint32_t own = with_lm ? fj_lm_word_step(FJ_LM_WORD_SEED, run[i].reading) : 0;
             add_arc(c, arcs, &narcs, ends_at, best_at, i, i + 1, FJ_CTX_UNKNOWN_COST, NULL, 0, own, own,
-                    at_start);
+                    at_start, full, with_lm);
         }
     }
     /* The cheapest arc ending at n, with the end of the run after it. */
@@ -695,22 +708,24 @@ static void lattice(const fj_converter *c, const unsigned char *text, const ctx_
     int32_t last_best = INT32_MAX;
     uint16_t chosen[FJ_CTX_RUN_MAX + 1];
     uint32_t words = 0;
-    if (!c->ctx_lm)
+    if (!full)
         for (uint32_t j = n; j > 0; j = arcs[j].i)
             chosen[words++] = (uint16_t)j;
-    for (uint16_t b = ends_at[n]; c->ctx_lm && b != FJ_CTX_NO_ARC; b = arcs[b].next_at_end) {
+    for (uint16_t b = ends_at[n]; full && b != FJ_CTX_NO_ARC; b = arcs[b].next_at_end) {
         const ctx_arc *p = &arcs[b];
         if (p->best == INT32_MAX)
             continue;
-        int32_t v = p->best + (at_end ? lm_cost(c, p->tail, FJ_LM_SENTENCE_END, p->backoff) : 0);
+        int32_t v = p->best + (at_end && with_lm ? lm_cost(c, p->tail, FJ_LM_SENTENCE_END, p->backoff) : 0);
         if (v <= last_best) { /* the earliest-added on a tie: as the unigram lattice */
             last_best = v;
             last = b;
         }
     }
     /* Walk back, then write the words in order. */
-    for (uint16_t b = last; c->ctx_lm && b != FJ_CTX_NO_ARC; b = arcs[b].back)
+    for (uint16_t b = last; full && b != FJ_CTX_NO_ARC; b = arcs[b].back)
         chosen[words++] = b;
+    if (inspect && !crowded && last != FJ_CTX_NO_ARC)
+        report_choices(c, text, run, n, arcs, narcs, chosen, words, last_best, at_end, em->sink);
     if (ends)
         for (uint32_t k = 0; k < n; k++)
             ends[k] = 0;
@@ -763,6 +778,143 @@ static void lattice(const fj_converter *c, const unsigned char *text, const ctx_
                 emit_char(c, em, t, (size_t)len);
             t += len;
         }
+    }
+}
+
+static void lattice(const fj_converter *c, const unsigned char *text, const ctx_char *run,
+                    uint32_t n, ctx_emit *em, int at_start, int at_end, unsigned char *ends)
+{
+    lattice_body(c, text, run, n, em, at_start, at_end, ends, 0);
+}
+
+static void lattice_inspect(const fj_converter *c, const unsigned char *text, const ctx_char *run,
+                            uint32_t n, ctx_emit *em, int at_start, int at_end)
+{
+    lattice_body(c, text, run, n, em, at_start, at_end, NULL, 1);
+}
+
+/* The form arc a gives run[k] (as the lattice writes it, before the later
+ * steps) into u; its length, or 0 when the arc writes a word of another
+ * length whole. */
+static uint32_t arc_form(const fj_converter *c, const unsigned char *text, const ctx_char *run,
+                         const ctx_arc *a, uint32_t k, unsigned char u[4])
+{
+    const unsigned char *src = text + run[k].off;
+    uint32_t src_len = run[k].len, r;
+    int kept = c->ctx_keep_folded && run[k].cp != run[k].reading;
+    if (a->t && a->tl == 0 && !kept && run[k].cp >= FJ_REC_FIRST && run[k].cp < 0x10000 &&
+        !((r = (uint32_t)c->stages[c->ctx_core_stage].rec[run[k].cp - FJ_REC_FIRST]) >>
+              FJ_REC_SPECIAL_BIT & 1)) {
+        u[0] = (unsigned char)r, u[1] = (unsigned char)(r >> 8), u[2] = (unsigned char)(r >> 16);
+        return 3;
+    }
+    if (a->t && a->tl > 0 && !kept) {
+        if (!has_forms_for(a->t, a->tl, a->i, a->j))
+            return 0;
+        const unsigned char *t = a->t, *tend = a->t + a->tl;
+        uint32_t cp;
+        int len = 1;
+        for (uint32_t x = a->i; x <= k; x++) {
+            len = fj_utf8_decode(t, tend, &cp);
+            if (len <= 0)
+                return 0;
+            if (x < k)
+                t += len;
+        }
+        if (!(len == 1 && *t >= 0x80)) {
+            memcpy(u, t, (size_t)len);
+            return (uint32_t)len;
+        }
+    }
+    if (src_len > 4)
+        return 0;
+    memcpy(u, src, src_len);
+    return src_len;
+}
+
+/* fj_inspect: for each character of the window, the forms the arcs over
+ * it give and the best path's cost with each (forward cost of the arc plus
+ * the cheapest way on from it to the end). Characters with more than one
+ * form go to the sink. */
+static void report_choices(const fj_converter *c, const unsigned char *text, const ctx_char *run,
+                           uint32_t n, const ctx_arc *arcs, uint32_t narcs, const uint16_t *chosen,
+                           uint32_t words, int32_t best, int at_end, fj__inspect_sink *sink)
+{
+    int32_t onward[FJ_CTX_ARCS_MAX];
+    uint32_t first_at[FJ_CTX_RUN_MAX + 2];
+    uint16_t pick[FJ_CTX_RUN_MAX];
+    const int with_lm = c->ctx_lm != NULL;
+    /* Arcs were added by start: first_at[i] is the first starting at i. */
+    for (uint32_t i = 0, a = 0; i <= n + 1; i++) {
+        while (a < narcs && arcs[a].i < i)
+            a++;
+        first_at[i] = a;
+    }
+    for (uint32_t a = narcs; a-- > 0;) {
+        const ctx_arc *p = &arcs[a];
+        if (p->j == n) {
+            onward[a] = at_end && with_lm ? lm_cost(c, p->tail, FJ_LM_SENTENCE_END, p->backoff) : 0;
+            continue;
+        }
+        int32_t v = INT32_MAX;
+        for (uint32_t b = first_at[p->j]; b < first_at[p->j + 1]; b++) {
+            if (onward[b] == INT32_MAX)
+                continue;
+            int32_t x = arcs[b].cost + onward[b] +
+                        (with_lm ? lm_cost(c, p->tail, arcs[b].hash, p->backoff) : 0);
+            if (x < v)
+                v = x;
+        }
+        onward[a] = v;
+    }
+    for (uint32_t w = 0; w < words; w++)
+        for (uint32_t k = arcs[chosen[w]].i; k < arcs[chosen[w]].j; k++)
+            pick[k] = chosen[w];
+    for (uint32_t k = 0; k < n; k++) {
+        fj__choice_rec r;
+        r.off = run[k].off;
+        r.len = run[k].len;
+        r.form_len[0] = (uint8_t)arc_form(c, text, run, &arcs[pick[k]], k, r.form[0]);
+        if (r.form_len[0] == 0)
+            continue;
+        r.cost[0] = best;
+        r.count = 1;
+        for (uint32_t a = 0; a < first_at[k + 1]; a++) {
+            const ctx_arc *p = &arcs[a];
+            if (p->j <= k || p->best == INT32_MAX || onward[a] == INT32_MAX)
+                continue;
+            unsigned char u[4];
+            uint32_t ul = arc_form(c, text, run, p, k, u);
+            if (ul == 0)
+                continue;
+            int32_t v = p->best + onward[a];
+            uint32_t f = 0;
+            while (f < r.count && !(r.form_len[f] == ul && memcmp(r.form[f], u, ul) == 0))
+                f++;
+            if (f == r.count) {
+                if (r.count == FJ_INSPECT_FORMS_MAX)
+                    continue;
+                memcpy(r.form[f], u, ul);
+                r.form_len[f] = (uint8_t)ul;
+                r.cost[f] = v;
+                r.count++;
+            } else if (f > 0 && v < r.cost[f]) {
+                r.cost[f] = v;
+            }
+        }
+        if (r.count < 2)
+            continue;
+        /* The others, cheapest first (insertion sort: a handful). */
+        for (uint32_t x = 2; x < r.count; x++)
+            for (uint32_t y = x; y > 1 && r.cost[y] < r.cost[y - 1]; y--) {
+                unsigned char t[4];
+                memcpy(t, r.form[y], 4), memcpy(r.form[y], r.form[y - 1], 4), memcpy(r.form[y - 1], t, 4);
+                uint8_t tl = r.form_len[y];
+                r.form_len[y] = r.form_len[y - 1], r.form_len[y - 1] = tl;
+                int32_t tc = r.cost[y];
+                r.cost[y] = r.cost[y - 1], r.cost[y - 1] = tc;
+            }
+        sink->put(sink, &r);
     }
 }
 
@@ -830,7 +982,10 @@ write_run(const fj_converter *c, const unsigned char *text, ctx_char *run, const
                 run[j].reading = reading_of(c, run[j].cp);
             j++;
         }
-        lattice(c, text, run + i, j - i, em, i == 0, j == n, NULL);
+        if (em->sink)
+            lattice_inspect(c, text, run + i, j - i, em, i == 0, j == n);
+        else
+            lattice(c, text, run + i, j - i, em, i == 0, j == n, NULL);
         i = j;
     }
 }
@@ -926,7 +1081,7 @@ static int window_fits(const fj_converter *c, const unsigned char *text, ctx_cha
     for (uint32_t k = ws; k < we; k++)
         if (run[k].reading == UINT32_MAX)
             run[k].reading = reading_of(c, run[k].cp);
-    ctx_emit em = {scratch, 0, 0, 0};
+    ctx_emit em = {scratch, 0, 0, 0, NULL};
     scratch->len = 0;
     lattice(c, text, run + ws, we - ws, &em, ws == 0, 0, ends);
     scratch->len = 0;
@@ -1222,7 +1377,7 @@ static void context_step(const fj_converter *c, const unsigned char *text, size_
     post_guard batch = {c, text, NULL, runs, 0, NULL, UINT32_MAX, 0, 0, 0};
     if (batched)
         ro->len = 0;
-    ctx_emit between = {batched ? ro : o, c->ctx_fused != 0, 0, 0};
+    ctx_emit between = {batched ? ro : o, c->ctx_fused != 0, 0, 0, NULL};
     while (p < end) {
         uint32_t n = 0, suspects = 0, seen = 0;
         while (p < end && n < FJ_CTX_RUN_MAX) {
@@ -1299,7 +1454,7 @@ static void context_step(const fj_converter *c, const unsigned char *text, size_
                     need[i] = 3;
             }
         }
-        ctx_emit em = {ro, c->ctx_fused != 0, 0, w->repair_bias};
+        ctx_emit em = {ro, c->ctx_fused != 0, 0, w->repair_bias, w->inspect};
         /* A run with a character already in the target script and none
          * that exists only in the source script is written in the target
          * script: every character keeps its form (台 stays 台 in 平台上).
@@ -1338,6 +1493,7 @@ static void context_step(const fj_converter *c, const unsigned char *text, size_
                  * here, the run is redone and that step runs over it. */
                 ro->len = 0;
                 em.fuse = 0;
+                em.sink = NULL; /* the same choices again */
             }
             if (as_written) {
                 for (uint32_t i = 0; i < n; i++)
@@ -1418,8 +1574,8 @@ static size_t stream_cut(const fj_converter *c, const unsigned char *text, size_
 
 /* Profiles with steps before the replaced one: those run over chunks cut
  * after barriers, then the context step over each chunk. */
-static void context_chunk(const fj_converter *c, const unsigned char *text, size_t len, fj_out *o,
-                          fj_work *w)
+static void pre_steps(const fj_converter *c, const unsigned char *text, size_t len, fj_work *w,
+                      const unsigned char **result, size_t *result_len)
 {
     const unsigned char *cur = text;
     size_t cur_len = len;
@@ -1438,6 +1594,16 @@ static void context_chunk(const fj_converter *c, const unsigned char *text, size
         cur = (const unsigned char *)dst->buf;
         cur_len = dst->len;
     }
+    *result = cur;
+    *result_len = cur_len;
+}
+
+static void context_chunk(const fj_converter *c, const unsigned char *text, size_t len, fj_out *o,
+                          fj_work *w)
+{
+    const unsigned char *cur;
+    size_t cur_len;
+    pre_steps(c, text, len, w, &cur, &cur_len);
     context_step(c, cur, cur_len, o, w);
 }
 
@@ -1504,3 +1670,15 @@ static size_t convert_context(const fj_converter *c, const unsigned char *text, 
 }
 
 const fj_engine fj__context_engine = {"context", convert_context};
+
+void fj__ctx_inspect(const fj_converter *c, const unsigned char *text, size_t len, fj_out *o,
+                     fj_work *w)
+{
+    const unsigned char *cur = text;
+    size_t cur_len = len;
+    if (c->ctx_core_stage)
+        pre_steps(c, text, len, w, &cur, &cur_len);
+    w->inspect->seen = cur ? cur : (const unsigned char *)"";
+    w->inspect->seen_len = cur ? cur_len : 0;
+    context_step(c, w->inspect->seen, w->inspect->seen_len, o, w);
+}

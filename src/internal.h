@@ -301,7 +301,34 @@ typedef struct fj_work {
     struct fj_work *sub;
     int route;
     fj_out round_trip[2]; /* its middle text and its result, for one clause */
+    /* fj_inspect: where the lattice reports its choices; NULL otherwise. */
+    struct fj__inspect_sink *inspect;
 } fj_work;
+
+/* One character whose form the lattice chose among several (fj_inspect):
+ * form[0] the chosen one, then the others, cheapest first; cost[k] is
+ * the best path's cost with form[k] there, in model units. */
+#define FJ_INSPECT_FORMS_MAX 8
+typedef struct fj__choice_rec {
+    uint32_t off, len; /* the source character, in the text the step saw */
+    uint32_t count;
+    unsigned char form[FJ_INSPECT_FORMS_MAX][4];
+    uint8_t form_len[FJ_INSPECT_FORMS_MAX];
+    int32_t cost[FJ_INSPECT_FORMS_MAX];
+} fj__choice_rec;
+
+typedef struct fj__inspect_sink {
+    void (*put)(struct fj__inspect_sink *sink, const fj__choice_rec *choice);
+    /* The text the lattice sees (after the steps before it, if any), which
+     * the choices' offsets count in; set before the first put. */
+    const unsigned char *seen;
+    size_t seen_len;
+} fj__inspect_sink;
+
+/* The default mode's steps up to the lattice over text[0..len), with
+ * w->inspect set: reports the choices (the output goes to o, of no use). */
+void fj__ctx_inspect(const fj_converter *c, const unsigned char *text, size_t len, fj_out *o,
+                     fj_work *w);
 
 /* The first failure among the work buffers, or FJ_OK. */
 fj_status fj__work_status(const fj_work *w);
@@ -355,6 +382,8 @@ extern const fj_engine fj__target_engine;
 extern const fj_engine fj__overlay_engine;
 fj_status fj__overlay_open(fj_converter *c, const fj_options *o, fj_error *e);
 void fj__overlay_free(fj_converter *c);
+/* The engine under the user entries, or NULL when c has none. */
+const fj_engine *fj__overlay_inner(const fj_converter *c);
 
 /* Target-only conversion: a converter that takes over two open ones (on
  * failure the caller still owns them). */

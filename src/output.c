@@ -147,6 +147,7 @@ void fj__work_init(fj_work *w, const fj_allocator *a)
     w->damage_window_left = 0;
     w->sub = NULL;
     w->route = 0;
+    w->inspect = NULL;
     fj__out_init_growable(&w->round_trip[0], a);
     fj__out_init_growable(&w->round_trip[1], a);
 }

@@ -149,6 +149,7 @@ T0=$(now)
 run_cmocka "$B/tests/unit"
 run_cmocka "$B/tests/pipeline"
 run_cmocka "$B/tests/user"
+run_cmocka "$B/tests/inspect"
 run_cmocka "$B/tests/cases"
 run_cmocka "$B/tests/text"
 run_cmocka "$B/tests/encoding"
