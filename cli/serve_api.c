@@ -1,6 +1,8 @@
 /* fanjian serve: the JSON API (cli/serve_api.h), apart from HTTP.
  *
- *   POST /v1/convert    {"text","profile","quotes"?,"clean"?,"compat"?,"punct"?,"repair"?}
+ *   POST /v1/convert    {"text","profile","quotes"?,"clean"?,"compat"?,"punct"?,"repair"?,
+ *                        "inspect"?}; with "inspect": true the answer has "choices",
+ *                        fj_inspect's places (fjf_choice_json) in the text converted
  *   POST /v1/detect     {"text"}
  *   POST /v1/file       a file's bytes; the same options, and "name", as
  *                       query parameters (fjx_api_file)
@@ -417,6 +419,25 @@ static unsigned parse_choice(const fjx_api *a, const json_t *root, choice *c, ch
 
 /* Frees *rootp (and sets it to NULL) as soon as the text is converted, so
  * that the request's copy and the answer do not both stay. */
+/* "choices": a JSON array of fjf_choice_json objects. */
+typedef struct choices_out {
+    buf *b;
+    const char *text;
+    size_t len, count;
+    int failed;
+} choices_out;
+
+static int put_choice(void *ctx, const fj_choice *place)
+{
+    choices_out *co = ctx;
+    char *line = fjf_choice_json(place, co->text, co->len, NULL);
+    if (!line || buf_puts(co->b, co->count ? "," : "") != 0 || buf_puts(co->b, line) != 0)
+        co->failed = 1;
+    free(line);
+    co->count++;
+    return co->failed;
+}
+
 static unsigned api_convert(const fjx_api *a, json_t **rootp, char **out, size_t *out_len)
 {
     const json_t *root = *rootp;
@@ -429,7 +450,9 @@ static unsigned api_convert(const fjx_api *a, json_t **rootp, char **out, size_t
         return bad;
     const fj_converter *conv = ch.conv;
     const char *profile = ch.profile;
-    int quotes = ch.quotes, clean = ch.clean, punct = ch.punct;
+    int quotes = ch.quotes, clean = ch.clean, punct = ch.punct, inspect = 0;
+    if (opt_bool(root, "inspect", &inspect))
+        return fail(400, out, out_len, "\"inspect\" must be true or false");
 
     /* The request's own entries: a converter of its own, opened for it. */
     user_entries user = {0};
@@ -485,6 +508,14 @@ static unsigned api_convert(const fjx_api *a, json_t **rootp, char **out, size_t
     size_t conv_len = 0;
     if (st == FJ_OK)
         st = fj_convert_alloc(conv, in, in_len, &converted, &conv_len);
+    /* The places in the text as converted (after clean-up, if asked). */
+    buf choices = {0};
+    if (st == FJ_OK && inspect) {
+        choices_out co = {&choices, in, in_len, 0, 0};
+        st = buf_puts(&choices, "[") != 0 ? FJ_ERR_NOMEM : fj_inspect(conv, in, in_len, put_choice, &co);
+        if (co.failed || (st == FJ_OK && buf_puts(&choices, "]") != 0))
+            st = FJ_ERR_NOMEM;
+    }
     free(cleaned.p);
     json_decref(*rootp); /* the request's text is no longer needed */
     *rootp = NULL;
@@ -513,13 +544,16 @@ static unsigned api_convert(const fjx_api *a, json_t **rootp, char **out, size_t
     buf b = {0};
     if (st == FJ_OK) {
         /* Sized once: the answer is the largest buffer of the request. */
-        size_t need = json_escape(result, result_len, NULL) + 2 * strlen(profile) + 64;
+        size_t need = json_escape(result, result_len, NULL) + 2 * strlen(profile) + 64 + choices.len;
         if (buf_reserve(&b, need) != 0 || buf_puts(&b, "{\"text\":") != 0 ||
             buf_json(&b, result, result_len) != 0 || buf_puts(&b, ",\"profile\":") != 0 ||
             buf_json(&b, profile, strlen(profile)) != 0 ||
+            (inspect && (buf_puts(&b, ",\"choices\":") != 0 ||
+                         buf_put(&b, choices.p, choices.len) != 0)) ||
             buf_printf(&b, ",\"ms\":%.3f}\n", ms) != 0)
             st = FJ_ERR_NOMEM;
     }
+    free(choices.p);
     fj_free(conv, converted);
     fj_converter_close(own);
     free(typo.p);

@@ -917,6 +917,135 @@ static PyObject *Converter_convert(ConverterObject *self, PyObject *text)
     return converter_run(self, text);
 }
 
+/* ---- inspect ------------------------------------------------------------------------ */
+
+/* One fj_choice, copied while the GIL is released. */
+typedef struct choice_copy {
+    size_t offset, length, line, column;
+    char chosen[32];
+    size_t chosen_len, alt_count;
+    char form[8][32];
+    size_t form_len[8];
+    double margin[8];
+} choice_copy;
+
+typedef struct choice_list {
+    choice_copy *items;
+    size_t count, cap;
+    int failed;
+} choice_list;
+
+static int copy_choice(void *ctx, const fj_choice *ch)
+{
+    choice_list *l = ctx;
+    if (l->count == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 64;
+        choice_copy *items = realloc(l->items, cap * sizeof *items);
+        if (!items) {
+            l->failed = 1;
+            return 1;
+        }
+        l->items = items;
+        l->cap = cap;
+    }
+    choice_copy *c = &l->items[l->count];
+    c->offset = ch->offset;
+    c->length = ch->length;
+    c->line = ch->line;
+    c->column = ch->column;
+    c->chosen_len = ch->chosen_len < sizeof c->chosen ? ch->chosen_len : sizeof c->chosen;
+    memcpy(c->chosen, ch->chosen, c->chosen_len);
+    c->alt_count = ch->alternative_count < 8 ? ch->alternative_count : 8;
+    for (size_t i = 0; i < c->alt_count; i++) {
+        size_t n = ch->alternatives[i].form_len;
+        c->form_len[i] = n < sizeof c->form[i] ? n : sizeof c->form[i];
+        memcpy(c->form[i], ch->alternatives[i].form, c->form_len[i]);
+        c->margin[i] = ch->alternatives[i].margin;
+    }
+    l->count++;
+    return 0;
+}
+
+/* A dict of the choice c in data; offset counts characters for a str. */
+static PyObject *choice_object(const choice_copy *c, const char *data, Py_ssize_t offset)
+{
+    PyObject *alts = PyList_New((Py_ssize_t)c->alt_count);
+    if (!alts)
+        return NULL;
+    for (size_t i = 0; i < c->alt_count; i++) {
+        PyObject *a = Py_BuildValue("{s:s#,s:d}", "form", c->form[i], (Py_ssize_t)c->form_len[i],
+                                    "margin", c->margin[i]);
+        if (!a) {
+            Py_DECREF(alts);
+            return NULL;
+        }
+        PyList_SET_ITEM(alts, (Py_ssize_t)i, a);
+    }
+    return Py_BuildValue("{s:n,s:n,s:n,s:s#,s:s#,s:N}", "line", (Py_ssize_t)c->line, "column",
+                         (Py_ssize_t)c->column, "offset", offset, "source", data + c->offset,
+                         (Py_ssize_t)c->length, "chosen", c->chosen, (Py_ssize_t)c->chosen_len,
+                         "alternatives", alts);
+}
+
+PyDoc_STRVAR(Converter_inspect_doc,
+"inspect(text, /) -> list[dict]\n\n"
+"Each character of `text` whose form the model chose among several, in\n"
+"order, for proofreading: {'line', 'column' (from 1), 'offset' (index in a\n"
+"str, byte offset in bytes), 'source', 'chosen', 'alternatives': [{'form',\n"
+"'margin'}]}, margins in nats (how much less likely), smallest first. A\n"
+"compat converter chooses nothing and returns [].");
+
+static PyObject *Converter_inspect(ConverterObject *self, PyObject *text)
+{
+    if (text_or_bytes_arg(text, "inspect") < 0)
+        return NULL;
+    conv_handle *h = self->h;
+    if (!h)
+        return closed_error(self);
+    utf8_text t;
+    int is_bytes = PyBytes_Check(text);
+    if (is_bytes) {
+        t.data = PyBytes_AS_STRING(text);
+        t.len = PyBytes_GET_SIZE(text);
+        t.keep = text;
+        Py_INCREF(text);
+    } else if (utf8_get(text, &t) < 0) {
+        return NULL;
+    }
+    h->refs++;
+    choice_list l = {NULL, 0, 0, 0};
+    fj_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = fj_inspect(h->conv, t.data, (size_t)t.len, copy_choice, &l);
+    Py_END_ALLOW_THREADS
+    handle_release(h);
+    PyObject *result = NULL;
+    if (l.failed)
+        PyErr_NoMemory();
+    else if (st != FJ_OK)
+        raise_fj(st, NULL, 0);
+    else if ((result = PyList_New((Py_ssize_t)l.count))) {
+        /* Character offsets, counted on from one choice to the next. */
+        size_t byte = 0;
+        Py_ssize_t chars = 0;
+        for (size_t i = 0; i < l.count; i++) {
+            if (!is_bytes)
+                for (; byte < l.items[i].offset; byte++)
+                    chars += ((unsigned char)t.data[byte] & 0xC0) != 0x80;
+            PyObject *c = choice_object(&l.items[i], t.data,
+                                        is_bytes ? (Py_ssize_t)l.items[i].offset : chars);
+            if (!c) {
+                Py_CLEAR(result);
+                break;
+            }
+            PyList_SET_ITEM(result, (Py_ssize_t)i, c);
+        }
+    }
+    free(l.items);
+    Py_DECREF(t.keep);
+    return result;
+}
+
 PyDoc_STRVAR(Converter_close_doc,
 "close() -> None\n\n"
 "Releases the converter; convert() then raises ValueError. Conversions\n"
@@ -1180,6 +1309,7 @@ static PyObject *Converter_stream(ConverterObject *self, PyObject *Py_UNUSED(ign
 
 static PyMethodDef Converter_methods[] = {
     {"convert", (PyCFunction)Converter_convert, METH_O, Converter_convert_doc},
+    {"inspect", (PyCFunction)Converter_inspect, METH_O, Converter_inspect_doc},
     {"close", (PyCFunction)Converter_close, METH_NOARGS, Converter_close_doc},
     {"stream", (PyCFunction)Converter_stream, METH_NOARGS, Converter_stream_doc},
     {"__enter__", (PyCFunction)Converter_enter, METH_NOARGS, NULL},

@@ -563,6 +563,11 @@ if epub:
                     "expected": b64(converted), "expected_name": cli("青云志.epub", "s2tw"),
                     "chapter": {"entry": "OEBPS/ch1.xhtml", "text": chapter}})
 name = "第一章 头发.txt"
+ins_text = "皇后理发以后，发现头发干了。\n他买了一只表，面对着窗户。"
+ins_run = subprocess.run([fj, "--inspect", "-c", "s2t"], input=ins_text.encode(), capture_output=True, check=True)
+inspect = {"input": ins_text, "profile": "s2t", "expected": cli(ins_text, "s2t"),
+           "choices": [json.loads(l) for l in ins_run.stdout.decode().splitlines()]}
+assert len(inspect["choices"]) >= 3, inspect
 json.dump({"url": url, "chromium": chromium, "cases": cases,
            "file": {"name": name, "text": text, "profile": "s2tw",
                     "expected": cli(text, "s2tw"), "expected_name": cli(name, "s2tw")},
@@ -570,6 +575,7 @@ json.dump({"url": url, "chromium": chromium, "cases": cases,
            "bad_upload": {"name": "bad.epub", "bytes": b64(b"PK\x03\x04 not really a zip"),
                           "error": "bad.epub: not an EPUB"},
            "diff": {"input": "头发干了", "profile": "s2tw", "del": ["头发干"], "ins": ["頭髮乾"]},
+           "inspect": inspect,
            "hint": {"traditional": "這裡是臺灣，她的頭髮乾了，我們說話的時候天氣很熱。",
                     "simplified": "这里是台湾，她的头发干了，我们说话的时候天气很热。"}},
           open(out, "w", encoding="utf-8"), ensure_ascii=False)

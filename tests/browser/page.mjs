@@ -308,6 +308,43 @@ if (cfg.diff) {
   });
 }
 
+if (cfg.inspect) {
+  // The CLI's --inspect choices: each is a dotted character in the output
+  // whose hover text names the other forms, in both views.
+  const ins = cfg.inspect;
+  const spans = () => page.$$eval('#output span.choice', (es) => es.map((e) => [e.textContent, e.title]));
+  const matches = (got) => got.length === ins.choices.length && ins.choices.every((c, i) =>
+    got[i][0] === c.chosen && c.alternatives.every((a) => got[i][1].includes(a.form + ' ' + a.margin.toFixed(2))));
+  await step('choices: the other forms on hover', async () => {
+    await page.click('#view-mark');
+    await page.fill('#input', ins.input);
+    await page.selectOption('#profile', ins.profile);
+    await page.setChecked('#compat', false);
+    await convertWith(() => page.click('#convert'));
+    const got = await spans();
+    const first = page.locator('#output span.choice').first();
+    await first.hover();
+    const cursor = await first.evaluate((e) => getComputedStyle(e).cursor);
+    check('choices: the other forms on hover', matches(got) && (await outputText()) === ins.expected &&
+      cursor === 'help' && (await page.textContent('#status')).includes(String(ins.choices.length)),
+      `spans ${JSON.stringify(got)}, expected ${JSON.stringify(ins.choices)}`);
+  });
+  await step('choices: kept in the before/after view', async () => {
+    await page.click('#view-diff');
+    const inIns = await page.$$eval('#output ins.new span.choice', (es) => es.length);
+    check('choices: kept in the before/after view', matches(await spans()) && inIns > 0,
+      JSON.stringify(await spans()));
+    await page.click('#view-mark');
+  });
+  await step('choices: none in compat mode', async () => {
+    await page.setChecked('#compat', true);
+    await convertWith(() => page.click('#convert'));
+    const n = (await spans()).length;
+    await page.setChecked('#compat', false);
+    check('choices: none in compat mode', n === 0, `${n} spans`);
+  });
+}
+
 if (cfg.hint) {
   const h = cfg.hint;
   // Types text and waits until the page has checked that very text.
