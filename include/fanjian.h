@@ -9,6 +9,7 @@
  *   4. Converter     fj_converter_open / fj_converter_open_options / fj_converter_close
  *   5. One-shot      fj_convert, fj_convert_alloc, fj_free
  *   6. Streaming     fj_stream_new / fj_stream_feed / fj_stream_finish / fj_stream_free
+ *   6b. Inspection   fj_inspect: where the model chose a form, for proofreading
  *   7. Detection     fj_detect, fj_script_name
  *   8. Clean-up      fj_clean_open / fj_clean_find / fj_clean_stream_*: site boilerplate
  *
