@@ -5,7 +5,9 @@
  * reported size is enough; valid UTF-8 stays valid; ASCII passes through
  * in order (except the two profiles whose phrase tables contain ASCII:
  * U盘 -> 隨身碟); in compat mode the output equals OpenCC's algorithm done
- * literally (formats/ocdata.c's reference converter). */
+ * literally (formats/ocdata.c's reference converter); fj_inspect's choices
+ * come in order, inside the input at its own bytes, each with other forms
+ * whose margins do not fall, and none in compat mode. */
 #include <string.h>
 
 #include "../formats/ocdata.h"
@@ -40,6 +42,28 @@ static size_t ascii_of(const unsigned char *s, size_t n, unsigned char *out)
         if (s[i] < 0x80)
             out[k++] = s[i];
     return k;
+}
+
+typedef struct inspected {
+    const char *text;
+    size_t len, next, count;
+} inspected;
+
+static int check_choice(void *ctx, const fj_choice *ch)
+{
+    inspected *k = ctx;
+    FUZZ_ASSERT(ch->offset >= k->next && ch->length > 0 && ch->offset + ch->length <= k->len);
+    FUZZ_ASSERT(ch->source == k->text + ch->offset && ch->line >= 1 && ch->column >= 1);
+    FUZZ_ASSERT(ch->chosen_len > 0 && ch->alternative_count > 0);
+    for (size_t i = 0; i < ch->alternative_count; i++) {
+        const fj_alternative *a = &ch->alternatives[i];
+        FUZZ_ASSERT(a->form_len > 0 && a->margin >= 0);
+        FUZZ_ASSERT(i == 0 || a->margin >= ch->alternatives[i - 1].margin);
+        FUZZ_ASSERT(!(a->form_len == ch->chosen_len && memcmp(a->form, ch->chosen, a->form_len) == 0));
+    }
+    k->next = ch->offset + ch->length;
+    k->count++;
+    return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -83,6 +107,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_ASSERT(ref && ref_len == out_len && memcmp(ref, out, out_len) == 0);
         free(ref);
     }
+    inspected k = {text, n, 0, 0};
+    FUZZ_ASSERT(fj_inspect(conv, text, n, check_choice, &k) == FJ_OK);
+    FUZZ_ASSERT(!compat || k.count == 0);
     fj_free(conv, out);
     return 0;
 }
