@@ -404,11 +404,12 @@ typedef struct fj_choice {
 typedef int (*fj_choice_fn)(void *ctx, const fj_choice *choice);
 
 /* Calls `fn` for each character of `input` whose form the model chose
- * among several, in input order. The forms are each written as the steps
- * after the model write the character alone (variants, regional forms).
- * A converter that makes no such choice (FJ_COMPAT, repair-only, a profile
- * without a model) reports none. User phrases and protected terms are
- * not consulted. */
+ * among several (repair's choices included), in input order, as fj_convert
+ * would convert `input` (clean-up and typography aside). The forms are each
+ * written as the steps after the model write the character alone. Text a
+ * user phrase, a protected term or -{…}- writes is not the model's and is
+ * not reported, nor is a choice that a later step undoes where the output
+ * shows it (a regional word: s2twp's 聯絡). FJ_COMPAT chooses nothing. */
 fj_status fj_inspect(const fj_converter *conv, const char *input, size_t input_len,
                      fj_choice_fn fn, void *ctx);
 

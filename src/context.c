@@ -223,13 +223,6 @@ static inline void emit_char(const fj_converter *c, ctx_emit *em, const unsigned
     fj__out_put(em->o, (const char *)p, len);
 }
 
-/* Repair: a reading's default form, written through the later steps. */
-static void emit_default(const fj_converter *c, ctx_emit *em, uint32_t reading)
-{
-    unsigned char u[4];
-    emit_char(c, em, u, (size_t)fj_utf8_encode(default_form(c, reading), u));
-}
-
 /* The compiled-in data/context/repair-rules.txt. */
 extern const unsigned char fj__repair_rules[];
 extern const size_t fj__repair_rules_size;
@@ -355,6 +348,36 @@ static const unsigned char *positional_form(const fj_converter *c, const ctx_cha
  * longer than one character; each takes the word's form, or its reading's
  * default form. Two positions decide alone: 周 for a week (下周 -> 下週)
  * and 裡 right after a number (三十裡 -> 三十里). */
+/* Repair: what run[k] becomes in the word run[i..j) with target t (NULL:
+ * as written); fk, fk_len: the word's own form for k (fk NULL when it has
+ * none). Into u, or a pointer to the bytes; their length in *len. */
+static const unsigned char *repair_char(const fj_converter *c, const unsigned char *text,
+                                        const ctx_char *run, uint32_t n_run, uint32_t i,
+                                        uint32_t j, int has_t, const unsigned char *fk,
+                                        uint32_t fk_len, uint32_t k, unsigned char u[4],
+                                        size_t *len)
+{
+    uint32_t cp = run[k].cp;
+    int susp_always = cp < 0x10000 && (c->ctx_always[cp >> 3] >> (cp & 7) & 1);
+    int susp_words = cp < 0x10000 && (c->ctx_in_words[cp >> 3] >> (cp & 7) & 1);
+    int change = has_t ? (susp_always || (susp_words && j - i >= 2)) : susp_always;
+    const unsigned char *forced = positional_form(c, run, k, n_run);
+    if (forced) {
+        *len = strlen((const char *)forced);
+        return forced;
+    }
+    if (!change) {
+        *len = run[k].len;
+        return text + run[k].off;
+    }
+    if (fk) {
+        *len = fk_len;
+        return fk;
+    }
+    *len = (size_t)fj_utf8_encode(default_form(c, run[k].reading), u);
+    return u;
+}
+
 static void repair_word(const fj_converter *c, const unsigned char *text, const ctx_char *run,
                         uint32_t n_run, uint32_t i, uint32_t j, const unsigned char *t,
                         uint32_t tl, ctx_emit *em)
@@ -362,24 +385,17 @@ static void repair_word(const fj_converter *c, const unsigned char *text, const 
     const unsigned char *tend = t ? t + tl : NULL;
     int explicit_forms = has_forms_for(t, tl, i, j);
     for (uint32_t k = i; k < j; k++) {
-        uint32_t cp = run[k].cp, len = 0;
+        uint32_t len = 0;
         uint32_t f = 0;
         if (explicit_forms) {
             int n = fj_utf8_decode(t, tend, &f);
             len = n > 0 ? (uint32_t)n : 1;
         }
-        int susp_always = cp < 0x10000 && (c->ctx_always[cp >> 3] >> (cp & 7) & 1);
-        int susp_words = cp < 0x10000 && (c->ctx_in_words[cp >> 3] >> (cp & 7) & 1);
-        int change = t ? (susp_always || (susp_words && j - i >= 2)) : susp_always;
-        const unsigned char *forced = positional_form(c, run, k, n_run);
-        if (forced)
-            emit_char(c, em, forced, strlen((const char *)forced));
-        else if (!change)
-            emit_char(c, em, text + run[k].off, run[k].len);
-        else if (explicit_forms && f)
-            emit_char(c, em, t, len);
-        else
-            emit_default(c, em, run[k].reading);
+        unsigned char u[4];
+        size_t out_len;
+        const unsigned char *out = repair_char(c, text, run, n_run, i, j, t != NULL,
+                                               explicit_forms && f ? t : NULL, len, k, u, &out_len);
+        emit_char(c, em, out, out_len);
         if (explicit_forms)
             t += len;
     }
@@ -797,8 +813,30 @@ static void lattice_inspect(const fj_converter *c, const unsigned char *text, co
  * steps) into u; its length, or 0 when the arc writes a word of another
  * length whole. */
 static uint32_t arc_form(const fj_converter *c, const unsigned char *text, const ctx_char *run,
-                         const ctx_arc *a, uint32_t k, unsigned char u[4])
+                         uint32_t n, const ctx_arc *a, uint32_t k, unsigned char u[4])
 {
+    if (c->ctx_repair) {
+        /* As repair_word writes it: the word's own form for k, if any. */
+        const unsigned char *fk = NULL;
+        uint32_t fk_len = 0;
+        if (has_forms_for(a->t, a->tl, a->i, a->j)) {
+            const unsigned char *t = a->t, *tend = a->t + a->tl;
+            for (uint32_t x = a->i; x <= k; x++) {
+                uint32_t cp = 0;
+                int len = fj_utf8_decode(t, tend, &cp);
+                fk_len = len > 0 ? (uint32_t)len : 1;
+                fk = cp ? t : NULL;
+                t += fk_len;
+            }
+        }
+        unsigned char w[4];
+        size_t len;
+        const unsigned char *f = repair_char(c, text, run, n, a->i, a->j, a->t != NULL, fk, fk_len, k, w, &len);
+        if (len == 0 || len > 4)
+            return 0;
+        memcpy(u, f, len);
+        return (uint32_t)len;
+    }
     const unsigned char *src = text + run[k].off;
     uint32_t src_len = run[k].len, r;
     int kept = c->ctx_keep_folded && run[k].cp != run[k].reading;
@@ -874,7 +912,7 @@ static void report_choices(const fj_converter *c, const unsigned char *text, con
         fj__choice_rec r;
         r.off = run[k].off;
         r.len = run[k].len;
-        r.form_len[0] = (uint8_t)arc_form(c, text, run, &arcs[pick[k]], k, r.form[0]);
+        r.form_len[0] = (uint8_t)arc_form(c, text, run, n, &arcs[pick[k]], k, r.form[0]);
         if (r.form_len[0] == 0)
             continue;
         r.cost[0] = best;
@@ -884,7 +922,7 @@ static void report_choices(const fj_converter *c, const unsigned char *text, con
             if (p->j <= k || p->best == INT32_MAX || onward[a] == INT32_MAX)
                 continue;
             unsigned char u[4];
-            uint32_t ul = arc_form(c, text, run, p, k, u);
+            uint32_t ul = arc_form(c, text, run, n, p, k, u);
             if (ul == 0)
                 continue;
             int32_t v = p->best + onward[a];
@@ -914,7 +952,7 @@ static void report_choices(const fj_converter *c, const unsigned char *text, con
                 int32_t tc = r.cost[y];
                 r.cost[y] = r.cost[y - 1], r.cost[y - 1] = tc;
             }
-        sink->put(sink, &r);
+        sink->put(sink, c, &r);
     }
 }
 
@@ -1369,6 +1407,10 @@ static void context_step(const fj_converter *c, const unsigned char *text, size_
     unsigned char need[FJ_CTX_RUN_MAX];
     const unsigned char *p = text, *end = text + len;
     int direct = c->ctx_fused == 1 || c->ctx_post_first == c->stage_count;
+    if (w->inspect) {
+        w->inspect->seen = text;
+        w->inspect->seen_len = len;
+    }
     fj_out *ro = direct ? o : &w->ctx[0]; /* where a run's result goes */
     /* With a guarded step after this one, the runs' results (and what lies
      * between them) are gathered in batches that go through it together. */
@@ -1604,7 +1646,21 @@ static void context_chunk(const fj_converter *c, const unsigned char *text, size
     const unsigned char *cur;
     size_t cur_len;
     pre_steps(c, text, len, w, &cur, &cur_len);
+    const unsigned char *src = NULL;
+    size_t src_len = 0;
+    if (w->inspect) {
+        /* The lattice sees the steps' text: choices are placed through this
+         * one, unless it is itself a rewriting (then they cannot be). */
+        src = w->inspect->src;
+        src_len = w->inspect->src_len;
+        w->inspect->src = src ? NULL : text;
+        w->inspect->src_len = len;
+    }
     context_step(c, cur, cur_len, o, w);
+    if (w->inspect) {
+        w->inspect->src = src;
+        w->inspect->src_len = src_len;
+    }
 }
 
 static size_t convert_context(const fj_converter *c, const unsigned char *text, size_t len,
@@ -1670,15 +1726,3 @@ static size_t convert_context(const fj_converter *c, const unsigned char *text, 
 }
 
 const fj_engine fj__context_engine = {"context", convert_context};
-
-void fj__ctx_inspect(const fj_converter *c, const unsigned char *text, size_t len, fj_out *o,
-                     fj_work *w)
-{
-    const unsigned char *cur = text;
-    size_t cur_len = len;
-    if (c->ctx_core_stage)
-        pre_steps(c, text, len, w, &cur, &cur_len);
-    w->inspect->seen = cur ? cur : (const unsigned char *)"";
-    w->inspect->seen_len = cur ? cur_len : 0;
-    context_step(c, w->inspect->seen, w->inspect->seen_len, o, w);
-}

@@ -318,17 +318,15 @@ typedef struct fj__choice_rec {
 } fj__choice_rec;
 
 typedef struct fj__inspect_sink {
-    void (*put)(struct fj__inspect_sink *sink, const fj__choice_rec *choice);
-    /* The text the lattice sees (after the steps before it, if any), which
-     * the choices' offsets count in; set before the first put. */
-    const unsigned char *seen;
-    size_t seen_len;
+    /* c: the converter whose lattice chose (its later steps write the forms). */
+    void (*put)(struct fj__inspect_sink *sink, const fj_converter *c, const fj__choice_rec *choice);
+    /* The text the lattice is at (set by each context step), which the
+     * choices' offsets count in, and, when that is not the caller's text
+     * but a rewriting of it (normalized, the steps before the lattice, a
+     * round trip), the text it was made from; src NULL otherwise. */
+    const unsigned char *seen, *src;
+    size_t seen_len, src_len;
 } fj__inspect_sink;
-
-/* The default mode's steps up to the lattice over text[0..len), with
- * w->inspect set: reports the choices (the output goes to o, of no use). */
-void fj__ctx_inspect(const fj_converter *c, const unsigned char *text, size_t len, fj_out *o,
-                     fj_work *w);
 
 /* The first failure among the work buffers, or FJ_OK. */
 fj_status fj__work_status(const fj_work *w);
@@ -382,8 +380,6 @@ extern const fj_engine fj__target_engine;
 extern const fj_engine fj__overlay_engine;
 fj_status fj__overlay_open(fj_converter *c, const fj_options *o, fj_error *e);
 void fj__overlay_free(fj_converter *c);
-/* The engine under the user entries, or NULL when c has none. */
-const fj_engine *fj__overlay_inner(const fj_converter *c);
 
 /* Target-only conversion: a converter that takes over two open ones (on
  * failure the caller still owns them). */

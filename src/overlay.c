@@ -436,8 +436,3 @@ static size_t convert_overlay(const fj_converter *c, const unsigned char *text, 
 }
 
 const fj_engine fj__overlay_engine = {"overlay", convert_overlay};
-
-const fj_engine *fj__overlay_inner(const fj_converter *c)
-{
-    return c->engine == &fj__overlay_engine && c->overlay ? c->overlay->inner : NULL;
-}

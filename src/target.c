@@ -64,11 +64,22 @@ static void convert_clause(const fj_converter *sub, const unsigned char *text, s
         return;
     }
     size_t consumed;
+    fj__inspect_sink *k = sw->inspect;
+    const unsigned char *src = k ? k->src : NULL;
+    size_t src_len = k ? k->src_len : 0;
     if (fj__normalize(sub, text, len, 1, sw, &consumed)) {
+        if (k) { /* fj_inspect: choices placed through the clause, if it can be */
+            k->src = src ? NULL : text;
+            k->src_len = len;
+        }
         text = sw->norm.buf ? (const unsigned char *)sw->norm.buf : (const unsigned char *)"";
         len = sw->norm.len;
     }
     sub->engine->convert(sub, text, len, 1, o, sw);
+    if (k) {
+        k->src = src;
+        k->src_len = src_len;
+    }
 }
 
 /* A damaged Traditional clause keeps nothing beyond its Simplified reading
@@ -82,8 +93,21 @@ static void round_trip(const fj_converter *c, const unsigned char *text, size_t 
     fj_out *mid = &w->round_trip[0], *back = &w->round_trip[1];
     mid->len = back->len = 0;
     convert_clause(c->to_rt[0], text, len, mid, &w->sub[2]);
+    /* fj_inspect: the way back chooses; its choices are placed through the
+     * clause (the way there is no choice of the caller's). */
+    fj__inspect_sink *sink = w->inspect;
+    const unsigned char *src = sink ? sink->src : NULL;
+    size_t src_len = sink ? sink->src_len : 0;
+    if (sink) {
+        sink->src = src ? NULL : text;
+        sink->src_len = len;
+    }
     convert_clause(c->to_rt[1], (const unsigned char *)(mid->buf ? mid->buf : ""), mid->len, back,
                    &w->sub[3]);
+    if (sink) {
+        sink->src = src;
+        sink->src_len = src_len;
+    }
     if (mid->status != FJ_OK || back->status != FJ_OK) {
         o->status = mid->status != FJ_OK ? mid->status : back->status;
         return;
@@ -282,6 +306,8 @@ static size_t convert_target(const fj_converter *c, const unsigned char *text, s
         for (int i = 0; i < 4; i++)
             fj__work_init(&w->sub[i], a);
     }
+    for (int i = 0; i < 4; i++) /* fj_inspect: all but the way to Simplified of a round trip */
+        w->sub[i].inspect = i == 2 ? NULL : w->inspect;
     if (c->to_rt[0] && !w->damage_window_set) {
         if (!first_window(c, text, len, final, w, &w->damage_window_left, &w->damage_window_llr))
             return 0;

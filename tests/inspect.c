@@ -188,10 +188,9 @@ static void test_reports_hold_on_real_text(void **state)
     char *text = t_read_file(path, &len);
     if (!text)
         skip();
-    /* Profiles whose later steps write single characters alone: the chosen
-     * form is then exactly the output's (regional vocabulary, s2twp and
-     * s2hkp, may still replace a whole word). */
-    const char *profiles[] = {"s2t", "s2tw", "s2hk", "t2s", "hk2s", "tw2s"};
+    /* Profiles whose later steps write single characters alone, and two
+     * that repair (a clause may go to Simplified and back). */
+    const char *profiles[] = {"s2t", "s2tw", "s2hk", "t2s", "hk2s", "tw2s", "t2tw", "hk2t"};
     for (size_t p = 0; p < sizeof profiles / sizeof profiles[0]; p++) {
         fj_converter *c = NULL;
         fj_error err;
@@ -234,8 +233,8 @@ static void test_converters_without_choices(void **state)
     assert_int_equal(fj_converter_open(g_dict, "s2t", FJ_COMPAT, &c, &err), FJ_OK);
     assert_int_equal(count_choices(c, text), 0);
     fj_converter_close(c);
-    /* Repair re-chooses suspects by costs of its own: not reported. */
-    assert_int_equal(fj_converter_open(g_dict, "t2tw", FJ_DEFAULT, &c, &err), FJ_OK);
+    /* Repair turned off: Traditional input as the profile writes it. */
+    assert_int_equal(fj_converter_open(g_dict, "t2tw", FJ_REPAIR_OFF, &c, &err), FJ_OK);
     assert_int_equal(count_choices(c, "頭發乾了"), 0);
     fj_converter_close(c);
     /* No script at all. */
@@ -266,6 +265,20 @@ static void test_wrapped_converters(void **state)
     o.punct = FJ_PUNCT_FULLWIDTH;
     assert_int_equal(fj_converter_open_options(g_dict, &o, &c, &err), FJ_OK);
     assert_int_equal(count_choices(c, text), n);
+    fj_converter_close(c);
+    /* What the user's entries write is theirs, not the model's choice. */
+    const fj_phrase mine[] = {{"头发", "頭毛"}};
+    const char *keep[] = {"理发"};
+    o.phrases = mine;
+    o.protect = keep;
+    o.protect_count = 1;
+    assert_int_equal(fj_converter_open_options(g_dict, &o, &c, &err), FJ_OK);
+    collected k;
+    memset(&k, 0, sizeof k);
+    assert_int_equal(fj_inspect(c, text, strlen(text), collect, &k), FJ_OK);
+    tb_add(&k.text, "", 1);
+    assert_string_equal(k.text.p, "5:干=乾/幹 9:后=后/後");
+    tb_free(&k.text);
     fj_converter_close(c);
     assert_int_equal(fj_converter_open_target(g_dict, "hant", FJ_DEFAULT, &c, &err), FJ_OK);
     assert_int_equal(count_choices(c, text), n);
