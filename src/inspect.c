@@ -263,7 +263,8 @@ fj_status fj_inspect(const fj_converter *c, const char *input, size_t input_len,
     if (st == FJ_OK && (s.failed || s.form_out[0].status != FJ_OK || s.form_out[1].status != FJ_OK))
         st = FJ_ERR_NOMEM;
     if (st == FJ_OK) {
-        qsort(s.items, s.count, sizeof *s.items, by_offset);
+        if (s.count)
+            qsort(s.items, s.count, sizeof *s.items, by_offset);
         st = deliver(&s, (const unsigned char *)(out.buf ? out.buf : ""), out.len, fn, ctx);
     }
     fj__free(a, s.items, s.cap * sizeof *s.items);
