@@ -5,7 +5,8 @@
  *                        fj_inspect's places (fjf_choice_json) in the text converted
  *   POST /v1/detect     {"text"}
  *   POST /v1/file       a file's bytes; the same options, and "name", as
- *                       query parameters (fjx_api_file)
+ *                       query parameters (fjx_api_file); "phrases" and
+ *                       "protect" as JSON
  *
  * The answer is built from the body in a few buffers of about its size,
  * each freed as soon as the next exists, so memory per request is bounded
@@ -419,6 +420,40 @@ static unsigned parse_choice(const fjx_api *a, const json_t *root, choice *c, ch
 
 /* Frees *rootp (and sets it to NULL) as soon as the text is converted, so
  * that the request's copy and the answer do not both stay. */
+/* The request's own "phrases", "protect" and "markup", when it has any: a
+ * converter opened for it (the strings are copied) into *own, else NULL.
+ * NULL, or what is wrong. */
+static const char *open_user_converter(const fjx_api *a, const json_t *root, const choice *ch,
+                                       fj_converter **own)
+{
+    user_entries user = {0};
+    const char *bad_user = read_user_entries(root, &user);
+    *own = NULL;
+    if (!bad_user && (user.phrase_count || user.protect_count || user.markup)) {
+        static const unsigned mode_flags[API_MODES] = {FJ_DEFAULT, FJ_COMPAT, FJ_REPAIR_THOROUGH,
+                                                       FJ_REPAIR_CAREFUL, FJ_REPAIR_OFF};
+        fj_options o;
+        fj_options_init(&o);
+        o.quotes = FJ_QUOTES_KEEP;
+        if (ch->target_index >= 0)
+            o.target = fj_target_name((size_t)ch->target_index);
+        else
+            o.profile = fj_dict_profile_name(a->dict, (size_t)ch->profile_index);
+        o.flags = mode_flags[ch->mode];
+        o.phrases = user.phrases;
+        o.phrase_count = user.phrase_count;
+        o.protect = user.protect;
+        o.protect_count = user.protect_count;
+        o.markup = user.markup ? FJ_MARKUP_INLINE : 0;
+        fj_error oe;
+        if (fj_converter_open_options(a->dict, &o, own, &oe) != FJ_OK)
+            bad_user = oe.code == FJ_ERR_NOMEM ? "out of memory" : "\"phrases\" or \"protect\" are not valid";
+    }
+    free(user.phrases);
+    free(user.protect);
+    return bad_user;
+}
+
 /* "choices": a JSON array of fjf_choice_json objects. */
 typedef struct choices_out {
     buf *b;
@@ -455,33 +490,10 @@ static unsigned api_convert(const fjx_api *a, json_t **rootp, char **out, size_t
         return fail(400, out, out_len, "\"inspect\" must be true or false");
 
     /* The request's own entries: a converter of its own, opened for it. */
-    user_entries user = {0};
-    const char *bad_user = read_user_entries(root, &user);
     fj_converter *own = NULL;
-    if (!bad_user && (user.phrase_count || user.protect_count || user.markup)) {
-        static const unsigned mode_flags[API_MODES] = {FJ_DEFAULT, FJ_COMPAT, FJ_REPAIR_THOROUGH,
-                                                       FJ_REPAIR_CAREFUL, FJ_REPAIR_OFF};
-        fj_options o;
-        fj_options_init(&o);
-        o.quotes = FJ_QUOTES_KEEP;
-        if (ch.target_index >= 0)
-            o.target = fj_target_name((size_t)ch.target_index);
-        else
-            o.profile = fj_dict_profile_name(a->dict, (size_t)ch.profile_index);
-        o.flags = mode_flags[ch.mode];
-        o.phrases = user.phrases;
-        o.phrase_count = user.phrase_count;
-        o.protect = user.protect;
-        o.protect_count = user.protect_count;
-        o.markup = user.markup ? FJ_MARKUP_INLINE : 0;
-        fj_error oe;
-        if (fj_converter_open_options(a->dict, &o, &own, &oe) != FJ_OK)
-            bad_user = oe.code == FJ_ERR_NOMEM ? "out of memory" : "\"phrases\" or \"protect\" are not valid";
-        else
-            conv = own;
-    }
-    free(user.phrases);
-    free(user.protect);
+    const char *bad_user = open_user_converter(a, root, &ch, &own);
+    if (own)
+        conv = own;
     if (bad_user)
         return fail(400, out, out_len, "%s", bad_user);
 
@@ -668,7 +680,9 @@ static json_t *file_options(fjx_param_fn param, void *ctx, unsigned *status, cha
                             size_t *out_len)
 {
     static const char *const strings[] = {"profile", "to", "quotes", "repair"};
-    static const char *const bools[] = {"clean", "compat", "punct"};
+    static const char *const bools[] = {"clean", "compat", "punct", "markup"};
+    /* JSON in a parameter: "phrases" an object, "protect" an array. */
+    static const char *const jsons[] = {"phrases", "protect"};
     json_t *root = json_object();
     for (size_t i = 0; root && i < sizeof strings / sizeof *strings; i++) {
         const char *v = param(ctx, strings[i]);
@@ -690,6 +704,21 @@ static json_t *file_options(fjx_param_fn param, void *ctx, unsigned *status, cha
                     : strcmp(v, "false") == 0 || strcmp(v, "0") == 0 ? json_false()
                                                                       : json_string("?");
         json_object_set_new(root, bools[i], j);
+    }
+    for (size_t i = 0; root && i < sizeof jsons / sizeof *jsons; i++) {
+        const char *v = param(ctx, jsons[i]);
+        if (!v)
+            continue;
+        json_t *j = json_loads(v, JSON_REJECT_DUPLICATES, NULL);
+        if (!j || (i == 0 ? !json_is_object(j) : !json_is_array(j))) {
+            json_decref(j);
+            json_decref(root);
+            *status = fail(400, out, out_len, "\"%s\" must be %s, as JSON", jsons[i],
+                           i == 0 ? "an object of strings ({\"from\": \"to\"})"
+                                  : "an array of strings");
+            return NULL;
+        }
+        json_object_set_new(root, jsons[i], j);
     }
     if (!root)
         *status = fail(500, out, out_len, "out of memory");
@@ -725,8 +754,9 @@ static int read_back(int fd, fjx_file_answer *ans)
 }
 
 /* Converts the upload; `body` stays the caller's. */
+/* *own: the request's own converter, if it has entries (the caller closes it). */
 static unsigned file_convert(const fjx_api *a, fjx_param_fn param, void *ctx, const char *body,
-                             size_t len, fjx_file_answer *ans)
+                             size_t len, fjx_file_answer *ans, fj_converter **own)
 {
     char **out = &ans->body;
     size_t *out_len = &ans->len;
@@ -748,9 +778,14 @@ static unsigned file_convert(const fjx_api *a, fjx_param_fn param, void *ctx, co
         return status;
     choice ch;
     unsigned bad = parse_choice(a, root, &ch, out, out_len);
+    const char *bad_user = bad ? NULL : open_user_converter(a, root, &ch, own);
     json_decref(root);
     if (bad)
         return bad;
+    if (bad_user)
+        return fail(400, out, out_len, "%s", bad_user);
+    if (*own)
+        ch.conv = *own;
     char enc_buf[32];
     const char *from = param(ctx, "from_encoding");
     if (from && format == FJF_EPUB)
@@ -853,7 +888,9 @@ unsigned fjx_api_file(const fjx_api *a, fjx_param_fn param, void *ctx, char *bod
                       fjx_file_answer *ans)
 {
     memset(ans, 0, sizeof *ans);
-    unsigned status = file_convert(a, param, ctx, body ? body : "", len, ans);
+    fj_converter *own = NULL;
+    unsigned status = file_convert(a, param, ctx, body ? body : "", len, ans, &own);
+    fj_converter_close(own);
     free(body);
     if (status != 200)
         ans->type = "application/json; charset=utf-8";

@@ -391,6 +391,12 @@ await step('my own words: phrases, protected terms and -{…}-, kept in the brow
     protect: document.querySelector('#protect').value, markup: document.querySelector('#markup').checked }));
   check('my own words survive a reload', JSON.stringify(got) === JSON.stringify({
     open: true, phrases: '头发=頭毛\n鼠标\t滑鼠仔', protect: '张三丰', markup: true }), JSON.stringify(got));
+  // An opened file goes through the same words (/v1/file's query).
+  await page.selectOption('#profile', 's2tw');
+  await upload('我的词.txt', Buffer.from('张三丰的头发和鼠标，-{后}-来\n', 'utf8'), 'text/plain');
+  got = await outputText();
+  check('my own words: an opened file goes through them too', got === '张三丰的頭毛和滑鼠仔，后來\n', got);
+  await page.click('#file-clear');
   await page.fill('#phrases', 'no separator');
   await page.$eval('#error', (el) => { el.textContent = ''; });
   await page.click('#convert');

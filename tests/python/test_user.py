@@ -118,6 +118,16 @@ class Server:
         except urllib.error.HTTPError as e:
             return e.code, json.loads(e.read())
 
+    def post_file(self, data, **query):
+        import urllib.parse
+        req = urllib.request.Request(self.url + "/v1/file?" + urllib.parse.urlencode(query),
+                                     data=data, headers={"Content-Type": "application/octet-stream"})
+        try:
+            with urllib.request.urlopen(req, timeout=60) as r:
+                return r.status, r.read()
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read())
+
     def __exit__(self, *exc):
         self.p.terminate()
         self.p.wait(timeout=60)
@@ -149,6 +159,27 @@ def http_cases():
         # Without entries the answer is the plain conversion's.
         code, body = s.post({"text": "-{后}-来", "profile": "s2tw"})
         assert code == 200 and body["text"] == "-{後}-來", body
+
+
+@test("HTTP user cases: the same through POST /v1/file, entries as JSON in the query")
+def http_file_cases():
+    with Server() as s:
+        total = 0
+        for path in FILES:
+            compat, phrases, protect, cases = load(path)
+            for n, profile, text, want in cases:
+                code, body = s.post_file(text.encode(), name="case.txt", profile=profile,
+                                         compat=str(compat).lower(), markup="true",
+                                         phrases=json.dumps(dict(phrases), ensure_ascii=False),
+                                         protect=json.dumps(protect, ensure_ascii=False))
+                assert code == 200, "%s:%d: HTTP %d %r" % (path, n, code, body)
+                check("%s:%d" % (path, n), body.decode("utf-8"), want)
+                total += 1
+        assert total >= 20, total
+        for bad in ({"phrases": "[1]"}, {"phrases": "{not json"}, {"protect": "{}"},
+                    {"phrases": '{"a": 1}'}, {"markup": "maybe"}):
+            code, body = s.post_file(b"x", **dict({"name": "a.txt", "profile": "s2t"}, **bad))
+            assert code == 400 and "error" in body, (bad, code, body)
 
 
 @test("python user entries: bad arguments raise")
