@@ -49,6 +49,8 @@ FMT_SRC  = formats/buffer.c formats/encoding.c formats/html.c formats/xml.c form
 FMT_SRC += formats/ocdata.c formats/ocimage.c formats/opencc_config.c
 # fj_inspect as JSON lines.
 FMT_SRC += formats/inspect.c
+# One text on several threads.
+FMT_SRC += formats/parallel.c
 FMT_GEN  = gen/opencc_stock
 FMT_OBJ  = $(FMT_SRC:%.c=$(BUILD)/%.o) $(FMT_GEN:%=$(BUILD)/%.o)
 FMT_LIBS = -lexpat -ljansson -lpcre2-8 -lpthread -ldl
@@ -200,7 +202,8 @@ sample: all
 TEST_BINS = $(BUILD)/tests/unit $(BUILD)/tests/pipeline $(BUILD)/tests/cases $(BUILD)/tests/text \
             $(BUILD)/tests/encoding $(BUILD)/tests/markup $(BUILD)/tests/epub \
             $(BUILD)/tests/legado $(BUILD)/tests/charclass $(BUILD)/charclass \
-            $(BUILD)/tests/opencc-reference $(BUILD)/tests/user $(BUILD)/tests/inspect
+            $(BUILD)/tests/opencc-reference $(BUILD)/tests/user $(BUILD)/tests/inspect \
+            $(BUILD)/tests/parallel
 
 $(BUILD)/tests/unit: $(BUILD)/tests/unit.o $(TOOL_OBJ) $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -ljansson -lm
@@ -229,7 +232,8 @@ $(BUILD)/tests/charclass: $(BUILD)/tests/charclass.o $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
 
 # The file formats' tests: each links libfanjian-formats.
-$(BUILD)/tests/encoding $(BUILD)/tests/markup $(BUILD)/tests/epub $(BUILD)/tests/legado: \
+$(BUILD)/tests/encoding $(BUILD)/tests/markup $(BUILD)/tests/epub $(BUILD)/tests/legado \
+        $(BUILD)/tests/parallel: \
         $(BUILD)/tests/%: \
         $(BUILD)/tests/%.o $(FMT_LIB) $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(FMT_LIBS) -lzip
