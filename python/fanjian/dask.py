@@ -32,7 +32,9 @@ include/fanjian.h), so a task opens none after the first.
 
 The workers import this module, so fanjian is to be installed (pip install . or
 make python-install) where they run, with the same dictionary ($FANJIAN_DICT or
-the package's image).
+the package's image). The paths are the workers' too (one file system, shared by
+the client and the workers). A shard that fails (its error is raised here) leaves
+no output; the shards that did not fail have theirs.
 """
 import glob as _glob
 import json
@@ -78,7 +80,7 @@ def converter(profile=None, *, to=None, compat=False, repair="auto", dict=None):
 
 # ---- JSON lines -----------------------------------------------------------------
 
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
 _SPACE = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
 
