@@ -47,7 +47,6 @@ def _lay_out_package():
 if __name__ == "__main__":  # not in the workers, which spawn re-imports this file in
     _lay_out_package()
 
-import fanjian  # noqa: E402
 from fjtest import FJ, SHARED, TMP, Skip, cli, run, test  # noqa: E402
 
 try:
