@@ -80,50 +80,49 @@ def converter(profile=None, *, to=None, compat=False, repair="auto", dict=None):
 
 # ---- JSON lines -----------------------------------------------------------------
 
-_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
 _SPACE = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
+_scanstring = json.decoder.scanstring  # the C scanner: (the string, the index past it)
 
 
 def _value_spans(line, field):
-    """(start, end) of each string value of the top-level key `field` in `line`,
-    which json.loads has already accepted as an object."""
+    """The top-level string values of key `field` in the JSON object `line`, as
+    (start, end, text) with start and end around the quotes; ValueError (a
+    json.JSONDecodeError or ours) when `line` is not exactly one JSON object."""
     spans = []
     i = _SPACE.match(line).end()
     if line[i:i + 1] != "{":
         raise ValueError("not a JSON object")
     i = _SPACE.match(line, i + 1).end()
-    if line[i:i + 1] == "}":
-        return spans
-    while True:
-        key = _STRING.match(line, i)
-        if not key:
-            raise ValueError("no key at column %d" % (i + 1))
-        i = _SPACE.match(line, key.end()).end()
-        if line[i:i + 1] != ":":
-            raise ValueError("no ':' at column %d" % (i + 1))
-        i = _SPACE.match(line, i + 1).end()
-        if line[i:i + 1] == '"':
-            value = _STRING.match(line, i)
-            if not value:
-                raise ValueError("unterminated string at column %d" % (i + 1))
-            end = value.end()
-            if json.loads(key.group()) == field:
-                spans.append((i, end))
-        else:
-            end = _DECODER.raw_decode(line, i)[1]
-        i = _SPACE.match(line, end).end()
-        c = line[i:i + 1]
-        if c == "}":
-            return spans
-        if c != ",":
-            raise ValueError("no ',' or '}' at column %d" % (i + 1))
-        i = _SPACE.match(line, i + 1).end()
+    if line[i:i + 1] != "}":
+        while True:
+            if line[i:i + 1] != '"':
+                raise ValueError("no key at column %d" % (i + 1))
+            key, i = _scanstring(line, i + 1)
+            i = _SPACE.match(line, i).end()
+            if line[i:i + 1] != ":":
+                raise ValueError("no ':' at column %d" % (i + 1))
+            i = _SPACE.match(line, i + 1).end()
+            if line[i:i + 1] == '"':
+                text, end = _scanstring(line, i + 1)
+                if key == field:
+                    spans.append((i, end, text))
+            else:
+                end = _DECODER.raw_decode(line, i)[1]
+            i = _SPACE.match(line, end).end()
+            c = line[i:i + 1]
+            if c == "}":
+                break
+            if c != ",":
+                raise ValueError("no ',' or '}' at column %d" % (i + 1))
+            i = _SPACE.match(line, i + 1).end()
+    if _SPACE.match(line, i + 1).end() != len(line):
+        raise ValueError("more after the object at column %d" % (i + 2))
+    return spans
 
 
-def _convert_token(conv, token):
-    """A JSON string token (with its quotes), its text converted, its escaping kept."""
-    text = json.loads(token)
+def _convert_token(conv, token, text):
+    """A JSON string token (with its quotes) whose value is `text`: converted, its escaping kept."""
     new = conv.convert(text)
     if new == text:
         return token
@@ -141,21 +140,21 @@ def _convert_token(conv, token):
     return out
 
 
-def _convert_json_line(conv, line, field):
+def _convert_json_line(conv, line, field, field_token):
     body = line[:-1] if line.endswith("\r") else line
     if not body.strip(" \t\r\n"):
         return line
-    record = json.loads(body)  # the whole line is valid JSON, or this raises
-    if not isinstance(record, dict):
-        raise ValueError("not a JSON object")
-    if not isinstance(record.get(field), str):
+    if field_token not in body and "\\" not in body:
+        # Without escapes the key would be written as field_token: not here.
+        if not isinstance(json.loads(body), dict):
+            raise ValueError("not a JSON object")
         return line
     spans = _value_spans(body, field)
     if not spans:
         return line
     parts, last = [], 0
-    for start, end in spans:
-        parts += [line[last:start], _convert_token(conv, line[start:end])]
+    for start, end, text in spans:
+        parts += [line[last:start], _convert_token(conv, line[start:end], text)]
         last = end
     parts.append(line[last:])
     return "".join(parts)
@@ -171,9 +170,10 @@ def _convert_json_lines(conv, data, field, where):
     if text.startswith("\ufeff"):
         bom, text = "\ufeff", text[1:]
     lines = text.split("\n")
+    field_token = json.dumps(field, ensure_ascii=False)
     for n, line in enumerate(lines):
         try:
-            lines[n] = _convert_json_line(conv, line, field)
+            lines[n] = _convert_json_line(conv, line, field, field_token)
         except ValueError as e:  # json.JSONDecodeError is one
             raise ValueError("%s:%d: %s" % (where, n + 1, e)) from None
     return (bom + "\n".join(lines)).encode("utf-8")
@@ -187,9 +187,10 @@ def convert_lines(lines, field=None, *, profile=None, to=None, compat=False, rep
     if field is None:
         return [conv.convert(line) for line in lines]
     out = []
+    field_token = json.dumps(field, ensure_ascii=False)
     for n, line in enumerate(lines):
         try:
-            out.append(_convert_json_line(conv, line, field))
+            out.append(_convert_json_line(conv, line, field, field_token))
         except ValueError as e:
             raise ValueError("line %d of the partition: %s" % (n + 1, e)) from None
     return out
