@@ -216,6 +216,7 @@ def json_only_field():
         ('{"meta": "头发"}', None, None, ""),
         ("", None, None, ""),
         ('{"text": "\\u5934\\u53d1\\/ok", "n": 2}', None, None, ""),
+        ('{"te\\u0078t": ', texts[0], False, "}"),  # the key escaped: still the field
     ]
     src = "\ufeff" + "\n".join(p + (value(t, a) if t is not None else "") + s for p, t, a, s in rows)
     path = os.path.join(d, "mixed.jsonl")
@@ -244,16 +245,18 @@ def errors():
     d = fresh("errors")
     path = os.path.join(d, "bad.jsonl")
     good = '{"text": "头发干了"}\n'
-    with open(path, "wb") as f:
-        f.write((good + '{"text": "头发"\n' + good).encode("utf-8"))
     out = os.path.join(d, "out")
-    try:
-        fjdask.convert_shards(path, out, "s2t", field="text", client=c)
-    except ValueError as e:
-        assert "bad.jsonl:2:" in str(e), str(e)
-    else:
-        raise AssertionError("a line that is not JSON was accepted")
-    assert os.listdir(out) == [], "left in the output directory: %s" % os.listdir(out)
+    for line in ['{"text": "头发"', '[1, "头发"]', '{"text": "头发"} x', '"头发"', '{"text": "头发",}',
+                 '{"text": "头\x01发"}']:
+        with open(path, "wb") as f:
+            f.write((good + line + "\n" + good).encode("utf-8"))
+        try:
+            fjdask.convert_shards(path, out, "s2t", field="text", client=c)
+        except ValueError as e:
+            assert "bad.jsonl:2:" in str(e), str(e)
+        else:
+            raise AssertionError("a line that is not one JSON object was accepted: %r" % line)
+        assert os.listdir(out) == [], "left in the output directory: %s" % os.listdir(out)
     text = os.path.join(d, "in.txt")
     with open(text, "wb") as f:
         f.write("头发干了\n".encode("utf-8"))
