@@ -292,6 +292,18 @@ def per_worker():
     assert "\n".join(got).encode("utf-8") == cli_on(one, ["-c", "s2twp"]), "differs from the CLI's"
 
 
+@test("dask: client=None: dask's current scheduler (here the threaded one), the same bytes")
+def current_scheduler():
+    client()  # the same skips
+    import dask
+    d = fresh("threads")
+    shards = write_shards(d, input_lines(), 2, "txt")
+    with dask.config.set(scheduler="threads"):
+        fjdask.convert_shards(shards, os.path.join(d, "out"), "s2twp")
+    for p in shards:
+        assert read(os.path.join(d, "out", os.path.basename(p))) == cli_on(p, ["-c", "s2twp"]), p
+
+
 @test("dask: fanjian itself imports without Dask")
 def module_without_dask():
     code = ("import sys; sys.modules['dask'] = None; import fanjian; print(fanjian.convert('头发'))\n"
