@@ -2,6 +2,7 @@
 #   make            library, CLI, dictionary image (fetches OpenCC's data once)
 #   make check      all tests, then again under ASan+UBSan
 #   make bench      throughput and memory next to OpenCC
+#   make bench-dask fanjian.dask's throughput at 1 and 2 workers (bench/dask.py)
 #   make accuracy   errors against native text, next to OpenCC (SET=tune)
 #   make sample     convert a short sample
 #   make fuzz       libFuzzer targets (mk/fuzz.mk); make difftest: engine vs reference
@@ -293,6 +294,12 @@ $(BENCH_TP): $(BUILD)/bench/throughput.o $(BUILD)/libfanjian.a
 
 bench: all $(BENCH_TP)
 	BENCH_CMD='$(BENCH_CMD)' ./bench/report.sh $(BUILD)/fanjian $(BENCH_TP) $(DICT) $(BENCH_REPORT)
+
+# fanjian.dask's throughput at 1 and 2 worker processes (bench/dask.py; Debian's
+# python3-dask and python3-distributed). BENCH_DASK_ARGS: its options (--mb 40 ...).
+.PHONY: bench-dask
+bench-dask: all python
+	PYTHONPATH=$(BUILD)/python FANJIAN_DICT=$(DICT) $(PYTHON) bench/dask.py --fanjian $(BUILD)/fanjian $(BENCH_DASK_ARGS)
 
 # ---- accuracy (bench/README.md) ---------------------------------------------
 # Errors against natively written text, next to OpenCC 1.1.6; the Markdown

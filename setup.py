@@ -6,7 +6,8 @@ The package is a directory fanjian/ whose __init__ is the extension module
 (python/fanjianmodule.c with the C library's and the formats library's
 sources, which `make python-sources` lists: the lists live in the Makefile
 only), the dictionary image fanjian.fjd beside it (where the module looks
-first after $FANJIAN_DICT), __main__.py (python -m fanjian) and the stubs.
+first after $FANJIAN_DICT), __main__.py (python -m fanjian), dask.py
+(fanjian.dask, which needs Dask only when imported) and the stubs.
 
 The image: $FANJIAN_BUILD_DICT names a prebuilt one to bundle; else the
 repository's `make` builds build/fanjian.fjd, as `make` alone does (nothing
