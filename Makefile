@@ -45,10 +45,15 @@ FMT_SRC  = formats/buffer.c formats/encoding.c formats/html.c formats/xml.c form
 # OpenCC's data model and the image builder (shared with fjdict), and custom
 # OpenCC configs built on them; the stock configs by content
 # (data/opencc-stock-configs.tsv, compiled in).
-FMT_SRC += formats/ocdata.c formats/ocimage.c formats/opencc_config.c
+FMT_SRC += formats/ocdata.c formats/ocimage.c formats/opencc_config.c formats/ocd2.c
 FMT_GEN  = gen/opencc_stock
-FMT_OBJ  = $(FMT_SRC:%.c=$(BUILD)/%.o) $(FMT_GEN:%=$(BUILD)/%.o)
-FMT_LIBS = -lexpat -ljansson -lpcre2-8 -lpthread -ldl
+# OpenCC's .ocd2 dictionaries are marisa-tries: libmarisa (C++) behind one
+# extern "C" shim, built by the C++ compiler that goes with CC.
+FMT_CXX  = formats/marisa_shim.cc
+SHIM_CXX ?= $(if $(filter clang%,$(notdir $(CC))),clang++,g++)
+CXXFLAGS_SHIM = -std=c++17 $(OPT) -g -Wall -Wextra $(WERROR) $(SAN) -MMD -MP
+FMT_OBJ  = $(FMT_SRC:%.c=$(BUILD)/%.o) $(FMT_GEN:%=$(BUILD)/%.o) $(FMT_CXX:%.cc=$(BUILD)/%.o)
+FMT_LIBS = -lexpat -ljansson -lpcre2-8 -lpthread -ldl -lmarisa -lstdc++
 FMT_LIB  = $(BUILD)/libfanjian-formats.a
 # The command line: one file, trees, atomic output and `serve` (whose web
 # page mk/serve.mk generates into C); libmicrohttpd opened on first use.
@@ -75,6 +80,13 @@ FORCE:
 $(BUILD)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CC $<"; $(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/%.o: %.cc $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	@echo "  CXX $<"; $(SHIM_CXX) $(CXXFLAGS_SHIM) -c $< -o $@
+$(BUILD)/pic/%.o: %.cc $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	@echo "  CXX -fPIC $<"; $(SHIM_CXX) $(CXXFLAGS_SHIM) -fPIC -c $< -o $@
 
 $(BUILD)/gen/clean_rules.c: data/clean-rules.txt scripts/embed.sh
 	@mkdir -p $(dir $@)
@@ -136,7 +148,8 @@ $(FMT_LIB): $(FMT_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 FMT_PIC_LIB = $(BUILD)/pic/libfanjian-formats.a
-$(FMT_PIC_LIB): $(FMT_SRC:%.c=$(BUILD)/pic/%.o) $(FMT_GEN:%=$(BUILD)/pic/%.o)
+$(FMT_PIC_LIB): $(FMT_SRC:%.c=$(BUILD)/pic/%.o) $(FMT_GEN:%=$(BUILD)/pic/%.o) \
+        $(FMT_CXX:%.cc=$(BUILD)/pic/%.o)
 	@rm -f $@
 	ar rcs $@ $^
 

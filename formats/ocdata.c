@@ -203,6 +203,42 @@ fail:
     return NULL;
 }
 
+static void free_entries(oc_entry *entries, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        free(entries[i].key);
+        for (size_t j = 0; j < entries[i].value_count; j++)
+            free(entries[i].values[j]);
+        free(entries[i].values);
+    }
+    free(entries);
+}
+
+oc_dict *oc_dict_from_entries(const char *name, oc_entry *entries, size_t count, char *err,
+                              size_t errlen)
+{
+    oc_dict *d = calloc(1, sizeof *d);
+    if (d) {
+        d->entries = entries;
+        d->count = count;
+        d->name = strdup(name);
+        d->tofu_risk = calloc(count ? count : 1, 1);
+    }
+    if (!d || !d->name || !d->tofu_risk) {
+        seterr(err, errlen, "out of memory");
+        if (d)
+            oc_dict_free(d);
+        else
+            free_entries(entries, count);
+        return NULL;
+    }
+    if (dict_finish(d, err, errlen) != 0) {
+        oc_dict_free(d);
+        return NULL;
+    }
+    return d;
+}
+
 oc_dict *oc_dict_parse(const char *name, const char *path, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "rb");
@@ -233,19 +269,13 @@ void oc_dict_free(oc_dict *d)
 {
     if (!d)
         return;
-    for (size_t i = 0; i < d->count; i++) {
-        free(d->entries[i].key);
-        for (size_t j = 0; j < d->entries[i].value_count; j++)
-            free(d->entries[i].values[j]);
-        free(d->entries[i].values);
-    }
+    free_entries(d->entries, d->count);
     for (size_t i = 0; i < d->prefer_count; i++) {
         free(d->prefer_key[i]);
         free(d->prefer_value[i]);
     }
     free(d->prefer_key);
     free(d->prefer_value);
-    free(d->entries);
     free(d->tofu_risk);
     free(d->name);
     free(d);

@@ -30,6 +30,10 @@ typedef struct oc_dict {
 oc_dict *oc_dict_parse(const char *name, const char *path, char *err, size_t errlen);
 oc_dict *oc_dict_parse_buffer(const char *name, const char *data, size_t len, char *err,
                               size_t errlen);
+/* A dictionary of `count` entries (taken over, freed on failure), sorted;
+ * NULL and err on a duplicated key or no memory. */
+oc_dict *oc_dict_from_entries(const char *name, oc_entry *entries, size_t count, char *err,
+                              size_t errlen);
 void oc_dict_free(oc_dict *d);
 /* Writes "key\tv1 v2\n" lines, sorted. */
 int oc_dict_write(const oc_dict *d, FILE *f);

@@ -12,6 +12,7 @@
 #include "../include/fanjian-formats.h"
 #include "../src/internal.h"
 #include "../src/utf8.h"
+#include "ocd2.h"
 #include "ocdata.h"
 #include "ocimage.h"
 
@@ -297,7 +298,7 @@ static int readable_file(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* A text dictionary's path as OpenCC finds it: as given when absolute,
+/* A dictionary file's path as OpenCC finds it: as given when absolute,
  * else in the config's directory, the extra paths, then OpenCC's data
  * directory. 0, or -1 with err listing where it looked. */
 static int find_dict(const loader *l, const char *file, char *path, size_t size, char *err,
@@ -327,8 +328,8 @@ static const char *base_name(const char *path)
     return slash ? slash + 1 : path;
 }
 
-/* oc_dict_resolver: "text" files, and OpenCC's stock dictionaries named as
- * .ocd2 (or .ocd), taken from the image. */
+/* oc_dict_resolver: "text" files; OpenCC's stock dictionaries named as
+ * .ocd2 (or .ocd), taken from the image; any other .ocd2 file. */
 static const oc_dict *resolve(void *ctx, const char *type, const char *file, char *err,
                               size_t errlen)
 {
@@ -365,13 +366,29 @@ static const oc_dict *resolve(void *ctx, const char *type, const char *file, cha
                          : image_source(l->stock, name, err, errlen);
         if (d)
             return loader_keep(l, key, d);
-        if (!err[0])
+        if (err[0])
+            return NULL;
+        /* Any other: the file, read as OpenCC reads it; the older .ocd
+         * format is not read. */
+        char path[4096];
+        if (strcmp(type, "ocd") == 0) {
             snprintf(err, errlen,
-                     "%s: dictionary %s: only OpenCC's stock dictionaries are read as %s, and "
-                     "this is not one the dictionary image keeps; give it as a text dictionary "
-                     "(opencc_dict -f ocd2 -t text) with \"type\": \"text\"",
-                     l->config, file, type);
-        return NULL;
+                     "%s: dictionary %s: the .ocd format is read only for OpenCC's stock "
+                     "dictionaries; convert it to .ocd2 or text with opencc_dict",
+                     l->config, file);
+            return NULL;
+        }
+        if (find_dict(l, file, path, sizeof path, err, errlen) != 0)
+            return NULL;
+        snprintf(key, sizeof key, "ocd2:%s", path);
+        if ((have = loader_find(l, key)) != NULL)
+            return have;
+        d = oc_dict_read_ocd2(path, err, errlen);
+        if (!d || dict_check(d, path, err, errlen) != 0) {
+            oc_dict_free(d);
+            return NULL;
+        }
+        return loader_keep(l, key, d);
     }
     snprintf(err, errlen, "%s: dictionary %s: unknown dictionary type \"%s\" (text, ocd2 or group)",
              l->config, file, type);
