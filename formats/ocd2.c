@@ -129,7 +129,7 @@ static int read_values(const unsigned char *p, size_t len, key_sink *s)
         uint16_t nvalues = get_u16(lens);
         lens += 2;
         if (nvalues == 0) {
-            snprintf(s->err, s->errlen, "%s: key %s has no value", path, s->entries[i].key);
+            snprintf(s->err, s->errlen, "%s: damaged: no value for key %s", path, s->entries[i].key);
             return -1;
         }
         if ((size_t)(end - lens) < 2u * nvalues) {
@@ -147,12 +147,12 @@ static int read_values(const unsigned char *p, size_t len, key_sink *s)
             const char *value = (const char *)text + used;
             int cut;
             if (n == 0 || n > total - used || value[n - 1] != 0 || memchr(value, 0, n - 1)) {
-                snprintf(s->err, s->errlen, "%s: damaged: value %u of key %s does not fit the values",
-                         path, v + 1, e->key);
+                snprintf(s->err, s->errlen, "%s: damaged: a value beyond the values (key %s)", path,
+                         e->key);
                 return -1;
             }
             if (fj_utf8_valid(value, n - 1, &cut) != n - 1) {
-                snprintf(s->err, s->errlen, "%s: a value of key %s is not UTF-8", path, e->key);
+                snprintf(s->err, s->errlen, "%s: not UTF-8: a value of key %s", path, e->key);
                 return -1;
             }
             used += n;
