@@ -37,6 +37,8 @@ extern "C" fjf_marisa *fjf__marisa_map(const void *data, size_t len, size_t *use
         return t;
     } catch (const std::bad_alloc &) {
         set_error(err, errlen, "out of memory");
+    } catch (const marisa::Exception &e) {
+        set_error(err, errlen, e.error_code() == MARISA_MEMORY_ERROR ? "out of memory" : e.what());
     } catch (const std::exception &e) {
         set_error(err, errlen, e.what());
     } catch (...) {
@@ -60,6 +62,8 @@ extern "C" int fjf__marisa_each_key(const fjf_marisa *t, fjf_marisa_key_fn fn, v
         return 0;
     } catch (const std::bad_alloc &) {
         set_error(err, errlen, "out of memory");
+    } catch (const marisa::Exception &e) {
+        set_error(err, errlen, e.error_code() == MARISA_MEMORY_ERROR ? "out of memory" : e.what());
     } catch (const std::exception &e) {
         set_error(err, errlen, e.what());
     } catch (...) {

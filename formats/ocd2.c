@@ -180,7 +180,10 @@ oc_dict *oc_dict_read_ocd2(const char *path, char *err, size_t errlen)
     char why[200] = "";
     fjf_marisa *trie = fjf__marisa_map(body, len, &used, &keys, why, sizeof why);
     if (!trie) {
-        snprintf(err, errlen, "%s: damaged or truncated trie (%s)", path, why);
+        if (strcmp(why, "out of memory") == 0)
+            snprintf(err, errlen, "%s: out of memory", path);
+        else
+            snprintf(err, errlen, "%s: damaged or truncated trie (%s)", path, why);
         free(body);
         return NULL;
     }
@@ -189,11 +192,12 @@ oc_dict *oc_dict_read_ocd2(const char *path, char *err, size_t errlen)
     err[0] = 0;
     if (!s.entries)
         snprintf(err, errlen, "out of memory");
-    else if (fjf__marisa_each_key(trie, take_key, &s, why, sizeof why) != 0) {
-        if (!err[0])
-            snprintf(err, errlen, "%s: damaged trie (%s)", path, why);
-    } else
+    else if (fjf__marisa_each_key(trie, take_key, &s, why, sizeof why) == 0)
         rc = read_values(body + used, len - used, &s);
+    else if (!err[0] && strcmp(why, "out of memory") == 0)
+        snprintf(err, errlen, "%s: out of memory", path);
+    else if (!err[0]) /* take_key's message, else the shim's */
+        snprintf(err, errlen, "%s: damaged trie (%s)", path, why);
     fjf__marisa_free(trie);
     free(body);
     if (rc != 0) {

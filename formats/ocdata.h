@@ -9,6 +9,17 @@
 #include <stddef.h>
 #include <stdio.h>
 
+/* A failed allocation in this file and formats/ocimage.c prints "out of
+ * memory" and exits 70 (the tools'). Between oc_nomem_begin() and
+ * oc_nomem_end() it fails the call instead, in this thread: the functions
+ * formats/opencc_config.c uses then return their error (NULL, -1, FJ_NONE
+ * or the builder's error), and oc_nomem_end() says whether one failed. The
+ * data directory, reverse and reference converter functions are the tools'. */
+void oc_nomem_begin(void);
+int oc_nomem_end(void);
+int oc_nomem_failed(void);
+void oc__nomem(void);
+
 typedef struct oc_entry {
     char *key;
     char **values;
