@@ -286,6 +286,41 @@ PY
     fi
 fi
 
+# Out of memory while a custom config loads: tests/nomem-preload.so fails
+# one allocation, the n-th after the config is opened, for every 7th n up
+# to what loading and converting a line take. Each run converts correctly
+# or stops with a message and no output, never a crash; the loader's own
+# failures say "CONFIG: out of memory" (exit 2), not the tools' exit 70.
+NOMEM_SO=$B/tests/nomem-preload.so
+if grep -qa __asan_init "$FJ" 2>/dev/null; then
+    skip "custom config out of memory" "the preload shim runs in the plain build only"
+elif [ ! -e "$NOMEM_SO" ]; then
+    bad "custom config out of memory: $NOMEM_SO not built"
+else
+    nomem_total=$(LD_PRELOAD=$NOMEM_SO FANJIAN_NOMEM_ARM=/my-s2t.json FANJIAN_NOMEM_COUNT=1 \
+        "$FJ" -c "$OCC/my-s2t.json" <<<'头发干了的干净１ＡＢ' 2>&1 >/dev/null | sed -n 's/^nomem-preload: \([0-9]*\) allocations$/\1/p')
+    nomem_runs=0 nomem_bad="" nomem_oom=0
+    for ((n = 1; n <= ${nomem_total:-0}; n += 7)); do
+        run env LD_PRELOAD="$NOMEM_SO" FANJIAN_NOMEM_ARM=/my-s2t.json FANJIAN_NOMEM_NTH=$n \
+            "$FJ" -c "$OCC/my-s2t.json" <<<'头发干了的干净１ＡＢ'
+        nomem_runs=$((nomem_runs + 1))
+        if [ "$rc" = 0 ]; then
+            [ "$(cat "$TMP/out")" = '头发(union-a)幹了的干净(b)1ab' ] || nomem_bad="$nomem_bad $n:wrong-output"
+        elif [ "$rc" -ge 128 ] || [ -s "$TMP/out" ] || [ ! -s "$TMP/err" ]; then
+            nomem_bad="$nomem_bad $n:rc=$rc"
+        elif grep -qF "my-s2t.json: out of memory" "$TMP/err"; then
+            nomem_oom=$((nomem_oom + 1))
+            [ "$rc" = 2 ] || nomem_bad="$nomem_bad $n:loader-rc=$rc"
+        fi
+    done
+    if [ "${nomem_total:-0}" -gt 100 ] && [ -z "$nomem_bad" ] && [ "$nomem_oom" -gt 10 ]; then
+        ok "custom config out of memory: $nomem_runs of $nomem_total allocations failed in turn, no crash ($nomem_oom loader errors)"
+    else
+        bad "custom config out of memory" "allocations: ${nomem_total:-?}, loader errors: $nomem_oom" \
+            "failing runs (n:what):${nomem_bad:0:300}"
+    fi
+fi
+
 # Stock configs under any name and from any place are the stock profile:
 # the default mode as -c s2t, not OpenCC's 頭髮幹了.
 want=$("$FJ" -c s2t <<<'她的头发干了')
