@@ -542,6 +542,8 @@ unsigned char *oci_assemble(const oci_section *secs, uint32_t nsec, size_t *len)
     nomem = nomem || oci_buf_add(&img, recs, nsec * sizeof *recs) == OCI_NOMEM;
     for (uint32_t i = 0; i < nsec && !nomem; i++) {
         oci_buf_align(&img, 8);
+        if ((nomem = img.len % 8 != 0))
+            break;
         recs[i].tag = secs[i].tag;
         recs[i].offset = img.len;
         recs[i].size = secs[i].size;
