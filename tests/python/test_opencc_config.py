@@ -120,6 +120,11 @@ def ocd2_same_as_text():
 
 @test("python OpenCC: a truncated .ocd2 raises ValueError naming it")
 def ocd2_damaged():
+    if os.environ.get("FJ_SANITIZED") == "1":
+        # The ASan runtime preloaded into python3 starts before libstdc++ is
+        # loaded, and its __cxa_throw interceptor then finds no real one for
+        # libmarisa's exception (the CLI's sanitizer run covers this case).
+        raise Skip("libmarisa throws, which the preloaded ASan runtime cannot intercept")
     path = ocd2_config()
     with open(os.path.join(DIR, "chars.ocd2"), "rb") as f:
         data = f.read()
