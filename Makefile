@@ -45,16 +45,20 @@ FMT_SRC  = formats/buffer.c formats/encoding.c formats/html.c formats/xml.c form
 # OpenCC's data model and the image builder (shared with fjdict), and custom
 # OpenCC configs built on them; the stock configs by content
 # (data/opencc-stock-configs.tsv, compiled in).
-FMT_SRC += formats/ocdata.c formats/ocimage.c formats/opencc_config.c formats/ocd2.c
+FMT_SRC += formats/ocdata.c formats/ocimage.c formats/opencc_config.c
 FMT_GEN  = gen/opencc_stock
-# OpenCC's .ocd2 dictionaries are marisa-tries: libmarisa (C++) behind one
-# extern "C" shim, built by the C++ compiler that goes with CC.
+FMT_OBJ  = $(FMT_SRC:%.c=$(BUILD)/%.o) $(FMT_GEN:%=$(BUILD)/%.o)
+FMT_LIBS = -lexpat -ljansson -lpcre2-8 -lpthread -ldl
+FMT_LIB  = $(BUILD)/libfanjian-formats.a
+# OpenCC's .ocd2 dictionaries in custom configs: their marisa-trie through
+# libmarisa (C++), behind one extern "C" shim built by the C++ compiler
+# that goes with CC.
+FMT_SRC += formats/ocd2.c
 FMT_CXX  = formats/marisa_shim.cc
 SHIM_CXX ?= $(if $(filter clang%,$(notdir $(CC))),clang++,g++)
 CXXFLAGS_SHIM = -std=c++17 $(OPT) -g -Wall -Wextra $(WERROR) $(SAN) -MMD -MP
-FMT_OBJ  = $(FMT_SRC:%.c=$(BUILD)/%.o) $(FMT_GEN:%=$(BUILD)/%.o) $(FMT_CXX:%.cc=$(BUILD)/%.o)
-FMT_LIBS = -lexpat -ljansson -lpcre2-8 -lpthread -ldl -lmarisa -lstdc++
-FMT_LIB  = $(BUILD)/libfanjian-formats.a
+FMT_OBJ  += $(FMT_CXX:%.cc=$(BUILD)/%.o)
+FMT_LIBS += -lmarisa -lstdc++
 # The command line: one file, trees, atomic output and `serve` (whose web
 # page mk/serve.mk generates into C); libmicrohttpd opened on first use.
 CLI_SRC  = cli/convert.c cli/outfile.c cli/batch.c cli/dynlib.c cli/serve.c cli/serve_api.c
@@ -210,7 +214,7 @@ sample: all
 TEST_BINS = $(BUILD)/tests/unit $(BUILD)/tests/pipeline $(BUILD)/tests/cases $(BUILD)/tests/text \
             $(BUILD)/tests/encoding $(BUILD)/tests/markup $(BUILD)/tests/epub \
             $(BUILD)/tests/legado $(BUILD)/tests/charclass $(BUILD)/charclass \
-            $(BUILD)/tests/opencc-reference $(BUILD)/tests/user $(BUILD)/tests/nomem-preload.so
+            $(BUILD)/tests/opencc-reference $(BUILD)/tests/user
 
 $(BUILD)/tests/unit: $(BUILD)/tests/unit.o $(TOOL_OBJ) $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -ljansson -lm
@@ -228,6 +232,7 @@ $(BUILD)/tests/opencc-reference: $(BUILD)/tests/opencc_config.o $(BUILD)/formats
 
 # Fails one allocation of the config loader (tests/suite-opencc-config.sh);
 # loaded before any sanitizer runtime, so built without them.
+TEST_BINS += $(BUILD)/tests/nomem-preload.so
 $(BUILD)/tests/nomem-preload.so: tests/nomem-preload.c
 	@mkdir -p $(dir $@)
 	@echo "  CC -shared $<"; $(CC) -std=c11 -O2 $(WARN) -fPIC -shared -o $@ $< -ldl
