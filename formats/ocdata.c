@@ -37,8 +37,9 @@ void oc_nomem_begin(void)
 
 int oc_nomem_end(void)
 {
-    nomem_returns = 0;
-    return nomem_seen;
+    int seen = nomem_seen;
+    nomem_returns = nomem_seen = 0;
+    return seen;
 }
 
 int oc_nomem_failed(void) { return nomem_seen; }
