@@ -56,6 +56,15 @@ FMT_GEN  = gen/opencc_stock
 FMT_OBJ  = $(FMT_SRC:%.c=$(BUILD)/%.o) $(FMT_GEN:%=$(BUILD)/%.o)
 FMT_LIBS = -lexpat -ljansson -lpcre2-8 -lpthread -ldl
 FMT_LIB  = $(BUILD)/libfanjian-formats.a
+# OpenCC's .ocd2 dictionaries in custom configs: their marisa-trie through
+# libmarisa (C++), behind one extern "C" shim built by the C++ compiler
+# that goes with CC.
+FMT_SRC += formats/ocd2.c
+FMT_CXX  = formats/marisa_shim.cc
+SHIM_CXX ?= $(if $(filter clang%,$(notdir $(CC))),clang++,g++)
+CXXFLAGS_SHIM = -std=c++17 $(OPT) -g -Wall -Wextra $(WERROR) $(SAN) -MMD -MP
+FMT_OBJ  += $(FMT_CXX:%.cc=$(BUILD)/%.o)
+FMT_LIBS += -lmarisa -lstdc++
 # The command line: one file, trees, atomic output and `serve` (whose web
 # page mk/serve.mk generates into C); libmicrohttpd opened on first use.
 CLI_SRC  = cli/convert.c cli/outfile.c cli/batch.c cli/dynlib.c cli/serve.c cli/serve_api.c
@@ -81,6 +90,13 @@ FORCE:
 $(BUILD)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CC $<"; $(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/%.o: %.cc $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	@echo "  CXX $<"; $(SHIM_CXX) $(CXXFLAGS_SHIM) -c $< -o $@
+$(BUILD)/pic/%.o: %.cc $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	@echo "  CXX -fPIC $<"; $(SHIM_CXX) $(CXXFLAGS_SHIM) -fPIC -c $< -o $@
 
 $(BUILD)/gen/clean_rules.c: data/clean-rules.txt scripts/embed.sh
 	@mkdir -p $(dir $@)
@@ -142,7 +158,8 @@ $(FMT_LIB): $(FMT_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 FMT_PIC_LIB = $(BUILD)/pic/libfanjian-formats.a
-$(FMT_PIC_LIB): $(FMT_SRC:%.c=$(BUILD)/pic/%.o) $(FMT_GEN:%=$(BUILD)/pic/%.o)
+$(FMT_PIC_LIB): $(FMT_SRC:%.c=$(BUILD)/pic/%.o) $(FMT_GEN:%=$(BUILD)/pic/%.o) \
+        $(FMT_CXX:%.cc=$(BUILD)/pic/%.o)
 	@rm -f $@
 	ar rcs $@ $^
 
@@ -219,6 +236,13 @@ $(BUILD)/tests/cases: $(BUILD)/tests/cases.o $(TOOL_OBJ) $(BUILD)/libfanjian.a
 $(BUILD)/tests/opencc-reference: $(BUILD)/tests/opencc_config.o $(BUILD)/formats/ocdata.o \
         $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -ljansson
+
+# Fails one allocation of the config loader (tests/suite-opencc-config.sh);
+# loaded before any sanitizer runtime, so built without them.
+TEST_BINS += $(BUILD)/tests/nomem-preload.so
+$(BUILD)/tests/nomem-preload.so: tests/nomem-preload.c
+	@mkdir -p $(dir $@)
+	@echo "  CC -shared $<"; $(CC) -std=c11 -O2 $(WARN) -fPIC -shared -o $@ $< -ldl
 
 $(BUILD)/tests/user: $(BUILD)/tests/user.o $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
