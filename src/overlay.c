@@ -36,7 +36,9 @@ struct fj_overlay {
     unsigned char lead[256]; /* 1: a key's (or -{'s) first byte */
     unsigned char firsts[0x10000 / 8]; /* BMP characters that start a key */
     unsigned char singles[0x10000 / 8]; /* BMP characters that are a key */
-    unsigned char pairs[OV_PAIR_BITS / 8]; /* hashed first two characters of longer keys */
+    /* Hashed: the first two characters of keys of two or more (pairs), of
+     * keys of just two (twos), the first three of longer ones (threes). */
+    unsigned char pairs[OV_PAIR_BITS / 8], twos[OV_PAIR_BITS / 8], threes[OV_PAIR_BITS / 8];
     overlay_entry *entries;  /* by first code point, then longest first */
     size_t entry_count, entry_cap; /* kept; allocated */
     overlay_bucket *buckets;
@@ -87,6 +89,13 @@ static uint32_t pair_bit(uint32_t a, uint32_t b)
 {
     return (a * 0x9E3779B1u ^ b * 0x85EBCA77u) >> (32 - 17);
 }
+
+static uint32_t triple_bit(uint32_t a, uint32_t b, uint32_t c)
+{
+    return (a * 0x9E3779B1u ^ b * 0x85EBCA77u ^ c * 0xC2B2AE35u) >> (32 - 17);
+}
+
+static void set_bit(unsigned char *set, uint32_t i) { set[i >> 3] |= (unsigned char)(1u << (i & 7)); }
 
 static overlay_bucket *bucket_at(const fj_overlay *ov, uint32_t first, uint32_t second)
 {
@@ -213,8 +222,15 @@ fj_status fj__overlay_open(fj_converter *c, const fj_options *o, fj_error *e)
                     ov->singles[en->first >> 3] |= (unsigned char)(1u << (en->first & 7));
             }
             if (en->second) {
-                uint32_t h = pair_bit(en->first, en->second);
-                ov->pairs[h >> 3] |= (unsigned char)(1u << (h & 7));
+                set_bit(ov->pairs, pair_bit(en->first, en->second));
+                int n2 = fj_utf8_decode(k + n1, kend, &(uint32_t){0});
+                uint32_t third = 0;
+                if ((size_t)(n1 + n2) < en->key_len)
+                    fj_utf8_decode(k + n1 + n2, kend, &third);
+                if (third)
+                    set_bit(ov->threes, triple_bit(en->first, en->second, third));
+                else
+                    set_bit(ov->twos, pair_bit(en->first, en->second));
             }
         }
         qsort(ov->entries, n, sizeof *ov->entries, entry_order);
@@ -283,7 +299,7 @@ static int match_key(const fj_overlay *ov, const unsigned char *p, const unsigne
     uint32_t c1, c2 = 0;
     if (!ov->entries)
         return OV_NONE;
-    int n1 = fj_utf8_decode(p, end, &c1);
+    int n1 = fj_utf8_decode_fast(p, end, &c1);
     if (n1 == FJ_U8_INCOMPLETE)
         return final ? OV_NONE : OV_UNDECIDED; /* the rest of the character may start a key */
     if (n1 < 0 || (c1 < 0x10000 && !(ov->firsts[c1 >> 3] >> (c1 & 7) & 1)))
@@ -292,18 +308,19 @@ static int match_key(const fj_overlay *ov, const unsigned char *p, const unsigne
     if (!one->first)
         one = NULL; /* only for a character beyond the BMP */
     const unsigned char *q = p + n1;
-    int n2 = q < end ? fj_utf8_decode(q, end, &c2) : FJ_U8_INCOMPLETE;
+    int n2 = q < end ? fj_utf8_decode_fast(q, end, &c2) : FJ_U8_INCOMPLETE;
     if (n2 == FJ_U8_INCOMPLETE && !final && (!one || one->longer))
         return OV_UNDECIDED; /* the next character may make a longer key */
     if (n2 > 0) {
         const overlay_bucket *b = bucket_at(ov, c1, c2);
-        size_t avail = (size_t)(end - p);
+        size_t avail = (size_t)(end - p), head = (size_t)(n1 + n2);
         const overlay_entry *en = ov->entries + b->start;
+        /* The bucket's keys start with c1 c2: only the rest is compared. */
         for (uint32_t i = 0; b->first && i < b->count; i++, en++) {
             if (en->key_len > avail) {
-                if (!final && memcmp(en->key, p, avail) == 0)
+                if (!final && memcmp(en->key + head, p + head, avail - head) == 0)
                     return OV_UNDECIDED;
-            } else if (memcmp(en->key, p, en->key_len) == 0) {
+            } else if (memcmp(en->key + head, p + head, en->key_len - head) == 0) {
                 *hit = en;
                 return OV_FOUND;
             }
@@ -444,13 +461,13 @@ static inline uint32_t three_byte(uint32_t w)
 
 /* The first place at or after p where a key or a -{ may start: past ASCII
  * that starts none, past the Han characters that start no key, and those
- * that start only keys of several characters whose first two the text does
- * not have. The last bytes of the text are left to match_key, which knows
+ * that start only keys of several characters whose first two or three the
+ * text does not have. The last bytes of the text are left to match_key, which knows
  * about characters cut off by the end. */
 static const unsigned char *next_candidate(const fj_overlay *ov, const unsigned char *p,
                                            const unsigned char *end)
 {
-    while (end - p >= 8) {
+    while (end - p >= 12) { /* three characters of three bytes and a load */
         uint32_t w = load32(p), c1 = three_byte(w), c2;
         if (!c1) {
             if (!(w & 0x80) && !ov->ascii_lead) {
@@ -478,8 +495,18 @@ static const unsigned char *next_candidate(const fj_overlay *ov, const unsigned 
                 c2 = next & 0x7F;
             else if (!(c2 = three_byte(next)))
                 return p; /* another kind of character: match_key decides */
-            if (has_bit(ov->pairs, pair_bit(c1, c2)))
-                return p;
+            uint32_t h = pair_bit(c1, c2);
+            if (has_bit(ov->pairs, h)) {
+                if (has_bit(ov->twos, h))
+                    return p;
+                uint32_t w3 = load32(p + (c2 < 0x80 ? 4 : 6)), c3;
+                if (!(w3 & 0x80))
+                    c3 = w3 & 0x7F;
+                else if (!(c3 = three_byte(w3)))
+                    return p;
+                if (has_bit(ov->threes, triple_bit(c1, c2, c3)))
+                    return p;
+            }
         }
         p += 3;
     }
