@@ -311,7 +311,7 @@ static int match_key(const fj_overlay *ov, const unsigned char *p, const unsigne
     int n2 = q < end ? fj_utf8_decode_fast(q, end, &c2) : FJ_U8_INCOMPLETE;
     if (n2 == FJ_U8_INCOMPLETE && !final && (!one || one->longer))
         return OV_UNDECIDED; /* the next character may make a longer key */
-    if (n2 > 0) {
+    if (n2 > 0 && c2) { /* c2 0: bucket (c1, 0) is the one-character key's, taken below */
         const overlay_bucket *b = bucket_at(ov, c1, c2);
         size_t avail = (size_t)(end - p), head = (size_t)(n1 + n2);
         const overlay_entry *en = ov->entries + b->start;
