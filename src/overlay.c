@@ -487,26 +487,41 @@ static const unsigned char *next_candidate(const fj_overlay *ov, const unsigned 
             p++;
             continue;
         }
-        if (has_bit(ov->firsts, c1)) {
-            if (has_bit(ov->singles, c1))
-                return p;
-            uint32_t next = load32(p + 3);
-            if (!(next & 0x80))
-                c2 = next & 0x7F;
-            else if (!(c2 = three_byte(next)))
-                return p; /* another kind of character: match_key decides */
+        uint32_t next = load32(p + 3);
+        while ((c2 = three_byte(next)) != 0) {
+            /* Three-byte characters in a row (Han text): one test of the
+             * pair, without a branch on whether c1 starts some key, which
+             * a third of them do. */
             uint32_t h = pair_bit(c1, c2);
-            if (has_bit(ov->pairs, h)) {
-                if (has_bit(ov->twos, h))
-                    return p;
-                uint32_t w3 = load32(p + (c2 < 0x80 ? 4 : 6)), c3;
-                if (!(w3 & 0x80))
-                    c3 = w3 & 0x7F;
-                else if (!(c3 = three_byte(w3)))
-                    return p;
-                if (has_bit(ov->threes, triple_bit(c1, c2, c3)))
-                    return p;
-            }
+            if (has_bit(ov->singles, c1) | has_bit(ov->pairs, h))
+                goto pair;
+            p += 3;
+            if (end - p < 12)
+                return p;
+            c1 = c2;
+            next = load32(p + 3);
+        }
+        if (!has_bit(ov->firsts, c1)) {
+            p += 3;
+            continue;
+        }
+        if (has_bit(ov->singles, c1) || (next & 0x80))
+            return p; /* a key, or another kind of character next: match_key decides */
+        c2 = next & 0x7F;
+    pair:
+        if (has_bit(ov->singles, c1))
+            return p;
+        uint32_t h = pair_bit(c1, c2);
+        if (has_bit(ov->pairs, h)) {
+            if (has_bit(ov->twos, h))
+                return p;
+            uint32_t w3 = load32(p + (c2 < 0x80 ? 4 : 6)), c3;
+            if (!(w3 & 0x80))
+                c3 = w3 & 0x7F;
+            else if (!(c3 = three_byte(w3)))
+                return p;
+            if (has_bit(ov->threes, triple_bit(c1, c2, c3)))
+                return p;
         }
         p += 3;
     }
