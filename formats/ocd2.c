@@ -6,16 +6,26 @@
 #include "ocd2.h"
 
 #include <errno.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "fanjian.h"
 
 #define OCD2_HEADER "OPENCC_MARISA_0.2.5"
 /* Far above OpenCC's largest (STPhrases, under 2 MiB). */
 #define OCD2_MAX ((size_t)1 << 30)
+/* libmarisa checks little inside a trie: one damaged there can crash it
+ * or loop forever. So a child process reads the keys, and a child that
+ * dies, or takes this long plus a second per MiB, is a damaged file, not a
+ * crash. (OpenCC's largest takes milliseconds.) */
+#define OCD2_CHILD_SECONDS 10
 
 /* The file's bytes after the header, in memory malloc aligns (the trie is
  * read in place); *len their count. NULL and err when it cannot. */
@@ -171,37 +181,203 @@ static int read_values(const unsigned char *p, size_t len, key_sink *s)
     return 0;
 }
 
+/* ---- the keys, read by a child process ------------------------------------- */
+
+/* What the child writes: one header, then each key as id (u64), length
+ * (u32) and bytes, then an id of UINT64_MAX; or, on failure, a header with
+ * ok 0 and the message. */
+typedef struct child_header {
+    uint32_t ok;
+    uint64_t used, keys;
+    char why[200];
+} child_header;
+
+static int write_all(int fd, const void *p, size_t n)
+{
+    const char *c = p;
+    while (n) {
+        ssize_t w = write(fd, c, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        c += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int child_key(void *ctx, const char *key, size_t len, size_t id)
+{
+    int fd = *(int *)ctx;
+    uint64_t id64 = id;
+    uint32_t len32 = (uint32_t)len;
+    return len > UINT32_MAX || write_all(fd, &id64, 8) || write_all(fd, &len32, 4) ||
+                   write_all(fd, key, len)
+               ? -1
+               : 0;
+}
+
+static void child_read(const unsigned char *body, size_t len, int fd)
+{
+    child_header h;
+    memset(&h, 0, sizeof h);
+    size_t used = 0, keys = 0;
+    fjf_marisa *trie = fjf__marisa_map(body, len, &used, &keys, h.why, sizeof h.why);
+    h.ok = trie != NULL;
+    h.used = used;
+    h.keys = keys;
+    if (write_all(fd, &h, sizeof h) != 0 || !trie)
+        _exit(1);
+    char why[200] = "";
+    int rc = fjf__marisa_each_key(trie, child_key, &fd, why, sizeof why);
+    uint64_t end = UINT64_MAX;
+    if (rc == 0)
+        rc = write_all(fd, &end, 8);
+    _exit(rc == 0 ? 0 : 1);
+}
+
+/* Reads n bytes from the child, waiting until `deadline` at most: 0, or -1
+ * (the message in why). */
+static int read_child(int fd, void *p, size_t n, time_t deadline, char *why, size_t whylen)
+{
+    char *c = p;
+    while (n) {
+        struct pollfd pf = {.fd = fd, .events = POLLIN};
+        int left = (int)(deadline - time(NULL));
+        int r = left > 0 ? poll(&pf, 1, left * 1000) : 0;
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r == 0) {
+            snprintf(why, whylen, "libmarisa did not finish in time");
+            return -1;
+        }
+        ssize_t got = r > 0 ? read(fd, c, n) : -1;
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0) {
+            snprintf(why, whylen, "libmarisa stopped");
+            return -1;
+        }
+        c += got;
+        n -= (size_t)got;
+    }
+    return 0;
+}
+
+/* The trie's keys into s (entries by id), *used its bytes and *keys its
+ * key count: 0, or -1 with why (or s's message). */
+static int keys_isolated(const unsigned char *body, size_t len, size_t *used, size_t *keys,
+                         key_sink *s, char *why, size_t whylen)
+{
+    int fds[2];
+    if (pipe(fds) != 0) {
+        snprintf(why, whylen, "cannot make a pipe: %s", strerror(errno));
+        return -1;
+    }
+    fflush(NULL); /* nothing buffered twice */
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(why, whylen, "cannot start a process: %s", strerror(errno));
+        close(fds[0]);
+        close(fds[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        child_read(body, len, fds[1]);
+    }
+    close(fds[1]);
+    time_t deadline = time(NULL) + OCD2_CHILD_SECONDS + (time_t)(len >> 20);
+    child_header h;
+    int rc = read_child(fds[0], &h, sizeof h, deadline, why, whylen);
+    if (rc == 0 && !h.ok) {
+        h.why[sizeof h.why - 1] = 0;
+        snprintf(why, whylen, "%s", h.why);
+        rc = -1;
+    }
+    if (rc == 0 && (h.used > len || h.keys > len)) {
+        snprintf(why, whylen, "key count out of range");
+        rc = -1;
+    }
+    if (rc == 0) {
+        *used = (size_t)h.used;
+        *keys = (size_t)h.keys;
+        s->count = (size_t)h.keys;
+        s->entries = calloc(s->count ? s->count : 1, sizeof(oc_entry));
+        if (!s->entries) {
+            snprintf(why, whylen, "out of memory");
+            rc = -1;
+        }
+    }
+    char *key = NULL;
+    size_t cap = 0;
+    while (rc == 0) {
+        uint64_t id;
+        uint32_t klen;
+        if ((rc = read_child(fds[0], &id, 8, deadline, why, whylen)) != 0 || id == UINT64_MAX)
+            break;
+        if ((rc = read_child(fds[0], &klen, 4, deadline, why, whylen)) != 0)
+            break;
+        if (klen + 1 > cap) {
+            char *grown = realloc(key, klen + 1);
+            if (!grown) {
+                snprintf(why, whylen, "out of memory");
+                rc = -1;
+                break;
+            }
+            key = grown;
+            cap = klen + 1;
+        }
+        if ((rc = read_child(fds[0], key, klen, deadline, why, whylen)) != 0)
+            break;
+        rc = take_key(s, key, klen, (size_t)id);
+    }
+    free(key);
+    close(fds[0]);
+    int status = 0;
+    if (rc != 0)
+        kill(pid, SIGKILL);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (rc == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+        if (WIFSIGNALED(status))
+            snprintf(why, whylen, "libmarisa crashed on it (signal %d)", WTERMSIG(status));
+        else
+            snprintf(why, whylen, "libmarisa failed on it");
+        rc = -1;
+    } else if (rc != 0 && WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL &&
+               strcmp(why, "libmarisa stopped") == 0) {
+        snprintf(why, whylen, "libmarisa crashed on it (signal %d)", WTERMSIG(status));
+    }
+    /* The key count must be met exactly: a missing key is damage too. */
+    for (size_t i = 0; rc == 0 && i < s->count; i++)
+        if (!s->entries[i].key) {
+            snprintf(why, whylen, "key id %zu missing", i);
+            rc = -1;
+        }
+    return rc;
+}
+
 oc_dict *oc_dict_read_ocd2(const char *path, char *err, size_t errlen)
 {
-    size_t len, used, keys;
+    size_t len, used = 0, keys = 0;
     unsigned char *body = read_body(path, &len, err, errlen);
     if (!body)
         return NULL;
     char why[200] = "";
-    fjf_marisa *trie = fjf__marisa_map(body, len, &used, &keys, why, sizeof why);
-    if (!trie) {
-        if (strcmp(why, "out of memory") == 0)
-            snprintf(err, errlen, "%s: out of memory", path);
-        else
-            snprintf(err, errlen, "%s: damaged or truncated trie (%s)", path, why);
-        free(body);
-        return NULL;
-    }
-    key_sink s = {calloc(keys ? keys : 1, sizeof(oc_entry)), keys, path, err, errlen};
-    int rc = -1;
+    key_sink s = {NULL, 0, path, err, errlen};
     err[0] = 0;
-    if (!s.entries)
-        snprintf(err, errlen, "out of memory");
-    else if (fjf__marisa_each_key(trie, take_key, &s, why, sizeof why) == 0)
+    int rc = keys_isolated(body, len, &used, &keys, &s, why, sizeof why);
+    if (rc == 0)
         rc = read_values(body + used, len - used, &s);
     else if (!err[0] && strcmp(why, "out of memory") == 0)
         snprintf(err, errlen, "%s: out of memory", path);
-    else if (!err[0]) /* take_key's message, else the shim's */
-        snprintf(err, errlen, "%s: damaged trie (%s)", path, why);
-    fjf__marisa_free(trie);
+    else if (!err[0]) /* take_key's message, else the trie reader's */
+        snprintf(err, errlen, "%s: damaged or truncated trie (%s)", path, why);
     free(body);
     if (rc != 0) {
-        for (size_t i = 0; s.entries && i < keys; i++) {
+        for (size_t i = 0; s.entries && i < s.count; i++) {
             free(s.entries[i].key);
             for (size_t v = 0; v < s.entries[i].value_count; v++)
                 free(s.entries[i].values[v]);
@@ -210,5 +386,5 @@ oc_dict *oc_dict_read_ocd2(const char *path, char *err, size_t errlen)
         free(s.entries);
         return NULL;
     }
-    return oc_dict_from_entries(path, s.entries, keys, err, errlen);
+    return oc_dict_from_entries(path, s.entries, s.count, err, errlen);
 }

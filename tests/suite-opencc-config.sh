@@ -213,6 +213,37 @@ JSON
         bad "ocd2: a made-up chain as .ocd2 and as text, as Debian's opencc converts it" \
             "$(head -n 1 "$OCC/mm.opencc-err")" "$(diff "$OCC/mm.opencc" "$OCC/mm.fj" | head -n 4)"
     fi
+    # Damage inside the trie, which libmarisa does not check (some of it
+    # crashes or hangs libmarisa): each is converted or an error with a
+    # message, never a crash, within the time allowed.
+    if command -v python3 >/dev/null; then
+        python3 - "$OCC/sub/phrases.ocd2" "$OCC/damaged" <<'PY'
+import os, random, sys
+src, out = sys.argv[1:3]
+os.makedirs(out, exist_ok=True)
+orig = open(src, "rb").read()
+rnd = random.Random(20261202)
+for n in range(120):
+    b = bytearray(orig)
+    for _ in range(rnd.choice([1, 1, 2, 4])):
+        i = rnd.randrange(20, len(b))
+        b[i] = rnd.randrange(256)
+    open(os.path.join(out, "d%03d.ocd2" % n), "wb").write(b)
+PY
+        occ_crash=0 occ_err=0 occ_fine=0
+        for f in "$OCC"/damaged/d*.ocd2; do
+            sed "s|sub/phrases.ocd2|$f|" "$OCC/mm-ocd2.json" >"$OCC/damaged.json"
+            timeout 60 "$FJ" -c "$OCC/damaged.json" <"$OCC/random.txt" >/dev/null 2>"$OCC/damaged.err"
+            case $? in
+            0) occ_fine=$((occ_fine + 1)) ;;
+            2) grep -q "$(basename "$f")" "$OCC/damaged.err" && occ_err=$((occ_err + 1)) ||
+                   occ_crash=$((occ_crash + 1)) ;;
+            *) occ_crash=$((occ_crash + 1)) ;;
+            esac
+        done
+        check "ocd2: 120 damaged tries: converted ($occ_fine) or an error naming the file ($occ_err), never a crash ($occ_crash)" \
+            test "$occ_crash" = 0 -a "$((occ_fine + occ_err))" = 120 -a "$occ_err" -gt 0
+    fi
     # Debian's own STPhrases and STCharacters under names that are not
     # OpenCC's (so they are read, not taken from the image), against
     # Debian's opencc over every phrase of OpenCC's tables.
