@@ -1,0 +1,129 @@
+/*
+ * fanjian for JavaScript: a few flat entry points over include/fanjian.h, so
+ * that the wrapper (js/fanjian.js) passes only numbers and pointers and never
+ * lays out a C struct. Built with emcc by js/js.mk.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fanjian.h"
+
+/* The last failure's message, for the wrapper's Error (one thread: wasm). */
+static fj_error last_error;
+
+const char *fjjs_last_error(void);
+void *fjjs_alloc(size_t size);
+void fjjs_release(void *p);
+fj_dict *fjjs_dict_open(const void *data, size_t size);
+fj_converter *fjjs_converter_open(const fj_dict *dict, const char *profile, const char *target,
+                                  unsigned flags, int quotes);
+char *fjjs_convert(const fj_converter *conv, const char *input, size_t len, size_t *out_len);
+char *fjjs_detect(const fj_dict *dict, const char *text, size_t len);
+
+const char *fjjs_last_error(void)
+{
+    return last_error.message;
+}
+
+void *fjjs_alloc(size_t size)
+{
+    return malloc(size ? size : 1);
+}
+
+void fjjs_release(void *p)
+{
+    free(p);
+}
+
+static void set_error(fj_status st, const fj_error *err)
+{
+    last_error.code = st;
+    if (err && err->message[0])
+        memcpy(last_error.message, err->message, sizeof last_error.message);
+    else
+        strncpy(last_error.message, fj_strerror(st), sizeof last_error.message - 1);
+    last_error.message[sizeof last_error.message - 1] = '\0';
+}
+
+/* The image's bytes stay in the wasm heap, owned by the wrapper, until
+ * fj_dict_close. */
+fj_dict *fjjs_dict_open(const void *data, size_t size)
+{
+    fj_dict *dict = NULL;
+    fj_error err = {0};
+    fj_status st = fj_dict_open_memory(data, size, NULL, &dict, &err);
+    if (st != FJ_OK) {
+        set_error(st, &err);
+        return NULL;
+    }
+    return dict;
+}
+
+/* A profile or a target (the other NULL), as fj_options takes them; quotes
+ * an fj_quotes or FJ_QUOTES_PROFILE. */
+fj_converter *fjjs_converter_open(const fj_dict *dict, const char *profile, const char *target,
+                                  unsigned flags, int quotes)
+{
+    fj_options o;
+    fj_options_init(&o);
+    o.profile = profile;
+    o.target = target;
+    o.flags = flags;
+    o.quotes = quotes;
+    fj_converter *conv = NULL;
+    fj_error err = {0};
+    fj_status st = fj_converter_open_options(dict, &o, &conv, &err);
+    if (st != FJ_OK) {
+        set_error(st, &err);
+        return NULL;
+    }
+    return conv;
+}
+
+/* The output, released by the caller with fj_free; NULL on failure. */
+char *fjjs_convert(const fj_converter *conv, const char *input, size_t len, size_t *out_len)
+{
+    char *out = NULL;
+    fj_status st = fj_convert_alloc(conv, input, len, &out, out_len);
+    if (st != FJ_OK) {
+        set_error(st, NULL);
+        return NULL;
+    }
+    return out;
+}
+
+/* The detection as a JSON object with its spans (fj_detection_json),
+ * released with fjjs_release; NULL on failure. */
+char *fjjs_detect(const fj_dict *dict, const char *text, size_t len)
+{
+    fj_detection d;
+    memset(&d, 0, sizeof d);
+    d.size = sizeof d;
+    fj_status st = fj_detect(dict, text, len, &d);
+    if (st == FJ_OK && d.span_count > 0) {
+        d.span_capacity = d.span_count;
+        d.spans = malloc(d.span_count * sizeof *d.spans);
+        if (!d.spans) {
+            set_error(FJ_ERR_NOMEM, NULL);
+            return NULL;
+        }
+        st = fj_detect(dict, text, len, &d);
+    }
+    char *json = NULL;
+    if (st == FJ_OK) {
+        size_t n = fj_detection_json(&d, 1, NULL, 0);
+        json = malloc(n + 3);
+        if (json) {
+            json[0] = '{';
+            fj_detection_json(&d, 1, json + 1, n + 1);
+            json[n + 1] = '}';
+            json[n + 2] = '\0';
+        } else {
+            st = FJ_ERR_NOMEM;
+        }
+    }
+    free(d.spans);
+    if (st != FJ_OK)
+        set_error(st, NULL);
+    return json;
+}

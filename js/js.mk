@@ -1,0 +1,49 @@
+# The JavaScript package (js/): the core library built to WebAssembly with
+# emscripten, the wrapper, and the dictionary image, packed by npm.
+#   make js        $(JS_TGZ), from the package directory $(JS_PKG)
+#   make bench-js  throughput in Node next to opencc-js 1.4.2 (bench/js.mjs)
+EMCC     ?= emcc
+JS_PKG    = $(BUILD)/js/pkg
+JS_VERSION = $(shell sed -n 's/^\#define FJ_VERSION_STRING "\(.*\)"/\1/p' include/fanjian.h)
+JS_TGZ    = $(BUILD)/js/fanjian-$(JS_VERSION).tgz
+JS_SRC    = $(LIB_SRC) $(patsubst %.o,%.c,$(CLEAN_RULES_OBJ) $(PROFILES_OBJ)) js/glue.c
+# What js/core.js calls; nothing else is kept.
+JS_EXPORTS = fjjs_last_error fjjs_alloc fjjs_release fjjs_dict_open fjjs_converter_open fjjs_convert \
+             fjjs_detect fj_free fj_converter_close fj_dict_close fj_version fj_dict_profile_count \
+             fj_dict_profile_name fj_target_name
+JS_CFLAGS = -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -O2 $(WARN) -Iinclude -Isrc
+# A standalone module with no runtime glue: its one import is in js/core.js.
+JS_LDFLAGS = --no-entry -sSTANDALONE_WASM -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=33554432 \
+             -sEXPORTED_FUNCTIONS=$(subst $(JS_SPACE),$(JS_COMMA),$(JS_EXPORTS:%=_%))
+JS_COMMA := ,
+JS_SPACE := $(subst ,, )
+
+.PHONY: js bench-js
+js: $(JS_TGZ)
+
+$(JS_PKG)/fanjian.wasm: $(JS_SRC) include/fanjian.h $(wildcard src/*.h) js/js.mk
+	@mkdir -p $(dir $@)
+	@echo "  EMCC $@"; $(EMCC) $(JS_CFLAGS) $(JS_SRC) -o $@ $(JS_LDFLAGS)
+
+$(JS_PKG)/core.cjs: js/core.js
+	@mkdir -p $(dir $@)
+	@{ cat $<; echo 'module.exports = createFanjian;'; } > $@
+$(JS_PKG)/core.mjs: js/core.js
+	@mkdir -p $(dir $@)
+	@{ cat $<; echo 'export default createFanjian;'; } > $@
+$(JS_PKG)/package.json: js/package.json include/fanjian.h
+	@mkdir -p $(dir $@)
+	@sed 's/@VERSION@/$(JS_VERSION)/' $< > $@
+$(JS_PKG)/%: js/%
+	@mkdir -p $(dir $@)
+	@cp $< $@
+$(JS_PKG)/fanjian.fjd: $(DICT)
+	@mkdir -p $(dir $@)
+	@cp $< $@
+
+JS_FILES = $(addprefix $(JS_PKG)/,package.json index.js index.mjs browser.mjs core.cjs core.mjs README.md \
+                                   fanjian.wasm fanjian.fjd)
+$(JS_TGZ): $(JS_FILES)
+	@rm -f $(BUILD)/js/fanjian-*.tgz
+	cd $(JS_PKG) && npm pack --silent --pack-destination $(abspath $(BUILD)/js) >/dev/null
+	@ls -l $@
