@@ -80,35 +80,71 @@ function createFanjian(instance, dictBytes) {
   for (let i = 0, t; (t = w.fj_target_name(i)); i++) targetNames.push(cString(t));
 
   // One converter per profile or target and options, kept until close():
-  // opening one builds tables, and there are few combinations.
+  // opening one builds tables, and a program uses few combinations.
   const converters = new Map();
-  function open(profile, target, flags, quotes) {
-    const key = (profile ? 'p:' + profile : 't:' + target) + '/' + flags + '/' + quotes;
+  function open(profile, target, flags, quotes, extra) {
+    const key = JSON.stringify([profile, target, flags, quotes, extra]);
     let conv = converters.get(key);
     if (conv) return conv;
     if (!dict) throw new Error('fanjian: closed');
-    const p = profile ? name(profile) : 0, t = target ? name(target) : 0;
-    conv = w.fjjs_converter_open(dict, p, t, flags, quotes);
-    if (p) w.fjjs_release(p);
-    if (t) w.fjjs_release(t);
-    if (!conv) fail(profile ? 'profile ' + profile : 'target ' + target);
+    const owned = [];
+    const str = (s) => {
+      const p = name(s);
+      owned.push(p);
+      return p;
+    };
+    const pointers = (list) => {
+      if (!list.length) return 0;
+      const p = alloc(list.length * 4);
+      owned.push(p);
+      u32().set(list.map(str), p >>> 2);
+      return p;
+    };
+    try {
+      conv = w.fjjs_converter_open(dict, profile ? str(profile) : 0, target ? str(target) : 0, flags, quotes,
+        extra.clean ? 1 : 0, extra.markup ? 1 : 0, pointers(extra.phrases.flat()), extra.phrases.length,
+        pointers(extra.protect), extra.protect.length);
+    } finally {
+      for (const p of owned) w.fjjs_release(p);
+    }
+    if (!conv) fail(profile ? 'profile ' + profile : target ? 'target ' + target : 'clean');
     converters.set(key, conv);
     return conv;
   }
+  // A string gives a string; a Uint8Array, its bytes as they are (bytes that
+  // are not UTF-8 pass through), gives a Uint8Array.
   function run(conv, s) {
     if (!dict) throw new Error('fanjian: closed');
-    const [p, len] = text(s);
+    let p, len;
+    const bytes = s instanceof Uint8Array;
+    if (bytes) {
+      len = s.length;
+      p = alloc(len);
+      heap().set(s, p);
+    } else {
+      [p, len] = text(s);
+    }
     const lenPtr = alloc(4);
     const out = w.fjjs_convert(conv, p, len, lenPtr);
     w.fjjs_release(p);
     const outLen = u32()[lenPtr >>> 2];
     w.fjjs_release(lenPtr);
     if (!out) fail('convert');
-    const result = decoder.decode(heap().subarray(out, out + outLen));
+    const view = heap().subarray(out, out + outLen);
+    const result = bytes ? view.slice() : decoder.decode(view);
     w.fj_free(conv, out);
     return result;
   }
 
+  // User entries: phrases as { from: to } or [[from, to], ...], protect as
+  // [term, ...], markup for -{...}-, clean for the default clean-up rules.
+  function extraOf(options) {
+    let phrases = options.phrases || [];
+    if (!Array.isArray(phrases)) phrases = Object.entries(phrases);
+    phrases = phrases.map(([from, to]) => [String(from), String(to)]);
+    const protect = (options.protect || []).map(String);
+    return { phrases, protect, markup: !!options.markup, clean: !!options.clean };
+  }
   function flagsOf(options) {
     const repair = options.repair === undefined ? 'auto' : options.repair;
     if (!(repair in REPAIR)) throw new Error("fanjian: repair must be 'auto', 'careful', 'thorough' or 'off', not " + repair);
@@ -116,7 +152,8 @@ function createFanjian(instance, dictBytes) {
     if (!(quotes in QUOTES)) throw new Error("fanjian: quotes must be 'profile', 'keep', 'corner' or 'curly', not " + quotes);
     return [(options.compat ? COMPAT : 0) | REPAIR[repair], QUOTES[quotes]];
   }
-  // convert's and converter's options: { to } or a profile, compat, repair, quotes.
+  // convert's and converter's options: { to } or a profile (null: none, for
+  // clean alone), compat, repair, quotes and the user entries.
   function converterFor(profile, options) {
     if (profile && typeof profile === 'object') {
       options = profile;
@@ -124,11 +161,13 @@ function createFanjian(instance, dictBytes) {
     }
     options = options || {};
     const [flags, quotes] = flagsOf(options);
+    const extra = extraOf(options);
     if (options.to !== undefined) {
       if (options.compat) throw new Error('fanjian: a target (to) has no compat mode');
-      return open(null, String(options.to), flags, quotes);
+      return open(null, String(options.to), flags, quotes, extra);
     }
-    return open(String(profile === undefined ? 's2t' : profile), null, flags, quotes);
+    if (profile === null) return open(null, null, flags, quotes, extra);
+    return open(String(profile === undefined ? 's2t' : profile), null, flags, quotes, extra);
   }
 
   const api = {
@@ -149,7 +188,9 @@ function createFanjian(instance, dictBytes) {
         if (!LOCALES.includes(options[side])) throw new Error('Unknown `' + side + '` locale: ' + options[side]);
       }
       const { from, to } = options;
-      const mode = { compat: options.compat, repair: options.repair, quotes: options.quotes };
+      const mode = Object.assign({}, options);
+      delete mode.from;
+      delete mode.to;
       const profile = configName(from, to);
       if (profileNames.includes(profile)) return api.converter(profile, mode);
       if (!(from in TO_STANDARD) || !(to in FROM_STANDARD)) throw new Error('fanjian: no conversion from ' + from + ' to ' + to);
@@ -179,6 +220,10 @@ function createFanjian(instance, dictBytes) {
       });
       return result;
     },
+    // The text without the boilerplate of scraped pages (fanjian clean).
+    clean(s) {
+      return run(converterFor(null, { clean: true }), s);
+    },
     // The image's profiles and the targets, as the library lists them.
     profiles() {
       return profileNames.slice();
@@ -191,6 +236,7 @@ function createFanjian(instance, dictBytes) {
     close() {
       for (const conv of converters.values()) w.fj_converter_close(conv);
       converters.clear();
+      w.fjjs_clean_close();
       if (dict) w.fj_dict_close(dict);
       if (imagePtr) w.fjjs_release(imagePtr);
       dict = 0;

@@ -16,7 +16,10 @@ void *fjjs_alloc(size_t size);
 void fjjs_release(void *p);
 fj_dict *fjjs_dict_open(const void *data, size_t size);
 fj_converter *fjjs_converter_open(const fj_dict *dict, const char *profile, const char *target,
-                                  unsigned flags, int quotes);
+                                  unsigned flags, int quotes, int clean, int markup,
+                                  const char *const *phrases, size_t phrase_count,
+                                  const char *const *protect, size_t protect_count);
+void fjjs_clean_close(void);
 char *fjjs_convert(const fj_converter *conv, const char *input, size_t len, size_t *out_len);
 char *fjjs_detect(const fj_dict *dict, const char *text, size_t len);
 
@@ -59,20 +62,57 @@ fj_dict *fjjs_dict_open(const void *data, size_t size)
     return dict;
 }
 
-/* A profile or a target (the other NULL), as fj_options takes them; quotes
- * an fj_quotes or FJ_QUOTES_PROFILE. */
-fj_converter *fjjs_converter_open(const fj_dict *dict, const char *profile, const char *target,
-                                  unsigned flags, int quotes)
+/* The default clean-up rules, opened on first use and kept until
+ * fjjs_clean_close: a converter with the clean stage needs them open. */
+static fj_clean *clean_rules;
+
+void fjjs_clean_close(void)
 {
+    fj_clean_close(clean_rules);
+    clean_rules = NULL;
+}
+
+/* A profile or a target (or neither), as fj_options takes them; quotes an
+ * fj_quotes or FJ_QUOTES_PROFILE; clean: the default clean-up rules first;
+ * phrases: phrase_count pairs of from, to; protect: terms kept as written. */
+fj_converter *fjjs_converter_open(const fj_dict *dict, const char *profile, const char *target,
+                                  unsigned flags, int quotes, int clean, int markup,
+                                  const char *const *phrases, size_t phrase_count,
+                                  const char *const *protect, size_t protect_count)
+{
+    fj_error err = {0};
+    fj_status st;
+    if (clean && !clean_rules && (st = fj_clean_open(dict, NULL, 0, 0, &clean_rules, &err)) != FJ_OK) {
+        set_error(st, &err);
+        return NULL;
+    }
+    fj_phrase *pairs = NULL;
+    if (phrase_count > 0) {
+        pairs = malloc(phrase_count * sizeof *pairs);
+        if (!pairs) {
+            set_error(FJ_ERR_NOMEM, NULL);
+            return NULL;
+        }
+        for (size_t i = 0; i < phrase_count; i++) {
+            pairs[i].from = phrases[2 * i];
+            pairs[i].to = phrases[2 * i + 1];
+        }
+    }
     fj_options o;
     fj_options_init(&o);
     o.profile = profile;
     o.target = target;
     o.flags = flags;
     o.quotes = quotes;
+    o.clean = clean ? clean_rules : NULL;
+    o.markup = markup ? FJ_MARKUP_INLINE : 0;
+    o.phrases = pairs;
+    o.phrase_count = phrase_count;
+    o.protect = protect;
+    o.protect_count = protect_count;
     fj_converter *conv = NULL;
-    fj_error err = {0};
-    fj_status st = fj_converter_open_options(dict, &o, &conv, &err);
+    st = fj_converter_open_options(dict, &o, &conv, &err);
+    free(pairs); /* the strings are copied at open */
     if (st != FJ_OK) {
         set_error(st, &err);
         return NULL;
