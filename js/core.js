@@ -30,7 +30,8 @@ function createFanjian(instance, dictBytes) {
   const w = instance.exports;
   if (w._initialize) w._initialize();
   const encoder = new TextEncoder();
-  const decoder = new TextDecoder('utf-8');
+  // ignoreBOM: a byte-order mark is text the user did not ask to remove.
+  const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
   const heap = () => new Uint8Array(w.memory.buffer);
   const u32 = () => new Uint32Array(w.memory.buffer);
 
@@ -200,13 +201,21 @@ function createFanjian(instance, dictBytes) {
     // { script, confidence, han, simplified, traditional, damage, spans:
     // [{ offset, length, script }] } with offsets and lengths in the string's
     // UTF-16 units (fj_detect counts bytes).
+    // A Uint8Array's spans count its bytes.
     detect(s) {
       if (!dict) throw new Error('fanjian: closed');
-      s = String(s);
-      const [p, len] = text(s);
+      let p, len;
+      const isBytes = s instanceof Uint8Array;
+      if (isBytes) {
+        len = s.length;
+        p = alloc(len);
+        heap().set(s, p);
+      } else {
+        [p, len] = text(s);
+      }
       const json = w.fjjs_detect(dict, p, len);
-      let units = null;
-      if (json) {
+      let units = (b) => b;
+      if (json && !isBytes) {
         const bytes = heap().slice(p, p + len);
         units = (b) => decoder.decode(bytes.subarray(0, b)).length;
       }

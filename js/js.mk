@@ -47,3 +47,8 @@ $(JS_TGZ): $(JS_FILES)
 	@rm -f $(BUILD)/js/fanjian-*.tgz
 	cd $(JS_PKG) && npm pack --silent --pack-destination $(abspath $(BUILD)/js) >/dev/null
 	@ls -l $@
+
+# make check tests the package (tests/suite-js.sh) where emscripten is installed.
+ifneq ($(shell command -v $(EMCC) 2>/dev/null),)
+CHECK_DEPS += js
+endif

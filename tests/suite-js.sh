@@ -1,0 +1,52 @@
+# The JavaScript package (js/, `make js`): installed from its tarball into a
+# fresh directory with npm (no registry: the package has no dependencies),
+# then, in Node, every case file and OpenCC 1.4.2's compat outputs against
+# the CLI (js/test-cases.js). Sourced by tests/run.sh.
+js_suite() {
+    if ! command -v emcc >/dev/null || ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+        skip "js package" "emcc, node or npm not installed (scripts/install-deps.sh installs them)"
+        return
+    fi
+    local log=$TMP/js-build.log tgz dir=$TMP/js-install line status name detail
+    # make check builds it (CHECK_DEPS); alone: make js.
+    tgz=$(ls "$B"/js/fanjian-*.tgz 2>/dev/null | head -n 1)
+    if [ -z "$tgz" ]; then
+        bad "js package: $B/js/fanjian-*.tgz not built (make js)"
+        return
+    fi
+    case $tgz in /*) ;; *) tgz=$ROOT/$tgz ;; esac
+    mkdir -p "$dir"
+    if (cd "$dir" && npm install --offline --no-audit --no-fund --no-package-lock "$tgz") >"$log" 2>&1 &&
+        [ -f "$dir/node_modules/fanjian/fanjian.wasm" ]; then
+        ok "js package: npm install ./$(basename "$tgz") into a fresh directory"
+    else
+        bad "js package: npm install $tgz" "$(tail -n 3 "$log")"
+        return
+    fi
+    local fj_abs=$FJ
+    case $fj_abs in /*) ;; *) fj_abs=$ROOT/$fj_abs ;; esac
+    cp "$ROOT/js/test-cases.js" "$dir/"
+    (cd "$dir" && FANJIAN_DICT= node test-cases.js "$fj_abs" "$FANJIAN_CASES" "$FANJIAN_SHARED" "$TMP") \
+        >"$TMP/js-tests.out" 2>"$TMP/js-tests.err"
+    status=$?
+    while IFS= read -r line; do
+        name=${line#* }
+        detail=
+        case $name in *$'\t'*) detail=${name#*$'\t'}; name=${name%%$'\t'*} ;; esac
+        case $line in
+        PASS*) ok "$name" ;;
+        SKIP*) skip "$name" "$detail" ;;
+        FAIL*) bad "$name" "$detail" ;;
+        esac
+    done <"$TMP/js-tests.out"
+    if [ "$status" -ne 0 ]; then bad "js tests: node exited $status" "$(head -c 600 "$TMP/js-tests.err")"; fi
+    # ES modules: the same API by import.
+    if (cd "$dir" && FANJIAN_DICT= node --input-type=module -e \
+        "import fj, { Converter } from 'fanjian'; if (Converter({ from: 'cn', to: 'tw' })('汉语') !== '漢語' || typeof fj.detect !== 'function') process.exit(1);") \
+        >"$log" 2>&1; then
+        ok "js package: import from an ES module"
+    else
+        bad "js package: import from an ES module" "$(tail -n 3 "$log")"
+    fi
+}
+js_suite
