@@ -52,3 +52,24 @@ $(JS_TGZ): $(JS_FILES)
 ifneq ($(shell command -v $(EMCC) 2>/dev/null),)
 CHECK_DEPS += js
 endif
+
+# opencc-js 1.4.2 from the npm registry (npm pack), its published integrity
+# checked, cached beside OpenCC's tarball; unpacked into the build tree.
+OPENCC_JS_VERSION   = 1.4.2
+OPENCC_JS_INTEGRITY = sha512-EdcspgdROiCCZDM+jZR6Pa670xW+EW2QhctPBQ8gRjg6lrx4IHEl+2s+kt5izk/TkxVRgdWuFgaGkaEdIUfdaw==
+OPENCC_JS_DIR       = $(BUILD)/bench-js/opencc-js-$(OPENCC_JS_VERSION)
+FANJIAN_CACHE      ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/fanjian
+$(OPENCC_JS_DIR)/package.json:
+	@mkdir -p $(FANJIAN_CACHE) $(OPENCC_JS_DIR)
+	@tgz=$(FANJIAN_CACHE)/opencc-js-$(OPENCC_JS_VERSION).tgz; \
+	want=$$(printf '%s' '$(OPENCC_JS_INTEGRITY:sha512-%=%)' | base64 -d | od -An -v -tx1 | tr -d ' \n'); \
+	ok() { [ -f "$$1" ] && [ "$$(sha512sum "$$1" | cut -d' ' -f1)" = "$$want" ]; }; \
+	if ! ok "$$tgz"; then \
+	    (cd $(FANJIAN_CACHE) && npm pack --silent opencc-js@$(OPENCC_JS_VERSION) >/dev/null) && \
+	    ok "$$tgz" || { echo "bench-js: opencc-js-$(OPENCC_JS_VERSION).tgz does not match its published integrity" >&2; exit 1; }; \
+	fi; \
+	tar -xzf "$$tgz" -C $(OPENCC_JS_DIR) --strip-components=1
+
+# JS_BENCH_TEXT: another text (default: ../shared/opencc/compat/input.txt, repeated to 4 MiB).
+bench-js: $(JS_TGZ) $(OPENCC_JS_DIR)/package.json
+	node bench/js.mjs $(JS_PKG) $(OPENCC_JS_DIR) $(JS_BENCH_TEXT)
