@@ -4,7 +4,9 @@
 // TEXT (default ../shared/opencc/compat/input.txt) is repeated to at least
 // MIN_BYTES (default 4 MiB). Each converter runs once on the first 64 KiB
 // (start-up and JIT warm-up, not timed), then RUNS times (default 3) on the
-// whole text; MB/s is input bytes / 10^6 over the best run.
+// whole text; MB/s is input bytes / 10^6 over the best run's wall time, and
+// in brackets over its CPU time (the process's user + system: less moved by
+// other load on the machine).
 import { createRequire } from 'module';
 import fs from 'fs';
 import path from 'path';
@@ -39,13 +41,15 @@ function measure(label, make) {
   const conv = make();
   conv(warm);
   const setup = performance.now() - start;
-  let best = Infinity, out;
+  let best = Infinity, bestCpu = Infinity, out;
   for (let i = 0; i < runs; i++) {
-    const t = performance.now();
+    const t = performance.now(), c = process.cpuUsage();
     out = conv(text);
+    const used = process.cpuUsage(c);
     best = Math.min(best, performance.now() - t);
+    bestCpu = Math.min(bestCpu, (used.user + used.system) / 1000);
   }
-  return { label, mbs: bytes / 1e6 / (best / 1000), setup, out };
+  return { label, mbs: bytes / 1e6 / (best / 1000), cpu: bytes / 1e6 / (bestCpu / 1000), setup, out };
 }
 
 const pairs = [
@@ -69,6 +73,8 @@ console.log('');
 console.log('| profile | opencc-js MB/s | fanjian compat MB/s | ratio | fanjian default MB/s | ratio | compat output = opencc-js |');
 console.log('|---|---:|---:|---:|---:|---:|---|');
 for (const r of rows) {
-  console.log('| ' + [r.profile, f1(r.occ.mbs), f1(r.compat.mbs), f1(r.compat.mbs / r.occ.mbs) + '×', f1(r.dflt.mbs),
-    f1(r.dflt.mbs / r.occ.mbs) + '×', r.identical ? 'yes' : 'no'].join(' | ') + ' |');
+  const v = (m) => f1(m.mbs) + ' (' + f1(m.cpu) + ')';
+  const x = (m) => f1(m.mbs / r.occ.mbs) + '× (' + f1(m.cpu / r.occ.cpu) + '×)';
+  console.log('| ' + [r.profile, v(r.occ), v(r.compat), x(r.compat), v(r.dflt), x(r.dflt), r.identical ? 'yes' : 'no']
+    .join(' | ') + ' |');
 }

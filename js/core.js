@@ -26,12 +26,16 @@ function configName(from, to) {
   return from + '2' + to;
 }
 
-function createFanjian(instance, dictBytes) {
+// utf16: (ArrayBuffer, byte offset, units) -> string, the fastest way the
+// platform has (index.js: Node's Buffer); by default TextDecoder's.
+function createFanjian(instance, dictBytes, utf16) {
   const w = instance.exports;
   if (w._initialize) w._initialize();
   const encoder = new TextEncoder();
   // ignoreBOM: a byte-order mark is text the user did not ask to remove.
   const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+  const utf16Decoder = new TextDecoder('utf-16le', { ignoreBOM: true });
+  utf16 = utf16 || ((buffer, offset, units) => utf16Decoder.decode(new Uint16Array(buffer, offset, units)));
   const heap = () => new Uint8Array(w.memory.buffer);
   const u32 = () => new Uint32Array(w.memory.buffer);
 
@@ -131,9 +135,20 @@ function createFanjian(instance, dictBytes) {
     const outLen = u32()[lenPtr >>> 2];
     w.fjjs_release(lenPtr);
     if (!out) fail('convert');
-    const view = heap().subarray(out, out + outLen);
-    const result = bytes ? view.slice() : decoder.decode(view);
-    w.fj_free(conv, out);
+    let result;
+    try {
+      if (bytes) {
+        result = heap().slice(out, out + outLen);
+      } else if (outLen === 0) {
+        result = '';
+      } else {
+        const units = alloc(outLen * 2);
+        result = utf16(w.memory.buffer, units, w.fjjs_utf16(out, outLen, units));
+        w.fjjs_release(units);
+      }
+    } finally {
+      w.fj_free(conv, out);
+    }
     return result;
   }
 

@@ -3,6 +3,7 @@
  * that the wrapper (js/fanjian.js) passes only numbers and pointers and never
  * lays out a C struct. Built with emcc by js/js.mk.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +21,7 @@ fj_converter *fjjs_converter_open(const fj_dict *dict, const char *profile, cons
                                   const char *const *phrases, size_t phrase_count,
                                   const char *const *protect, size_t protect_count);
 void fjjs_clean_close(void);
+size_t fjjs_utf16(const unsigned char *s, size_t len, uint16_t *out);
 char *fjjs_convert(const fj_converter *conv, const char *input, size_t len, size_t *out_len);
 char *fjjs_detect(const fj_dict *dict, const char *text, size_t len);
 
@@ -166,4 +168,51 @@ char *fjjs_detect(const fj_dict *dict, const char *text, size_t len)
     if (st != FJ_OK)
         set_error(st, NULL);
     return json;
+}
+
+/* UTF-8 as UTF-16 code units into out (room for len units), for a string:
+ * JavaScript builds one from UTF-16 with a copy, from UTF-8 with a slower
+ * decode. A byte that starts no valid sequence becomes U+FFFD (the output
+ * of a string's UTF-8 is valid UTF-8). Returns the number of units. */
+size_t fjjs_utf16(const unsigned char *s, size_t len, uint16_t *out)
+{
+    size_t i = 0, n = 0;
+    while (i < len) {
+        unsigned c = s[i];
+        if (c < 0x80) {
+            out[n++] = (uint16_t)c;
+            i++;
+            continue;
+        }
+        /* The common case of Chinese text first: three bytes, no surrogate. */
+        if ((c & 0xF0) == 0xE0 && i + 2 < len && (s[i + 1] & 0xC0) == 0x80 && (s[i + 2] & 0xC0) == 0x80) {
+            unsigned u = (c & 0x0F) << 12 | (unsigned)(s[i + 1] & 0x3F) << 6 | (s[i + 2] & 0x3F);
+            if (u >= 0x800 && (u < 0xD800 || u > 0xDFFF)) {
+                out[n++] = (uint16_t)u;
+                i += 3;
+                continue;
+            }
+        }
+        size_t k = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : c >= 0xC2 ? 1 : 0;
+        uint32_t cp = k == 3 ? c & 0x07 : k == 2 ? c & 0x0F : c & 0x1F;
+        size_t j = 1;
+        for (; k && j <= k && i + j < len && (s[i + j] & 0xC0) == 0x80; j++)
+            cp = cp << 6 | (s[i + j] & 0x3F);
+        if (k == 0 || j <= k || c > 0xF4 || (k == 2 && (cp < 0x800 || (cp >= 0xD800 && cp < 0xE000))) ||
+            (k == 3 && (cp < 0x10000 || cp > 0x10FFFF))) {
+            /* not a whole, shortest, valid sequence: one U+FFFD for its start */
+            out[n++] = 0xFFFD;
+            i++;
+            continue;
+        }
+        if (cp >= 0x10000) {
+            cp -= 0x10000;
+            out[n++] = (uint16_t)(0xD800 | cp >> 10);
+            out[n++] = (uint16_t)(0xDC00 | (cp & 0x3FF));
+        } else {
+            out[n++] = (uint16_t)cp;
+        }
+        i += k + 1;
+    }
+    return n;
 }

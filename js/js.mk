@@ -9,9 +9,12 @@ JS_TGZ    = $(BUILD)/js/fanjian-$(JS_VERSION).tgz
 JS_SRC    = $(LIB_SRC) $(patsubst %.o,%.c,$(CLEAN_RULES_OBJ) $(PROFILES_OBJ)) js/glue.c
 # What js/core.js calls; nothing else is kept.
 JS_EXPORTS = fjjs_last_error fjjs_alloc fjjs_release fjjs_dict_open fjjs_converter_open fjjs_convert \
-             fjjs_detect fjjs_clean_close fj_free fj_converter_close fj_dict_close fj_version fj_dict_profile_count \
+             fjjs_detect fjjs_clean_close fjjs_utf16 fj_free fj_converter_close fj_dict_close fj_version fj_dict_profile_count \
              fj_dict_profile_name fj_target_name
-JS_CFLAGS = -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -O2 $(WARN) -Iinclude -Isrc
+# -msse2 -msimd128: the library's SSE2 paths as WebAssembly SIMD (Node 16.4+,
+# current browsers).
+JS_OPT   ?= -O2 -msimd128 -msse2
+JS_CFLAGS = -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L $(JS_OPT) $(WARN) -Iinclude -Isrc
 # A standalone module with no runtime glue: its one import is in js/core.js.
 JS_LDFLAGS = --no-entry -sSTANDALONE_WASM -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=33554432 \
              -sEXPORTED_FUNCTIONS=$(subst $(JS_SPACE),$(JS_COMMA),$(JS_EXPORTS:%=_%))
