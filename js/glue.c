@@ -178,20 +178,31 @@ size_t fjjs_utf16(const unsigned char *s, size_t len, uint16_t *out)
 {
     size_t i = 0, n = 0;
     while (i < len) {
+        /* The common cases first: ASCII, and Chinese text's three bytes
+         * (no surrogate, not overlong). */
+        while (i + 3 <= len) {
+            unsigned c = s[i];
+            if (c < 0x80) {
+                out[n++] = (uint16_t)c;
+                i++;
+                continue;
+            }
+            unsigned c1 = s[i + 1], c2 = s[i + 2];
+            if ((c & 0xF0) != 0xE0 || ((c1 & 0xC0) ^ 0x80) | ((c2 & 0xC0) ^ 0x80))
+                break;
+            unsigned u = (c & 0x0F) << 12 | (c1 & 0x3F) << 6 | (c2 & 0x3F);
+            if (u < 0x800 || u - 0xD800 < 0x800)
+                break;
+            out[n++] = (uint16_t)u;
+            i += 3;
+        }
+        if (i >= len)
+            break;
         unsigned c = s[i];
         if (c < 0x80) {
             out[n++] = (uint16_t)c;
             i++;
             continue;
-        }
-        /* The common case of Chinese text first: three bytes, no surrogate. */
-        if ((c & 0xF0) == 0xE0 && i + 2 < len && (s[i + 1] & 0xC0) == 0x80 && (s[i + 2] & 0xC0) == 0x80) {
-            unsigned u = (c & 0x0F) << 12 | (unsigned)(s[i + 1] & 0x3F) << 6 | (s[i + 2] & 0x3F);
-            if (u >= 0x800 && (u < 0xD800 || u > 0xDFFF)) {
-                out[n++] = (uint16_t)u;
-                i += 3;
-                continue;
-            }
         }
         size_t k = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : c >= 0xC2 ? 1 : 0;
         uint32_t cp = k == 3 ? c & 0x07 : k == 2 ? c & 0x0F : c & 0x1F;

@@ -215,6 +215,20 @@ test('js detect: script, counts and spans in UTF-16 units', () => {
   const span = s.substr(d.spans[0].offset, d.spans[0].length);
   if (span !== '这是一个问题。' || d.spans[0].script !== 'simplified') throw new Error('span ' + JSON.stringify(span));
 });
+test('js strings: every kind of character survives a conversion that changes nothing (UTF-8 in, UTF-16 out)', () => {
+  const points = [0x41, 0x7f, 0x80, 0x7ff, 0x800, 0xfeff, 0x4e2d, 0xd7ff, 0xe000, 0xfffd, 0xffff, 0x10000, 0x20000, 0x10ffff];
+  let s = '';
+  for (let i = 0; i < 5000; i++) s += String.fromCodePoint(points[(i * 7919) % points.length]);
+  const got = fanjian.convert(s, null);
+  if (got !== s) {
+    let i = 0;
+    while (got[i] === s[i]) i++;
+    throw new Error('differs at unit ' + i);
+  }
+  // A lone surrogate cannot be UTF-8: it becomes U+FFFD, as TextEncoder writes it.
+  if (fanjian.convert('a\ud800b', null) !== 'a\ufffdb') throw new Error('lone surrogate');
+});
+
 test('js close: frees the dictionary; the API then throws', () => {
   fanjian.close();
   try { fanjian.convert('头发'); } catch (e) { if (/closed/.test(e.message)) return; throw e; }
