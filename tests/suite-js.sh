@@ -48,5 +48,28 @@ js_suite() {
     else
         bad "js package: import from an ES module" "$(tail -n 3 "$log")"
     fi
+    # The browser: the package's page in headless Chromium, offline (js/test-browser.mjs).
+    local chromium_bin=${CHROMIUM:-/usr/bin/chromium} pw_dir
+    if [ ! -x "$chromium_bin" ]; then
+        skip "js package in Chromium" "$chromium_bin is not installed"
+    elif [ ! -r "$FANJIAN_SHARED/opencc/compat/input.txt" ]; then
+        skip "js package in Chromium" "$FANJIAN_SHARED/opencc/compat not found (no ../shared)"
+    elif ! pw_dir=$("$ROOT/scripts/fetch-playwright.sh" 2>"$log"); then
+        skip "js package in Chromium" "npm could not fetch playwright-core: $(tail -n 1 "$log")"
+    else
+        FANJIAN_DICT= node "$ROOT/js/test-browser.mjs" "$pw_dir" "$dir/node_modules/fanjian" "$chromium_bin" \
+            "$FANJIAN_SHARED/opencc/compat" >"$TMP/js-browser.out" 2>"$TMP/js-browser.err"
+        status=$?
+        while IFS= read -r line; do
+            name=${line#* }
+            detail=
+            case $name in *$'\t'*) detail=${name#*$'\t'}; name=${name%%$'\t'*} ;; esac
+            case $line in
+            PASS*) ok "$name" ;;
+            FAIL*) bad "$name" "$detail" ;;
+            esac
+        done <"$TMP/js-browser.out"
+        if [ "$status" -ne 0 ]; then bad "js browser: node exited $status" "$(head -c 600 "$TMP/js-browser.err")"; fi
+    fi
 }
 js_suite
