@@ -256,6 +256,10 @@ function createFanjian(instance, dictBytes, utf16) {
       return targetNames.slice();
     },
     version: '',
+    // Bytes in use in the module's heap (for leak checks).
+    heapUsed() {
+      return w.fjjs_heap_used();
+    },
     // Frees the dictionary and every converter; the API then throws.
     close() {
       for (const conv of converters.values()) w.fj_converter_close(conv);

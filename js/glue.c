@@ -3,6 +3,7 @@
  * that the wrapper (js/fanjian.js) passes only numbers and pointers and never
  * lays out a C struct. Built with emcc by js/js.mk.
  */
+#include <malloc.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,12 +23,19 @@ fj_converter *fjjs_converter_open(const fj_dict *dict, const char *profile, cons
                                   const char *const *protect, size_t protect_count);
 void fjjs_clean_close(void);
 size_t fjjs_utf16(const unsigned char *s, size_t len, uint16_t *out);
+size_t fjjs_heap_used(void);
 char *fjjs_convert(const fj_converter *conv, const char *input, size_t len, size_t *out_len);
 char *fjjs_detect(const fj_dict *dict, const char *text, size_t len);
 
 const char *fjjs_last_error(void)
 {
     return last_error.message;
+}
+
+/* Bytes of the heap in use, for the tests' leak checks. */
+size_t fjjs_heap_used(void)
+{
+    return (size_t)mallinfo().uordblks;
 }
 
 void *fjjs_alloc(size_t size)

@@ -9,7 +9,7 @@ JS_TGZ    = $(BUILD)/js/fanjian-$(JS_VERSION).tgz
 JS_SRC    = $(LIB_SRC) $(patsubst %.o,%.c,$(CLEAN_RULES_OBJ) $(PROFILES_OBJ)) js/glue.c
 # What js/core.js calls; nothing else is kept.
 JS_EXPORTS = fjjs_last_error fjjs_alloc fjjs_release fjjs_dict_open fjjs_converter_open fjjs_convert \
-             fjjs_detect fjjs_clean_close fjjs_utf16 fj_free fj_converter_close fj_dict_close fj_version fj_dict_profile_count \
+             fjjs_detect fjjs_clean_close fjjs_utf16 fjjs_heap_used fj_free fj_converter_close fj_dict_close fj_version fj_dict_profile_count \
              fj_dict_profile_name fj_target_name
 # -msse2 -msimd128: the library's SSE2 paths as WebAssembly SIMD (Node 16.4+,
 # current browsers).

@@ -229,8 +229,28 @@ test('js strings: every kind of character survives a conversion that changes not
   if (fanjian.convert('a\ud800b', null) !== 'a\ufffdb') throw new Error('lone surrogate');
 });
 
-test('js close: frees the dictionary; the API then throws', () => {
+test('js memory: conversions, detection and converters give back what they take from the heap', () => {
+  const text = fs.readFileSync(path.join(casesDir, 'default.tsv'), 'utf8').repeat(20);
+  const bytes = Buffer.from(text);
+  const round = () => {
+    fanjian.convert(text, 's2twp');
+    fanjian.convert(bytes, 't2s', { compat: true });
+    fanjian.Converter({ from: 'tw', to: 'hk' })(text);
+    fanjian.convert(text, { to: 'hk' });
+    fanjian.detect(text);
+    fanjian.clean(text);
+    try { fanjian.convert(text, 'nope'); } catch (e) { /* the failed open frees its strings too */ }
+  };
+  round();
+  const before = fanjian.heapUsed();
+  for (let i = 0; i < 30; i++) round();
+  const after = fanjian.heapUsed();
+  if (after !== before) throw new Error('heap in use ' + before + ' bytes, after 30 more rounds ' + after);
+  // close() gives back the image and every converter.
   fanjian.close();
+  if (fanjian.heapUsed() > 65536) throw new Error('after close ' + fanjian.heapUsed() + ' bytes still in use');
+});
+test('js close: frees the dictionary; the API then throws', () => {
   try { fanjian.convert('头发'); } catch (e) { if (/closed/.test(e.message)) return; throw e; }
   throw new Error('convert after close did not throw');
 });
