@@ -76,3 +76,11 @@ $(OPENCC_JS_DIR)/package.json:
 # JS_BENCH_TEXT: another text (default: ../shared/opencc/compat/input.txt, repeated to 4 MiB).
 bench-js: $(JS_TGZ) $(OPENCC_JS_DIR)/package.json
 	node bench/js.mjs $(JS_PKG) $(OPENCC_JS_DIR) $(JS_BENCH_TEXT)
+
+# js/glue.c natively, with the library's flags (ASan and UBSan under make
+# check-sanitize), driven by js/glue-check.c (tests/suite-js.sh). glibc
+# deprecates mallinfo, which emscripten's malloc offers and the module uses.
+$(BUILD)/js/glue.o: CFLAGS += -Wno-deprecated-declarations
+$(BUILD)/js/glue-check: $(BUILD)/js/glue-check.o $(BUILD)/js/glue.o $(BUILD)/libfanjian.a
+	$(CC) $(LDFLAGS) -o $@ $^
+CHECK_DEPS += $(BUILD)/js/glue-check

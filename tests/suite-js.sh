@@ -3,6 +3,19 @@
 # then, in Node, every case file and OpenCC 1.4.2's compat outputs against
 # the CLI (js/test-cases.js). Sourced by tests/run.sh.
 js_suite() {
+    # The glue natively, under the sanitizers in the ASan run.
+    if [ -x "$B/js/glue-check" ] && [ -r "$FANJIAN_SHARED/opencc/compat/input.txt" ]; then
+        run "$B/js/glue-check" "$FANJIAN_DICT" "$FANJIAN_SHARED/opencc/compat/input.txt"
+        if [ "$rc" -eq 0 ] && grep -q '^PASS' "$TMP/out"; then
+            ok "js glue: js/glue.c natively on the compat input ($B)"
+        else
+            bad "js glue: js/glue.c natively (exit $rc)" "$(grep -v '^PASS' "$TMP/out" | head -n 3)" "$(head -n 5 "$TMP/err")"
+        fi
+    elif [ ! -x "$B/js/glue-check" ]; then
+        bad "js glue: $B/js/glue-check not built (make $B/js/glue-check)"
+    else
+        skip "js glue" "$FANJIAN_SHARED/opencc/compat not found (no ../shared)"
+    fi
     if ! command -v emcc >/dev/null || ! command -v node >/dev/null || ! command -v npm >/dev/null; then
         skip "js package" "emcc, node or npm not installed (scripts/install-deps.sh installs them)"
         return
