@@ -53,7 +53,7 @@ function createFanjian(instance, dictBytes, utf16) {
     if (!p) throw new Error('fanjian: out of memory (' + size + ' bytes)');
     return p;
   }
-  // A NUL-terminated copy of an ASCII name in the heap (freed by the caller).
+  // A NUL-terminated UTF-8 copy of a name or user entry in the heap (freed by the caller).
   function name(s) {
     const bytes = encoder.encode(s);
     const p = alloc(bytes.length + 1);
@@ -100,9 +100,10 @@ function createFanjian(instance, dictBytes, utf16) {
     };
     const pointers = (list) => {
       if (!list.length) return 0;
+      const strings = list.map(str); // before the view: an allocation may grow the memory
       const p = alloc(list.length * 4);
       owned.push(p);
-      u32().set(list.map(str), p >>> 2);
+      u32().set(strings, p >>> 2);
       return p;
     };
     try {

@@ -3,4 +3,4 @@ import { createRequire } from 'module';
 
 const fanjian = createRequire(import.meta.url)('./index.js');
 export default fanjian;
-export const { Converter, convert, converter, detect, clean, profiles, targets, close, version } = fanjian;
+export const { Converter, convert, converter, detect, clean, profiles, targets, close, heapUsed, version } = fanjian;

@@ -229,6 +229,18 @@ test('js strings: every kind of character survives a conversion that changes not
   if (fanjian.convert('a\ud800b', null) !== 'a\ufffdb') throw new Error('lone surrogate');
 });
 
+test('js user entries: thousands of phrases; an empty key is an error that names it', () => {
+  const phrases = {};
+  for (let i = 0; i < 20000; i++) phrases['词' + i + '号'.repeat(50)] = '詞' + i;
+  phrases['头发'] = '頭毛';
+  const got = fanjian.convert('她的头发', 's2tw', { phrases, protect: ['她'] });
+  if (got !== '她的頭毛') throw new Error(got);
+  try { fanjian.convert('x', 's2tw', { phrases: { '': 'y' } }); } catch (e) {
+    if (/phrase/.test(e.message)) return;
+    throw new Error('message: ' + e.message);
+  }
+  throw new Error('no error for an empty key');
+});
 test('js memory: conversions, detection and converters give back what they take from the heap', () => {
   const text = fs.readFileSync(path.join(casesDir, 'default.tsv'), 'utf8').repeat(20);
   const bytes = Buffer.from(text);
