@@ -2,14 +2,18 @@
 // next to the CLI (tests/suite-js.sh runs it from a directory where
 // `npm install ./fanjian-*.tgz` put the package). One line per test:
 // "PASS name", "FAIL name\tdetail" or "SKIP name\treason".
-//   node test-cases.js CLI CASES_DIR SHARED_DIR TMP_DIR
+//   node test-cases.js CLI CLI_DICT CASES_DIR SHARED_DIR TMP_DIR
+// The package uses its own image; the CLI, CLI_DICT.
 'use strict';
 const fs = require('fs');
 const path = require('path');
-const { execFileSync } = require('child_process');
-const fanjian = require('fanjian');
+const childProcess = require('child_process');
 
-const [cli, casesDir, sharedDir, tmp] = process.argv.slice(2);
+const [cli, cliDict, casesDir, sharedDir, tmp] = process.argv.slice(2);
+delete process.env.FANJIAN_DICT;
+const fanjian = require('fanjian');
+const cliEnv = Object.assign({}, process.env, { FANJIAN_DICT: path.resolve(cliDict) });
+const execFileSync = (file, args, options) => childProcess.execFileSync(file, args, Object.assign({ env: cliEnv }, options));
 const say = (status, name, detail) => console.log(status + ' ' + name + (detail ? '\t' + detail : ''));
 
 function test(name, body) {

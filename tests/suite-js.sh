@@ -28,7 +28,8 @@ js_suite() {
         return
     fi
     case $tgz in /*) ;; *) tgz=$ROOT/$tgz ;; esac
-    mkdir -p "$dir"
+    # Its own package.json: npm installs here, not into a node_modules above.
+    mkdir -p "$dir" && printf '{ "private": true }\n' >"$dir/package.json"
     if (cd "$dir" && npm install --offline --no-audit --no-fund --no-package-lock "$tgz") >"$log" 2>&1 &&
         [ -f "$dir/node_modules/fanjian/fanjian.wasm" ]; then
         ok "js package: npm install ./$(basename "$tgz") into a fresh directory"
@@ -39,7 +40,8 @@ js_suite() {
     local fj_abs=$FJ
     case $fj_abs in /*) ;; *) fj_abs=$ROOT/$fj_abs ;; esac
     cp "$ROOT/js/test-cases.js" "$dir/"
-    (cd "$dir" && FANJIAN_DICT= node test-cases.js "$fj_abs" "$FANJIAN_CASES" "$FANJIAN_SHARED" "$TMP") \
+    (cd "$dir" && node test-cases.js "$fj_abs" "$(cd "$ROOT" && realpath "$FANJIAN_DICT")" "$FANJIAN_CASES" \
+        "$FANJIAN_SHARED" "$TMP") \
         >"$TMP/js-tests.out" 2>"$TMP/js-tests.err"
     status=$?
     while IFS= read -r line; do
