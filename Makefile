@@ -2,6 +2,7 @@
 #   make            library, CLI, dictionary image (fetches OpenCC's data once)
 #   make check      all tests, then again under ASan+UBSan
 #   make bench      throughput and memory next to OpenCC
+#   make bench-dask fanjian.dask's throughput at 1 and 2 workers (bench/dask.py)
 #   make accuracy   errors against native text, next to OpenCC (SET=tune)
 #   make sample     convert a short sample
 #   make fuzz       libFuzzer targets (mk/fuzz.mk); make difftest: engine vs reference
@@ -50,10 +51,21 @@ FMT_SRC  = formats/buffer.c formats/encoding.c formats/html.c formats/xml.c form
 FMT_SRC += formats/ocdata.c formats/ocimage.c formats/opencc_config.c
 # fj_inspect as JSON lines.
 FMT_SRC += formats/inspect.c
+# One text on several threads.
+FMT_SRC += formats/parallel.c
 FMT_GEN  = gen/opencc_stock
 FMT_OBJ  = $(FMT_SRC:%.c=$(BUILD)/%.o) $(FMT_GEN:%=$(BUILD)/%.o)
 FMT_LIBS = -lexpat -ljansson -lpcre2-8 -lpthread -ldl
 FMT_LIB  = $(BUILD)/libfanjian-formats.a
+# OpenCC's .ocd2 dictionaries in custom configs: their marisa-trie through
+# libmarisa (C++), behind one extern "C" shim built by the C++ compiler
+# that goes with CC.
+FMT_SRC += formats/ocd2.c
+FMT_CXX  = formats/marisa_shim.cc
+SHIM_CXX ?= $(if $(filter clang%,$(notdir $(CC))),clang++,g++)
+CXXFLAGS_SHIM = -std=c++17 $(OPT) -g -Wall -Wextra $(WERROR) $(SAN) -MMD -MP
+FMT_OBJ  += $(FMT_CXX:%.cc=$(BUILD)/%.o)
+FMT_LIBS += -lmarisa -lstdc++
 # The command line: one file, trees, atomic output and `serve` (whose web
 # page mk/serve.mk generates into C); libmicrohttpd opened on first use.
 CLI_SRC  = cli/convert.c cli/outfile.c cli/batch.c cli/dynlib.c cli/serve.c cli/serve_api.c
@@ -79,6 +91,13 @@ FORCE:
 $(BUILD)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CC $<"; $(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/%.o: %.cc $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	@echo "  CXX $<"; $(SHIM_CXX) $(CXXFLAGS_SHIM) -c $< -o $@
+$(BUILD)/pic/%.o: %.cc $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	@echo "  CXX -fPIC $<"; $(SHIM_CXX) $(CXXFLAGS_SHIM) -fPIC -c $< -o $@
 
 $(BUILD)/gen/clean_rules.c: data/clean-rules.txt scripts/embed.sh
 	@mkdir -p $(dir $@)
@@ -140,7 +159,8 @@ $(FMT_LIB): $(FMT_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 FMT_PIC_LIB = $(BUILD)/pic/libfanjian-formats.a
-$(FMT_PIC_LIB): $(FMT_SRC:%.c=$(BUILD)/pic/%.o) $(FMT_GEN:%=$(BUILD)/pic/%.o)
+$(FMT_PIC_LIB): $(FMT_SRC:%.c=$(BUILD)/pic/%.o) $(FMT_GEN:%=$(BUILD)/pic/%.o) \
+        $(FMT_CXX:%.cc=$(BUILD)/pic/%.o)
 	@rm -f $@
 	ar rcs $@ $^
 
@@ -201,7 +221,8 @@ sample: all
 TEST_BINS = $(BUILD)/tests/unit $(BUILD)/tests/pipeline $(BUILD)/tests/cases $(BUILD)/tests/text \
             $(BUILD)/tests/encoding $(BUILD)/tests/markup $(BUILD)/tests/epub \
             $(BUILD)/tests/legado $(BUILD)/tests/charclass $(BUILD)/charclass \
-            $(BUILD)/tests/opencc-reference $(BUILD)/tests/user $(BUILD)/tests/inspect
+            $(BUILD)/tests/opencc-reference $(BUILD)/tests/user $(BUILD)/tests/inspect \
+            $(BUILD)/tests/parallel
 
 $(BUILD)/tests/unit: $(BUILD)/tests/unit.o $(TOOL_OBJ) $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -ljansson -lm
@@ -217,6 +238,13 @@ $(BUILD)/tests/opencc-reference: $(BUILD)/tests/opencc_config.o $(BUILD)/formats
         $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -ljansson
 
+# Fails one allocation of the config loader (tests/suite-opencc-config.sh);
+# loaded before any sanitizer runtime, so built without them.
+TEST_BINS += $(BUILD)/tests/nomem-preload.so
+$(BUILD)/tests/nomem-preload.so: tests/nomem-preload.c
+	@mkdir -p $(dir $@)
+	@echo "  CC -shared $<"; $(CC) -std=c11 -O2 $(WARN) -fPIC -shared -o $@ $< -ldl
+
 $(BUILD)/tests/user: $(BUILD)/tests/user.o $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
 
@@ -230,7 +258,8 @@ $(BUILD)/tests/charclass: $(BUILD)/tests/charclass.o $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
 
 # The file formats' tests: each links libfanjian-formats.
-$(BUILD)/tests/encoding $(BUILD)/tests/markup $(BUILD)/tests/epub $(BUILD)/tests/legado: \
+$(BUILD)/tests/encoding $(BUILD)/tests/markup $(BUILD)/tests/epub $(BUILD)/tests/legado \
+        $(BUILD)/tests/parallel: \
         $(BUILD)/tests/%: \
         $(BUILD)/tests/%.o $(FMT_LIB) $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(FMT_LIBS) -lzip
@@ -291,6 +320,12 @@ $(BENCH_TP): $(BUILD)/bench/throughput.o $(BUILD)/libfanjian.a
 
 bench: all $(BENCH_TP)
 	BENCH_CMD='$(BENCH_CMD)' ./bench/report.sh $(BUILD)/fanjian $(BENCH_TP) $(DICT) $(BENCH_REPORT)
+
+# fanjian.dask's throughput at 1 and 2 worker processes (bench/dask.py; Debian's
+# python3-dask and python3-distributed). BENCH_DASK_ARGS: its options (--mb 40 ...).
+.PHONY: bench-dask
+bench-dask: all python
+	PYTHONPATH=$(BUILD)/python FANJIAN_DICT=$(DICT) $(PYTHON) bench/dask.py --fanjian $(BUILD)/fanjian $(BENCH_DASK_ARGS)
 
 # ---- accuracy (bench/README.md) ---------------------------------------------
 # Errors against natively written text, next to OpenCC 1.1.6; the Markdown

@@ -4,9 +4,11 @@
 
 The package is a directory fanjian/ whose __init__ is the extension module
 (python/fanjianmodule.c with the C library's and the formats library's
-sources, which `make python-sources` lists: the lists live in the Makefile
-only), the dictionary image fanjian.fjd beside it (where the module looks
-first after $FANJIAN_DICT), __main__.py (python -m fanjian) and the stubs.
+sources and the formats library's C++ shim over libmarisa, which `make
+python-sources` lists: the lists live in the Makefile only), the dictionary
+image fanjian.fjd beside it (where the module looks first after
+$FANJIAN_DICT), __main__.py (python -m fanjian), dask.py (fanjian.dask,
+which needs Dask only when imported) and the stubs.
 
 The image: $FANJIAN_BUILD_DICT names a prebuilt one to bundle; else the
 repository's `make` builds build/fanjian.fjd, as `make` alone does (nothing
@@ -138,6 +140,12 @@ class BuildExt(build_ext):
 
         if jobs > 1:
             compiler.compile = compile_parallel
+        # The C++ shim over libmarisa (formats/marisa_shim.cc), compiled as
+        # C++ and linked in as an object: the C flags above are not for it.
+        ext = self.extensions[0]
+        ext.extra_objects = list(ext.extra_objects or []) + compiler.compile(
+            LISTS["cxx"], output_dir=self.build_temp, include_dirs=["include", "src"],
+            extra_postargs=["-std=c++17", "-fvisibility=hidden"])
         super().build_extensions()
         # A symbol the lists missed shows only when the module loads: here,
         # not after the install.

@@ -13,6 +13,7 @@
 # Knobs (environment), besides run.sh's (FANJIAN_RUNS, OPENCC_RUNS,
 # OPEN_RUNS, PROFILES, PIN_CPU, BENCH_CACHE):
 #   LIB_RUNS    timed in-memory passes per profile, median reported (5)
+#   PHRASE_ROUNDS  rounds of table 2c's four converters, run in turn (3)
 #   BIG_BYTES   minimum size of the big file (1073741824 = 1 GiB)
 #   BIG_RUNS    runs of each big-file command, median reported (3)
 #   BENCH_CMD   how this was invoked, for the report's first line
@@ -34,6 +35,7 @@ report=$(abs "$4")
 cache=$(mkdir -p "${BENCH_CACHE:-$root/build/bench-cache}" && cd "${BENCH_CACHE:-$root/build/bench-cache}" && pwd)
 export BENCH_CACHE=$cache
 LIB_RUNS=${LIB_RUNS:-5}
+PHRASE_ROUNDS=${PHRASE_ROUNDS:-3}
 OPEN_RUNS=${OPEN_RUNS:-20}
 BIG_BYTES=${BIG_BYTES:-1073741824}
 BIG_RUNS=${BIG_RUNS:-3}
@@ -189,24 +191,45 @@ for path, words in ((sys.argv[2], freq), (sys.argv[3], rare)):
 PY
 r "## 2c. User phrases (\`--phrases\`), library in memory"
 r ""
-r "\`throughput [--default] --phrases FILE --tsv DICT s2t INPUT $LIB_RUNS\`: as tables 2 and 2b, with the converter from \`fj_converter_open_options\`. **none**: \`fj_converter_open\`; **empty**: the options with an empty phrase array (\`--phrases -\`); **frequent**: $(wc -l <"$phr") two- and three-character words of the corpus taken at every 97th Han run, so common words are among them and match often; **rare**: $(wc -l <"$rare") three-character words seen at most twice. Each maps a word to itself reversed. Median of $LIB_RUNS."
+r "\`throughput [--default] [--phrases FILE] --tsv DICT s2t INPUT $LIB_RUNS\`: as tables 2 and 2b, with the converter from \`fj_converter_open_options\`. **none**: \`fj_converter_open\`; **empty**: the options with an empty phrase array (\`--phrases -\`); **frequent**: $(wc -l <"$phr") two- and three-character words of the corpus taken at every 97th Han run, so common words are among them and match often; **rare**: $(wc -l <"$rare") three-character words seen at most twice. Each maps a word to itself reversed. The four run in turn, $PHRASE_ROUNDS rounds, so that other work on the machine weighs on all of them alike: each figure is the median over the rounds of each run's median of $LIB_RUNS passes."
 r ""
-r "| mode | none MB/s | empty MB/s | frequent MB/s | rare MB/s | frequent: library output = CLI \`--phrases\` output |"
+r "| mode | none MB/s | empty MB/s | frequent MB/s | rare MB/s | library output = CLI \`--phrases\` output (frequent, rare) |"
 r "|---|---:|---:|---:|---:|---|"
+# median of the numbers on stdin
+median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 for mode in compat default; do
-    flag=$([ "$mode" = default ] && echo --default)
-    row=()
-    for ph in "" - "$phr" "$rare"; do
-        progress "user phrases: s2t $mode, phrases ${ph:-none}"
-        line=$("${pin[@]}" "$tp" $flag ${ph:+--phrases "$ph"} --tsv "$dict" s2t "$corpus" "$LIB_RUNS" "$work/lib-$(basename "${ph:-none}").out")
-        read -r _ bytes _ _ med _ <<<"$line"
-        row+=("$(awk -v b="$bytes" -v m="$med" 'BEGIN {printf "%.1f", b / 1e6 / m}')")
+    # Not flag=$([ ... ] && echo ...): under set -e its failing test ends the script.
+    flag=
+    if [ "$mode" = default ]; then flag=--default; fi
+    names=(none empty frequent rare)
+    files=("" - "$phr" "$rare")
+    for ((round = 1; round <= PHRASE_ROUNDS; round++)); do
+        for i in 0 1 2 3; do
+            ph=${files[$i]}
+            progress "user phrases: s2t $mode, ${names[$i]}, round $round/$PHRASE_ROUNDS"
+            lib_out=/dev/null # the first round's output is compared with the CLI's
+            if [ "$round" = 1 ]; then lib_out=$work/lib-${names[$i]}.out; fi
+            line=$("${pin[@]}" "$tp" $flag ${ph:+--phrases "$ph"} --tsv "$dict" s2t "$corpus" "$LIB_RUNS" "$lib_out")
+            read -r _ bytes _ _ med _ <<<"$line"
+            awk -v b="$bytes" -v m="$med" 'BEGIN {printf "%.3f\n", b / 1e6 / m}' >>"$work/phrases-$mode-${names[$i]}.txt"
+        done
     done
-    "${pin[@]}" "$fanjian" $([ "$mode" = compat ] && echo --compat) -c s2t --phrases "$phr" -i "$corpus" -o "$work/cli.out"
-    same=$(cmp -s "$work/lib-$(basename "$phr").out" "$work/cli.out" && echo yes || echo "**no**")
+    row=()
+    for i in 0 1 2 3; do
+        row+=("$(median <"$work/phrases-$mode-${names[$i]}.txt" | awk '{printf "%.1f", $1}')")
+    done
+    flag_cli=
+    if [ "$mode" = compat ]; then flag_cli=--compat; fi
+    same=()
+    for i in 2 3; do
+        "${pin[@]}" "$fanjian" $flag_cli -c s2t --phrases "${files[$i]}" -i "$corpus" -o "$work/cli.out"
+        same+=("$(cmp -s "$work/lib-${names[$i]}.out" "$work/cli.out" && echo yes || echo "**no**")")
+    done
     rm -f "$work"/lib-*.out "$work/cli.out"
-    r "| $mode | ${row[0]} | ${row[1]} | ${row[2]} | ${row[3]} | $same |"
+    r "| $mode | ${row[0]} | ${row[1]} | ${row[2]} | ${row[3]} | ${same[0]}, ${same[1]} |"
 done
+r ""
+r "CLI: \`fanjian [--compat] -c s2t --phrases FILE -i INPUT -o OUT\`. None and empty are the same converter: without entries (and without \`--markup\`) no overlay is made."
 r ""
 
 # ---- 3. open time -------------------------------------------------------------
@@ -252,18 +275,16 @@ cat "$big" >/dev/null # page cache: measure conversion, not the disk
 # Kernel time for the same 1 GiB varies run to run on this VM (0.7 to 3 s
 # of sys seen with identical commands), so take the median of BIG_RUNS.
 # Each run's output replaces the previous one; the last two are compared.
+# The three commands take turns, so that other work on the machine weighs
+# on each alike; the pipes with and without line flushing (issue 21) differ
+# only in what a read that would wait does.
 for ((i = 1; i <= BIG_RUNS; i++)); do
     progress "big file: fanjian -c s2t -i BIG -o OUT ($i/$BIG_RUNS)"
     sync # as in run.sh: no run pays for the writeback of another's output
     /usr/bin/time -a -f '%e %M %U %S' -o "$work/big-file.time" "${pin[@]}" "$fanjian" -c s2t -i "$big" -o "$work/big-file.out"
-done
-for ((i = 1; i <= BIG_RUNS; i++)); do
     progress "big file: cat BIG | fanjian -c s2t > OUT ($i/$BIG_RUNS)"
     sync
     "${other[@]}" cat "$big" | /usr/bin/time -a -f '%e %M %U %S' -o "$work/big-pipe.time" "${pin[@]}" "$fanjian" -c s2t >"$work/big-pipe.out"
-done
-# The same without line flushing (issue 21): what a read that would wait costs.
-for ((i = 1; i <= BIG_RUNS; i++)); do
     progress "big file: cat BIG | fanjian -c s2t --noflush > OUT ($i/$BIG_RUNS)"
     sync
     "${other[@]}" cat "$big" | /usr/bin/time -a -f '%e %M %U %S' -o "$work/big-noflush.time" "${pin[@]}" "$fanjian" -c s2t --noflush >"$work/big-noflush.out"
@@ -280,7 +301,7 @@ big_row() { # LABEL TIMEFILE
 }
 r "## 4. Peak memory on a $(mb "$bsize") MB file"
 r ""
-r "Input: \`$big\`, the corpus repeated $copies times ($bsize bytes; real text, but repeated, not $copies times as much distinct text), in the page cache. Output: $osize bytes to a file in the cache dir, deleted afterwards; the pipes' outputs are identical to the file's: $same. The pipe writes what has arrived whenever a read would wait (line by line when the input pauses); \`--noflush\` fills whole chunks first: their difference is what that costs. \`/usr/bin/time -f '%e %M %U %S'\` (10 ms resolution); times are medians of $BIG_RUNS runs, RSS the maximum. MB/s here includes reading and writing the whole file through the kernel: user time is the conversion, sys time the I/O, which varies on this VM."
+r "Input: \`$big\`, the corpus repeated $copies times ($bsize bytes; real text, but repeated, not $copies times as much distinct text), in the page cache. Output: $osize bytes to a file in the cache dir, deleted afterwards; the pipes' outputs are identical to the file's: $same. The pipe writes what has arrived whenever a read would wait (line by line when the input pauses); \`--noflush\` fills whole chunks first: their difference is what that costs. \`/usr/bin/time -f '%e %M %U %S'\` (10 ms resolution); the three commands take turns, $BIG_RUNS rounds; times are medians, RSS the maximum. MB/s here includes reading and writing the whole file through the kernel: user time is the conversion, sys time the I/O, which varies on this VM."
 r ""
 r "| command | wall s | MB/s | user s | sys s | peak RSS MB |"
 r "|---|---:|---:|---:|---:|---:|"

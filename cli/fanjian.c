@@ -120,7 +120,9 @@ static void usage(FILE *f)
             "                        OUTDIR the tree is rebuilt there, other files copied\n"
             "      --in-place        replace each input with its conversion (atomically)\n"
             "      --rename          convert file and directory names too\n"
-            "  -j, --jobs N          worker threads (default: one per core)\n"
+            "  -j, --jobs N          worker threads (default: one per core): files of a\n"
+            "                        tree, or pieces of one text (by default for a file\n"
+            "                        over 8 MB); the output is the same\n"
             "      --progress, --no-progress  progress bar on standard error (default:\n"
             "                        when it is a terminal)\n"
             "\n"
@@ -764,6 +766,9 @@ static const char *find_config(const fj_dict *dict, const char *name, const char
 }
 
 /* The conversion command; `inputs`, `rules` and `paths` have room for every argument. */
+/* A regular file larger than this is converted on every core by default. */
+#define ONE_TEXT_PARALLEL_SIZE (8LL << 20)
+
 /* --inspect: where the model chose a form, as JSON lines. */
 typedef struct inspect_out {
     const char *text;
@@ -1071,9 +1076,9 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
         fprintf(stderr, "%s: warning: --compat: nothing is converted: ignored\n", prog);
     if (repair && !converts)
         fprintf(stderr, "%s: warning: --repair: nothing is converted: ignored\n", prog);
-    if (jobs_given && !tree)
-        fprintf(stderr, "%s: warning: -j: only -r DIR converts files in parallel: ignored\n",
-                prog);
+    if (jobs_given && in_place && !tree)
+        fprintf(stderr, "%s: warning: -j: --in-place converts its FILEs one by one (-r DIR "
+                        "converts files in parallel): ignored\n", prog);
     if (progress == 1 && !tree)
         fprintf(stderr, "%s: warning: --progress: only -r DIR shows progress: ignored\n", prog);
     if (sync_output && one_input && !(output && strcmp(output, "-") != 0))
@@ -1257,6 +1262,17 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
             } else {
                 out = &of.sink;
             }
+        }
+        /* One text on several threads: asked for, or a large regular file. */
+        if (rc == 0 && !documents && !inspect && conv) {
+            struct stat sb;
+            long cores = sysconf(_SC_NPROCESSORS_ONLN);
+            int big = ninputs == 1 && fstat(fds[0], &sb) == 0 && S_ISREG(sb.st_mode) &&
+                      sb.st_size > ONE_TEXT_PARALLEL_SIZE;
+            set.f.jobs = jobs_given ? (unsigned)jobs : big && cores > 1 ? (unsigned)(cores < 64 ? cores : 64) : 0;
+            if (jobs_given && jobs > 1 && fj_independent_prefix(conv, "\n", 1) != 1)
+                fprintf(stderr, "%s: warning: -j: this conversion depends on all the text before "
+                                "(--to, repair, --phrases, --markup): one thread\n", prog);
         }
         if (rc == 0) {
             if (inspect) {

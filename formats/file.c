@@ -107,6 +107,7 @@ struct fjf_text {
     fjf_recoder *encoder; /* UTF-8 -> s->to_encoding, or NULL */
     fj_punct *punct;
     fj_stream *conv;
+    fjf_parallel *par; /* instead of conv, with s->jobs > 1 */
     fj_clean_stream *clean;   /* per input: its lines are numbered from 1 */
     fjf_legado_stage *legado; /* per input, before clean: Legado removals */
     fjf_file_stats *stats;    /* per input */
@@ -158,7 +159,7 @@ static int to_punct(void *ctx, const char *data, size_t len)
 static int to_conv(void *ctx, const char *data, size_t len)
 {
     fjf_text *t = ctx;
-    fj_status st = fj_stream_feed(t->conv, data, len);
+    fj_status st = t->par ? fjf_parallel_feed(t->par, data, len) : fj_stream_feed(t->conv, data, len);
     if (st != FJ_OK) {
         t->conv_status = st;
         return -1;
@@ -172,7 +173,7 @@ static int after_legado(void *ctx, const char *data, size_t len)
     fjf_text *t = ctx;
     if (t->clean)
         return fj_clean_stream_feed(t->clean, data, len) == FJ_OK ? 0 : -1;
-    if (t->conv)
+    if (t->conv || t->par)
         return to_conv(t, data, len);
     void *fctx;
     fj_write_fn w = final_write(t, &fctx);
@@ -270,8 +271,10 @@ int fjf_text_begin(const fjf_settings *s, const char *output, fj_write_fn write,
         fjf_text_free(t);
         return -1;
     }
-    if (s->conv && fj_stream_new(s->conv, t->punct ? to_punct : fw,
-                                 t->punct ? (void *)t->punct : fctx, &t->conv) != FJ_OK) {
+    fj_write_fn cw = t->punct ? to_punct : fw;
+    void *cctx = t->punct ? (void *)t->punct : fctx;
+    if (s->conv && (s->jobs > 1 ? fjf_parallel_new(s->conv, s->jobs, 0, cw, cctx, &t->par)
+                                : fj_stream_new(s->conv, cw, cctx, &t->conv)) != FJ_OK) {
         set_kind(err, FJF_ERR_NOMEM, FJF_NO_OFFSET, "out of memory");
         fjf_text_free(t);
         return -1;
@@ -432,7 +435,7 @@ static int input_begin(fjf_text *t, fjf_error *err)
     t->base = 0;
     if (s->clean) {
         void *next_ctx = t;
-        fj_write_fn next = t->conv ? to_conv : final_write(t, &next_ctx);
+        fj_write_fn next = t->conv || t->par ? to_conv : final_write(t, &next_ctx);
         if (fj_clean_stream_new(s->clean, next, next_ctx, s->report ? report_line : NULL, t,
                                 &t->clean) != FJ_OK) {
             set_kind(err, FJF_ERR_NOMEM, FJF_NO_OFFSET, "out of memory");
@@ -635,6 +638,8 @@ int fjf_text_end(fjf_text *t, fjf_file_stats *stats, fjf_error *err)
     fj_status st = FJ_OK;
     if (t->conv)
         st = fj_stream_finish(t->conv);
+    if (t->par)
+        st = fjf_parallel_finish(t->par);
     if (st == FJ_OK && t->punct)
         st = fj_punct_finish(t->punct);
     fjf_error eerr;
@@ -661,6 +666,7 @@ void fjf_text_free(fjf_text *t)
         return;
     input_free(t);
     fj_stream_free(t->conv);
+    fjf_parallel_free(t->par);
     fj_punct_free(t->punct);
     fjf_recoder_free(t->encoder);
     free(t->buf);

@@ -25,32 +25,70 @@ static void seterr(char *err, size_t errlen, const char *fmt, ...)
     va_end(ap);
 }
 
-static void *xmalloc(size_t n)
+/* Whether a failed allocation fails the call (oc_nomem_begin) in this
+ * thread, and whether one has since. */
+static _Thread_local int nomem_returns, nomem_seen;
+
+void oc_nomem_begin(void)
 {
-    void *p = malloc(n ? n : 1);
-    if (!p) {
+    nomem_returns = 1;
+    nomem_seen = 0;
+}
+
+int oc_nomem_end(void)
+{
+    int seen = nomem_seen;
+    nomem_returns = nomem_seen = 0;
+    return seen;
+}
+
+int oc_nomem_failed(void) { return nomem_seen; }
+
+void oc__nomem(void)
+{
+    if (!nomem_returns) {
         fprintf(stderr, "fanjian: out of memory\n");
         exit(70);
     }
+    nomem_seen = 1;
+}
+
+/* NULL (p kept) only after oc_nomem_begin; the functions the config loader
+ * reaches check them. */
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        oc__nomem();
     return p;
 }
 
 static void *xrealloc(void *p, size_t n)
 {
-    p = realloc(p, n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "fanjian: out of memory\n");
-        exit(70);
-    }
-    return p;
+    void *q = realloc(p, n ? n : 1);
+    if (!q)
+        oc__nomem();
+    return q;
 }
 
 static char *xstrndup(const char *s, size_t n)
 {
     char *r = xmalloc(n + 1);
+    if (!r)
+        return NULL;
     memcpy(r, s, n);
     r[n] = 0;
     return r;
+}
+
+static char *xstrdup(const char *s) { return xstrndup(s, strlen(s)); }
+
+/* Frees the n strings of v and v. */
+static void free_strings(char **v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++)
+        free(v[i]);
+    free(v);
 }
 
 /* ---- dictionaries ------------------------------------------------------ */
@@ -62,25 +100,46 @@ static int entry_cmp(const void *a, const void *b)
 
 static oc_dict *dict_new(const char *name)
 {
-    oc_dict *d = xmalloc(sizeof *d);
-    memset(d, 0, sizeof *d);
-    d->name = xstrndup(name, strlen(name));
+    oc_dict *d = calloc(1, sizeof *d);
+    if (!d || !(d->name = xstrdup(name))) {
+        if (!d)
+            oc__nomem();
+        free(d);
+        return NULL;
+    }
     return d;
 }
 
-static void dict_add(oc_dict *d, size_t *cap, char *key, char **values, size_t nvalues,
-                     int tofu)
+/* Takes key and values over (freed when it fails: -1, no memory). */
+static int dict_add(oc_dict *d, size_t *cap, char *key, char **values, size_t nvalues, int tofu)
 {
-    if (d->count == *cap) {
-        *cap = *cap ? *cap * 2 : 256;
-        d->entries = xrealloc(d->entries, *cap * sizeof *d->entries);
-        d->tofu_risk = xrealloc(d->tofu_risk, *cap);
+    int ok = key && values;
+    for (size_t i = 0; ok && i < nvalues; i++)
+        ok = values[i] != NULL;
+    if (ok && d->count == *cap) {
+        size_t grown = *cap ? *cap * 2 : 256;
+        oc_entry *entries = xrealloc(d->entries, grown * sizeof *d->entries);
+        if (entries)
+            d->entries = entries;
+        unsigned char *tofu_risk = entries ? xrealloc(d->tofu_risk, grown) : NULL;
+        if (tofu_risk)
+            d->tofu_risk = tofu_risk;
+        if (tofu_risk)
+            *cap = grown;
+        else
+            ok = 0;
+    }
+    if (!ok) {
+        free(key);
+        free_strings(values, nvalues);
+        return -1;
     }
     d->entries[d->count].key = key;
     d->entries[d->count].values = values;
     d->entries[d->count].value_count = nvalues;
     d->tofu_risk[d->count] = (unsigned char)tofu;
     d->count++;
+    return 0;
 }
 
 /* Sorts entries by key, keeping tofu_risk aligned; fails on duplicates. */
@@ -120,6 +179,8 @@ oc_dict *oc_dict_parse_buffer(const char *name, const char *data, size_t len, ch
     oc_dict *d = dict_new(name);
     size_t cap = 0, prefer_cap = 0, off = 0, lineno = 0;
     int tofu_pending = 0;
+    if (!d)
+        goto nomem;
     if (len >= 3 && memcmp(data, "\xEF\xBB\xBF", 3) == 0)
         off = 3;
     while (off < len) {
@@ -147,6 +208,8 @@ oc_dict *oc_dict_parse_buffer(const char *name, const char *data, size_t len, ch
             size_t pl = strlen(REVERSE_PREFER);
             if (n >= pl && memcmp(line, REVERSE_PREFER, pl) == 0) {
                 char *rest = xstrndup(line + pl, n - pl), *save = NULL;
+                if (!rest)
+                    goto nomem;
                 char *f1 = strtok_r(rest, " \t", &save);
                 char *f2 = f1 ? strtok_r(NULL, " \t", &save) : NULL;
                 char *f3 = f2 ? strtok_r(NULL, " \t", &save) : NULL;
@@ -156,14 +219,29 @@ oc_dict *oc_dict_parse_buffer(const char *name, const char *data, size_t len, ch
                     goto fail;
                 }
                 if (d->prefer_count == prefer_cap) {
-                    prefer_cap = prefer_cap ? prefer_cap * 2 : 8;
-                    d->prefer_key = xrealloc(d->prefer_key, prefer_cap * sizeof(char *));
-                    d->prefer_value = xrealloc(d->prefer_value, prefer_cap * sizeof(char *));
+                    size_t grown = prefer_cap ? prefer_cap * 2 : 8;
+                    char **keys = xrealloc(d->prefer_key, grown * sizeof(char *));
+                    if (keys)
+                        d->prefer_key = keys;
+                    char **vals = keys ? xrealloc(d->prefer_value, grown * sizeof(char *)) : NULL;
+                    if (vals)
+                        d->prefer_value = vals;
+                    if (!vals) {
+                        free(rest);
+                        goto nomem;
+                    }
+                    prefer_cap = grown;
                 }
-                d->prefer_key[d->prefer_count] = xstrndup(f1, strlen(f1));
-                d->prefer_value[d->prefer_count] = xstrndup(f2 ? f2 : f1, strlen(f2 ? f2 : f1));
-                d->prefer_count++;
+                char *pk = xstrdup(f1), *pv = xstrdup(f2 ? f2 : f1);
                 free(rest);
+                if (!pk || !pv) {
+                    free(pk);
+                    free(pv);
+                    goto nomem;
+                }
+                d->prefer_key[d->prefer_count] = pk;
+                d->prefer_value[d->prefer_count] = pv;
+                d->prefer_count++;
             } else if (n >= strlen(TOFU_RISK) && memcmp(line, TOFU_RISK, strlen(TOFU_RISK)) == 0) {
                 tofu_pending = 1;
             }
@@ -178,17 +256,26 @@ oc_dict *oc_dict_parse_buffer(const char *name, const char *data, size_t len, ch
         const char *v = tab + 1, *vend = line + n;
         size_t nvalues = 0, vcap = 2;
         char **values = xmalloc(vcap * sizeof(char *));
-        for (;;) {
+        while (values) {
             const char *sp = memchr(v, ' ', (size_t)(vend - v));
             const char *e = sp ? sp : vend;
-            if (nvalues == vcap)
-                values = xrealloc(values, (vcap *= 2) * sizeof(char *));
+            if (nvalues == vcap) {
+                char **grown = xrealloc(values, (vcap * 2) * sizeof(char *));
+                if (!grown) {
+                    free_strings(values, nvalues);
+                    values = NULL;
+                    break;
+                }
+                values = grown;
+                vcap *= 2;
+            }
             values[nvalues++] = xstrndup(v, (size_t)(e - v));
             if (!sp)
                 break;
             v = sp + 1;
         }
-        dict_add(d, &cap, key, values, nvalues, tofu_pending);
+        if (dict_add(d, &cap, key, values, nvalues, tofu_pending) != 0)
+            goto nomem;
         tofu_pending = 0;
     }
     if (tofu_pending)
@@ -196,11 +283,50 @@ oc_dict *oc_dict_parse_buffer(const char *name, const char *data, size_t len, ch
     if (dict_finish(d, err, errlen) != 0)
         goto fail;
     return d;
+nomem:
+    seterr(err, errlen, "out of memory");
+    goto fail;
 tofu_fail:
     seterr(err, errlen, "%s:%zu: expected a mapping after %s", name, lineno, TOFU_RISK);
 fail:
     oc_dict_free(d);
     return NULL;
+}
+
+static void free_entries(oc_entry *entries, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        free(entries[i].key);
+        for (size_t j = 0; j < entries[i].value_count; j++)
+            free(entries[i].values[j]);
+        free(entries[i].values);
+    }
+    free(entries);
+}
+
+oc_dict *oc_dict_from_entries(const char *name, oc_entry *entries, size_t count, char *err,
+                              size_t errlen)
+{
+    oc_dict *d = calloc(1, sizeof *d);
+    if (d) {
+        d->entries = entries;
+        d->count = count;
+        d->name = strdup(name);
+        d->tofu_risk = calloc(count ? count : 1, 1);
+    }
+    if (!d || !d->name || !d->tofu_risk) {
+        seterr(err, errlen, "out of memory");
+        if (d)
+            oc_dict_free(d);
+        else
+            free_entries(entries, count);
+        return NULL;
+    }
+    if (dict_finish(d, err, errlen) != 0) {
+        oc_dict_free(d);
+        return NULL;
+    }
+    return d;
 }
 
 oc_dict *oc_dict_parse(const char *name, const char *path, char *err, size_t errlen)
@@ -212,16 +338,21 @@ oc_dict *oc_dict_parse(const char *name, const char *path, char *err, size_t err
     }
     size_t cap = 1 << 16, len = 0, got;
     char *buf = xmalloc(cap);
-    while ((got = fread(buf + len, 1, cap - len, f)) > 0) {
+    while (buf && (got = fread(buf + len, 1, cap - len, f)) > 0) {
         len += got;
-        if (len == cap)
-            buf = xrealloc(buf, cap *= 2);
+        if (len == cap) {
+            char *grown = xrealloc(buf, cap * 2);
+            if (!grown)
+                free(buf);
+            buf = grown;
+            cap *= 2;
+        }
     }
-    int bad = ferror(f);
+    int nomem = !buf, bad = nomem || ferror(f);
     fclose(f);
     if (bad) {
         free(buf);
-        seterr(err, errlen, "%s: read error", path);
+        seterr(err, errlen, "%s: %s", path, nomem ? "out of memory" : "read error");
         return NULL;
     }
     oc_dict *d = oc_dict_parse_buffer(name, buf, len, err, errlen);
@@ -233,19 +364,13 @@ void oc_dict_free(oc_dict *d)
 {
     if (!d)
         return;
-    for (size_t i = 0; i < d->count; i++) {
-        free(d->entries[i].key);
-        for (size_t j = 0; j < d->entries[i].value_count; j++)
-            free(d->entries[i].values[j]);
-        free(d->entries[i].values);
-    }
+    free_entries(d->entries, d->count);
     for (size_t i = 0; i < d->prefer_count; i++) {
         free(d->prefer_key[i]);
         free(d->prefer_value[i]);
     }
     free(d->prefer_key);
     free(d->prefer_value);
-    free(d->entries);
     free(d->tofu_risk);
     free(d->name);
     free(d);
@@ -570,15 +695,26 @@ char *oc_reference_convert(const oc_profile *p, const char *text, size_t len, si
 
 /* ---- flattening -------------------------------------------------------- */
 
+/* Adds copies of key and its one value; -1 when out of memory. */
+static int add_copy(oc_dict *d, size_t *cap, const char *key, const char *value)
+{
+    char **v = xmalloc(sizeof(char *));
+    if (v && !(v[0] = xstrdup(value))) {
+        free(v);
+        v = NULL;
+    }
+    return dict_add(d, cap, xstrdup(key), v, 1, 0);
+}
+
 static oc_dict *dict_copy_defaults(const oc_dict *src)
 {
     oc_dict *d = dict_new(src->name);
     size_t cap = 0;
-    for (size_t i = 0; i < src->count; i++) {
-        char **v = xmalloc(sizeof(char *));
-        v[0] = xstrndup(src->entries[i].values[0], strlen(src->entries[i].values[0]));
-        dict_add(d, &cap, xstrndup(src->entries[i].key, strlen(src->entries[i].key)), v, 1, 0);
-    }
+    for (size_t i = 0; d && i < src->count; i++)
+        if (add_copy(d, &cap, src->entries[i].key, src->entries[i].values[0]) != 0) {
+            oc_dict_free(d);
+            return NULL;
+        }
     return d;
 }
 
@@ -598,7 +734,7 @@ static int has_prefix_key(const oc_dict *d, const char *key)
 /* Adds the entries of b to a: all of them (union: a's value wins on equal
  * keys), or for short_circuit only those no key of a can pre-empt. With
  * longest-match lookup the result behaves exactly like the group. */
-static void merge_into(oc_dict *a, const oc_dict *b, int short_circuit)
+static int merge_into(oc_dict *a, const oc_dict *b, int short_circuit)
 {
     /* Look up only a's original entries, which are sorted. */
     oc_dict before = *a;
@@ -608,15 +744,15 @@ static void merge_into(oc_dict *a, const oc_dict *b, int short_circuit)
         before.entries = a->entries;
         if (short_circuit ? has_prefix_key(&before, k) : oc_dict_find(&before, k, strlen(k)) != NULL)
             continue;
-        char **v = xmalloc(sizeof(char *));
-        v[0] = xstrndup(b->entries[i].values[0], strlen(b->entries[i].values[0]));
-        dict_add(a, &cap, xstrndup(k, strlen(k)), v, 1, 0);
+        if (add_copy(a, &cap, k, b->entries[i].values[0]) != 0)
+            return -1;
     }
     char err[256];
     if (dict_finish(a, err, sizeof err) != 0) {
         fprintf(stderr, "fanjian: internal error merging dictionaries: %s\n", err);
         exit(70);
     }
+    return 0;
 }
 
 oc_dict *oc_expr_flatten(const oc_expr *e, int include_tofu)
@@ -626,14 +762,22 @@ oc_dict *oc_expr_flatten(const oc_expr *e, int include_tofu)
     oc_dict *acc = NULL;
     for (size_t i = 0; i < e->child_count; i++) {
         oc_dict *c = oc_expr_flatten(e->children[i], include_tofu);
+        if (!c && nomem_seen) {
+            oc_dict_free(acc);
+            return NULL;
+        }
         if (!c)
             continue;
         if (!acc) {
             acc = c;
             continue;
         }
-        merge_into(acc, c, e->kind == OC_SHORT_CIRCUIT);
+        int merged = merge_into(acc, c, e->kind == OC_SHORT_CIRCUIT);
         oc_dict_free(c);
+        if (merged != 0) {
+            oc_dict_free(acc);
+            return NULL;
+        }
     }
     return acc;
 }
@@ -688,8 +832,12 @@ oc_expr *oc_expr_parse(struct json_t *j, oc_dict_resolver resolve, void *ctx, ch
         seterr(err, errlen, "dictionary without a type");
         return NULL;
     }
-    oc_expr *e = xmalloc(sizeof *e);
-    memset(e, 0, sizeof *e);
+    oc_expr *e = calloc(1, sizeof *e);
+    if (!e) {
+        oc__nomem();
+        seterr(err, errlen, "out of memory");
+        return NULL;
+    }
     if (strcmp(type, "group") == 0) {
         const char *policy = json_string_value(json_object_get(j, "match_policy"));
         e->kind = (policy && strcmp(policy, "union") == 0) ? OC_UNION : OC_SHORT_CIRCUIT;
@@ -701,6 +849,11 @@ oc_expr *oc_expr_parse(struct json_t *j, oc_dict_resolver resolve, void *ctx, ch
         json_t *dicts = json_object_get(j, "dicts");
         size_t n = json_array_size(dicts);
         e->children = xmalloc(n * sizeof(oc_expr *));
+        if (!e->children) {
+            seterr(err, errlen, "out of memory");
+            free(e);
+            return NULL;
+        }
         for (size_t i = 0; i < n; i++) {
             e->children[i] = oc_expr_parse(json_array_get(dicts, i), resolve, ctx, err, errlen);
             if (!e->children[i]) {
@@ -749,6 +902,10 @@ static int parse_chain(json_t *arr, oc_dict_resolver resolve, void *ctx, oc_expr
     size_t n = json_array_size(arr);
     *out = xmalloc((n ? n : 1) * sizeof(oc_expr *));
     *count = 0;
+    if (!*out) {
+        seterr(err, errlen, "out of memory");
+        return -1;
+    }
     for (size_t i = 0; i < n; i++) {
         oc_expr *e = oc_expr_parse(json_object_get(json_array_get(arr, i), "dict"), resolve, ctx,
                                    err, errlen);
@@ -777,9 +934,14 @@ void oc_profile_free(oc_profile *p)
 oc_profile *oc_profile_parse(struct json_t *root, const char *name, const char *path,
                              oc_dict_resolver resolve, void *ctx, char *err, size_t errlen)
 {
-    oc_profile *p = xmalloc(sizeof *p);
-    memset(p, 0, sizeof *p);
-    p->name = xstrndup(name, strlen(name));
+    oc_profile *p = calloc(1, sizeof *p);
+    if (!p || !(p->name = xstrdup(name))) {
+        if (!p)
+            oc__nomem();
+        free(p);
+        seterr(err, errlen, "out of memory");
+        return NULL;
+    }
     json_t *seg = json_object_get(root, "segmentation");
     if (parse_chain(json_object_get(root, "normalization"), resolve, ctx, &p->normalization,
                     &p->normalization_count, err, errlen) != 0 ||

@@ -9,6 +9,17 @@
 #include <stddef.h>
 #include <stdio.h>
 
+/* A failed allocation in this file and formats/ocimage.c prints "out of
+ * memory" and exits 70 (the tools'). Between oc_nomem_begin() and
+ * oc_nomem_end() it fails the call instead, in this thread: the functions
+ * formats/opencc_config.c uses then return their error (NULL, -1, FJ_NONE
+ * or the builder's error), and oc_nomem_end() says whether one failed. The
+ * data directory, reverse and reference converter functions are the tools'. */
+void oc_nomem_begin(void);
+int oc_nomem_end(void);
+int oc_nomem_failed(void);
+void oc__nomem(void);
+
 typedef struct oc_entry {
     char *key;
     char **values;
@@ -29,6 +40,10 @@ typedef struct oc_dict {
 /* Parses an OpenCC text dictionary. Returns NULL and fills err on failure. */
 oc_dict *oc_dict_parse(const char *name, const char *path, char *err, size_t errlen);
 oc_dict *oc_dict_parse_buffer(const char *name, const char *data, size_t len, char *err,
+                              size_t errlen);
+/* A dictionary of `count` entries (taken over, freed on failure), sorted;
+ * NULL and err on a duplicated key or no memory. */
+oc_dict *oc_dict_from_entries(const char *name, oc_entry *entries, size_t count, char *err,
                               size_t errlen);
 void oc_dict_free(oc_dict *d);
 /* Writes "key\tv1 v2\n" lines, sorted. */

@@ -29,19 +29,23 @@ void *oci_grow(void *p, size_t *cap, size_t need, size_t elem)
     size_t c = *cap ? *cap : 1024;
     while (c < need)
         c *= 2;
-    p = realloc(p, c * elem);
-    if (!p) {
-        fprintf(stderr, "fanjian: out of memory\n");
-        exit(70);
+    void *grown = realloc(p, c * elem);
+    if (!grown) {
+        oc__nomem();
+        return NULL;
     }
     *cap = c;
-    return p;
+    return grown;
 }
 
 size_t oci_buf_add(oci_buf *b, const void *data, size_t n)
 {
-    b->p = oci_grow(b->p, &b->cap, b->len + n, 1);
-    memcpy(b->p + b->len, data, n);
+    unsigned char *grown = oci_grow(b->p, &b->cap, b->len + n, 1);
+    if (!grown)
+        return OCI_NOMEM;
+    b->p = grown;
+    if (n)
+        memcpy(b->p + b->len, data, n);
     b->len += n;
     return b->len - n;
 }
@@ -50,7 +54,8 @@ void oci_buf_align(oci_buf *b, size_t a)
 {
     static const unsigned char zero[8];
     while (b->len % a)
-        oci_buf_add(b, zero, 1);
+        if (oci_buf_add(b, zero, 1) == OCI_NOMEM)
+            return;
 }
 
 /* ---- string pool with de-duplication ------------------------------------ */
@@ -69,11 +74,17 @@ uint32_t oci_pool_add(oci_pool *p, const char *s, size_t n)
     if ((p->used + 1) * 2 > p->nslots) {
         size_t old = p->nslots;
         uint32_t *os = p->slots, *ol = p->lens;
-        p->nslots = old ? old * 2 : 1 << 16;
-        p->slots = calloc(p->nslots, sizeof(uint32_t));
-        p->lens = calloc(p->nslots, sizeof(uint32_t));
-        if (!p->slots || !p->lens)
-            exit(70);
+        size_t nslots = old ? old * 2 : 1 << 16;
+        uint32_t *slots = calloc(nslots, sizeof(uint32_t)), *lens = calloc(nslots, sizeof(uint32_t));
+        if (!slots || !lens) {
+            free(slots);
+            free(lens);
+            oc__nomem();
+            return 0;
+        }
+        p->nslots = nslots;
+        p->slots = slots;
+        p->lens = lens;
         for (size_t i = 0; i < old; i++) {
             if (!os[i])
                 continue;
@@ -92,7 +103,10 @@ uint32_t oci_pool_add(oci_pool *p, const char *s, size_t n)
             return p->slots[j] - 1;
         j = (j + 1) & (p->nslots - 1);
     }
-    uint32_t off = (uint32_t)oci_buf_add(&p->bytes, s, n);
+    size_t added = oci_buf_add(&p->bytes, s, n);
+    if (added == OCI_NOMEM)
+        return 0;
+    uint32_t off = (uint32_t)added;
     p->slots[j] = off + 1;
     p->lens[j] = (uint32_t)n;
     p->used++;
@@ -102,17 +116,28 @@ uint32_t oci_pool_add(oci_pool *p, const char *s, size_t n)
 /* ---- image under construction -------------------------------------------- */
 
 
+/* After a failed allocation the new block and node are 0 (which exist
+ * once oci_builder_init has succeeded) and the builder is done for. */
 static uint32_t oci_new_block(oci_builder *b)
 {
-    b->blocks = oci_grow(b->blocks, &b->block_cap, (b->block_count + 1) * FJ_BLOCK_SIZE, sizeof(uint32_t));
+    uint32_t *grown = oci_grow(b->blocks, &b->block_cap, (b->block_count + 1) * FJ_BLOCK_SIZE,
+                               sizeof(uint32_t));
+    if (!grown)
+        return 0;
+    b->blocks = grown;
     memset(b->blocks + b->block_count * FJ_BLOCK_SIZE, 0, FJ_BLOCK_SIZE * sizeof(uint32_t));
     return (uint32_t)b->block_count++;
 }
 
 static uint32_t oci_new_node(oci_builder *b, uint32_t cp)
 {
-    b->nodes = oci_grow(b->nodes, &b->node_cap, b->node_count + 1, sizeof(fj_node_rec));
-    b->edges = oci_grow(b->edges, &b->edge_cap, b->node_count + 1, sizeof(uint32_t));
+    fj_node_rec *nodes = oci_grow(b->nodes, &b->node_cap, b->node_count + 1, sizeof(fj_node_rec));
+    if (nodes)
+        b->nodes = nodes;
+    uint32_t *edges = nodes ? oci_grow(b->edges, &b->edge_cap, b->node_count + 1, sizeof(uint32_t)) : NULL;
+    if (!edges)
+        return 0;
+    b->edges = edges;
     fj_node_rec *n = &b->nodes[b->node_count];
     n->value = 0;
     n->value_len = FJ_NO_VALUE;
@@ -160,7 +185,10 @@ static uint32_t add_children(oci_builder *b, const oc_dict *d, size_t lo, size_t
             j++;
         }
         uint32_t id = oci_new_node(b, cp);
-        *queue = oci_grow(*queue, qcap, *qlen + 1, sizeof(qitem));
+        qitem *grown = id ? oci_grow(*queue, qcap, *qlen + 1, sizeof(qitem)) : NULL;
+        if (!grown)
+            return first; /* oc_nomem_failed() */
+        *queue = grown;
         (*queue)[(*qlen)++] = (qitem){id, i, j, off + clen};
         ++*count;
         i = j;
@@ -187,7 +215,12 @@ static void mark_changers(oci_builder *b, const oc_dict *d, const uint32_t *l1)
             const oc_entry *single = oc_dict_find(d, k + off, n);
             const char *ans = single ? single->values[0] : k + off;
             size_t alen = single ? strlen(ans) : n;
-            own = oci_grow(own, &own_cap, used + alen + 1, 1);
+            char *grown = oci_grow(own, &own_cap, used + alen + 1, 1);
+            if (!grown) {
+                free(own);
+                return;
+            }
+            own = grown;
             memcpy(own + used, ans, alen);
             used += alen;
             if (chars) {
@@ -221,10 +254,15 @@ static void mark_changers(oci_builder *b, const oc_dict *d, const uint32_t *l1)
     free(own);
 }
 
-static void build_matcher(oci_builder *b, oc_dict *d)
+/* -1 when an allocation failed (d is then the caller's). */
+static int build_matcher(oci_builder *b, oc_dict *d)
 {
     fj_matcher_rec m = {0};
-    b->level1 = oci_grow(b->level1, &b->level1_cap, (b->level1_count + 1) * FJ_L1_SIZE, sizeof(uint32_t));
+    uint32_t *level1 = oci_grow(b->level1, &b->level1_cap, (b->level1_count + 1) * FJ_L1_SIZE,
+                                sizeof(uint32_t));
+    if (!level1)
+        return -1;
+    b->level1 = level1;
     uint32_t *l1 = b->level1 + b->level1_count * FJ_L1_SIZE;
     memset(l1, 0, FJ_L1_SIZE * sizeof(uint32_t));
     m.level1 = (uint32_t)b->level1_count++;
@@ -232,7 +270,7 @@ static void build_matcher(oci_builder *b, oc_dict *d)
     qitem *queue = NULL;
     size_t qlen = 0, qcap = 0, first_chars, count;
     add_children(b, d, 0, d->count, 0, &queue, &qlen, &qcap, &first_chars);
-    for (size_t q = 0; q < qlen; q++) {
+    for (size_t q = 0; q < qlen && !oc_nomem_failed(); q++) {
         qitem it = queue[q];
         uint32_t cp = b->edges[it.node];
         if (q < first_chars) { /* a first character: enter it in the code point table */
@@ -311,14 +349,17 @@ static void build_matcher(oci_builder *b, oc_dict *d)
         for (uint32_t c = 0; c < n->child_count && !b->plain; c++) {
             uint32_t h = fj_bigram_hash((uint32_t)b->matcher_count, cp, b->edges[n->first_child + c]);
             b->bigrams[h >> 3] |= (unsigned char)(1u << (h & 7));
-            b->first_edges = oci_grow(b->first_edges, &b->first_edge_cap, b->first_edge_count + 1,
-                                  sizeof(uint64_t));
+            uint64_t *grown = oci_grow(b->first_edges, &b->first_edge_cap, b->first_edge_count + 1,
+                                       sizeof(uint64_t));
+            if (!grown)
+                break;
+            b->first_edges = grown;
             b->first_edges[b->first_edge_count++] =
                 FJ_EDGE_SLOT(b->edges[n->first_child + c], id, n->first_child + c);
         }
     }
     free(queue);
-    if (!b->plain)
+    if (!b->plain && !oc_nomem_failed())
         mark_changers(b, d, l1);
     /* IDS operators that start no key: mark them so the hot path finds them. */
     for (uint32_t cp = 0x2FF0; cp <= 0x2FFF; cp++) {
@@ -328,10 +369,21 @@ static void build_matcher(oci_builder *b, oc_dict *d)
         if (!*slot)
             *slot = FJ_ENTRY_IDS;
     }
-    b->matchers = realloc(b->matchers, (b->matcher_count + 1) * sizeof(fj_matcher_rec));
-    b->matcher_dicts = realloc(b->matcher_dicts, (b->matcher_count + 1) * sizeof(oc_dict *));
+    fj_matcher_rec *matchers = oc_nomem_failed() ? NULL
+                               : realloc(b->matchers, (b->matcher_count + 1) * sizeof(fj_matcher_rec));
+    if (matchers)
+        b->matchers = matchers;
+    oc_dict **dicts = matchers ? realloc(b->matcher_dicts, (b->matcher_count + 1) * sizeof(oc_dict *))
+                               : NULL;
+    if (!dicts) {
+        if (!oc_nomem_failed())
+            oc__nomem();
+        return -1;
+    }
+    b->matcher_dicts = dicts;
     b->matchers[b->matcher_count] = m;
     b->matcher_dicts[b->matcher_count++] = d;
+    return 0;
 }
 
 static int same_dict(const oc_dict *a, const oc_dict *b)
@@ -350,12 +402,20 @@ uint32_t oci_matcher_for(oci_builder *b, oc_dict *d)
 {
     if (!d)
         return FJ_NONE;
+    if (oc_nomem_failed()) {
+        oc_dict_free(d);
+        return FJ_NONE;
+    }
     for (size_t i = 0; i < b->matcher_count; i++)
         if (same_dict(b->matcher_dicts[i], d)) {
             oc_dict_free(d);
             return (uint32_t)i;
         }
-    build_matcher(b, d);
+    if (build_matcher(b, d) != 0) {
+        oci_fail(b, "out of memory");
+        oc_dict_free(d);
+        return FJ_NONE;
+    }
     return (uint32_t)(b->matcher_count - 1);
 }
 
@@ -408,10 +468,8 @@ void oci_clear_key_chars(unsigned char *barrier, const oc_dict *d)
 static void *zalloc(size_t n)
 {
     void *p = calloc(n, 1);
-    if (!p) {
-        fprintf(stderr, "fanjian: out of memory\n");
-        exit(70);
-    }
+    if (!p)
+        oc__nomem();
     return p;
 }
 
@@ -424,7 +482,8 @@ void oci_builder_init(oci_builder *b)
     b->pairkeys = zalloc(FJ_BIGRAM_BITS / 8);
     b->trigrams = zalloc(FJ_BIGRAM_BITS / 8);
     b->changers = zalloc(FJ_CHANGERS_BYTES);
-    memset(b->changers + (size_t)FJ_CHANGE_ALWAYS * 64, 0xFF, 64);
+    if (b->changers)
+        memset(b->changers + (size_t)FJ_CHANGE_ALWAYS * 64, 0xFF, 64);
     b->inner = zalloc(FJ_BIGRAM_BITS / 8);
     b->chkeys = zalloc(FJ_BIGRAM_BITS / 8);
 }
@@ -458,6 +517,9 @@ uint64_t *oci_edge_hash(const oci_builder *b, size_t *slots)
     while (hslots < b->first_edge_count * 3)
         hslots *= 2;
     uint64_t *edge_hash = zalloc(hslots * sizeof(uint64_t));
+    *slots = 0;
+    if (!edge_hash)
+        return NULL;
     for (size_t i = 0; i < b->first_edge_count; i++) {
         uint64_t e = b->first_edges[i];
         size_t h = fj_edge_hash(FJ_EDGE_PARENT(e), FJ_EDGE_CP(e)) & (hslots - 1);
@@ -474,19 +536,27 @@ unsigned char *oci_assemble(const oci_section *secs, uint32_t nsec, size_t *len)
     oci_buf img = {0};
     fj_header_rec h;
     memset(&h, 0, sizeof h);
-    oci_buf_add(&img, &h, sizeof h);
-    size_t table = img.len;
     fj_section_rec *recs = zalloc((nsec ? nsec : 1) * sizeof *recs);
-    oci_buf_add(&img, recs, nsec * sizeof *recs);
-    for (uint32_t i = 0; i < nsec; i++) {
+    int nomem = !recs || oci_buf_add(&img, &h, sizeof h) == OCI_NOMEM;
+    size_t table = img.len;
+    nomem = nomem || oci_buf_add(&img, recs, nsec * sizeof *recs) == OCI_NOMEM;
+    for (uint32_t i = 0; i < nsec && !nomem; i++) {
         oci_buf_align(&img, 8);
+        if ((nomem = img.len % 8 != 0))
+            break;
         recs[i].tag = secs[i].tag;
         recs[i].offset = img.len;
         recs[i].size = secs[i].size;
         if (secs[i].size)
-            oci_buf_add(&img, secs[i].data, secs[i].size);
+            nomem = oci_buf_add(&img, secs[i].data, secs[i].size) == OCI_NOMEM;
     }
-    oci_buf_align(&img, 8);
+    if (!nomem)
+        oci_buf_align(&img, 8);
+    if (nomem || img.len % 8) {
+        free(recs);
+        free(img.p);
+        return NULL;
+    }
     memcpy(img.p + table, recs, nsec * sizeof *recs);
     free(recs);
     memcpy(h.magic, FJ_IMAGE_MAGIC, 8);

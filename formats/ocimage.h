@@ -44,7 +44,12 @@ typedef struct oci_builder {
     char error[256]; /* the first dictionary the image cannot hold, or "" */
 } oci_builder;
 
-/* Growth that exits on no memory, as formats/ocdata.c does. */
+/* A failed allocation is formats/ocdata.h's oc__nomem(): exit 70, or
+ * between oc_nomem_begin() and oc_nomem_end() an error return: oci_grow
+ * NULL (p kept), oci_buf_add OCI_NOMEM, oci_pool_add 0, oci_matcher_for
+ * FJ_NONE with the builder's error "out of memory", oci_edge_hash and
+ * oci_assemble NULL; after oci_builder_init, oc_nomem_failed() says. */
+#define OCI_NOMEM ((size_t)-1)
 void *oci_grow(void *p, size_t *cap, size_t need, size_t elem);
 size_t oci_buf_add(oci_buf *b, const void *data, size_t n);
 void oci_buf_align(oci_buf *b, size_t a);

@@ -12,6 +12,7 @@
 #include "../include/fanjian-formats.h"
 #include "../src/internal.h"
 #include "../src/utf8.h"
+#include "ocd2.h"
 #include "ocdata.h"
 #include "ocimage.h"
 
@@ -126,7 +127,9 @@ typedef struct loader {
     size_t dict_count;
 } loader;
 
-static const oc_dict *loader_keep(loader *l, const char *key, oc_dict *d)
+/* Keeps d (taken over) under key; NULL and err when out of memory. */
+static const oc_dict *loader_keep(loader *l, const char *key, oc_dict *d, char *err,
+                                  size_t errlen)
 {
     oc_dict **dicts = realloc(l->dicts, (l->dict_count + 1) * sizeof *dicts);
     char **keys = dicts ? realloc(l->keys, (l->dict_count + 1) * sizeof *keys) : NULL;
@@ -136,8 +139,9 @@ static const oc_dict *loader_keep(loader *l, const char *key, oc_dict *d)
     if (keys)
         l->keys = keys;
     if (!k) {
-        fprintf(stderr, "fanjian: out of memory\n");
-        exit(70);
+        oc_dict_free(d);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
     }
     l->dicts[l->dict_count] = d;
     l->keys[l->dict_count++] = k;
@@ -236,6 +240,8 @@ static oc_dict *generated_phrases(const fj_dict *stock, const char *name, char *
     oc_dict *out = NULL;
     projection *proj = NULL;
     size_t n = 0;
+    if (oc_nomem_failed())
+        goto nomem;
     if (!src[0] || !src[1] || fj_converter_open(stock, "t2s", FJ_COMPAT, &t2s, &ferr) != FJ_OK) {
         snprintf(err, errlen, "the dictionary image lacks what %s is derived from", name);
         goto done;
@@ -297,7 +303,7 @@ static int readable_file(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* A text dictionary's path as OpenCC finds it: as given when absolute,
+/* A dictionary file's path as OpenCC finds it: as given when absolute,
  * else in the config's directory, the extra paths, then OpenCC's data
  * directory. 0, or -1 with err listing where it looked. */
 static int find_dict(const loader *l, const char *file, char *path, size_t size, char *err,
@@ -327,8 +333,8 @@ static const char *base_name(const char *path)
     return slash ? slash + 1 : path;
 }
 
-/* oc_dict_resolver: "text" files, and OpenCC's stock dictionaries named as
- * .ocd2 (or .ocd), taken from the image. */
+/* oc_dict_resolver: "text" files; OpenCC's stock dictionaries named as
+ * .ocd2 (or .ocd), taken from the image; any other .ocd2 file. */
 static const oc_dict *resolve(void *ctx, const char *type, const char *file, char *err,
                               size_t errlen)
 {
@@ -347,7 +353,7 @@ static const oc_dict *resolve(void *ctx, const char *type, const char *file, cha
             oc_dict_free(d);
             return NULL;
         }
-        return loader_keep(l, key, d);
+        return loader_keep(l, key, d, err, errlen);
     }
     if (strcmp(type, "ocd2") == 0 || strcmp(type, "ocd") == 0) {
         char name[256];
@@ -364,14 +370,30 @@ static const oc_dict *resolve(void *ctx, const char *type, const char *file, cha
                          ? generated_phrases(l->stock, name, err, errlen)
                          : image_source(l->stock, name, err, errlen);
         if (d)
-            return loader_keep(l, key, d);
-        if (!err[0])
+            return loader_keep(l, key, d, err, errlen);
+        if (err[0])
+            return NULL;
+        /* Any other: the file, read as OpenCC reads it; the older .ocd
+         * format is not read. */
+        char path[4096];
+        if (strcmp(type, "ocd") == 0) {
             snprintf(err, errlen,
-                     "%s: dictionary %s: only OpenCC's stock dictionaries are read as %s, and "
-                     "this is not one the dictionary image keeps; give it as a text dictionary "
-                     "(opencc_dict -f ocd2 -t text) with \"type\": \"text\"",
-                     l->config, file, type);
-        return NULL;
+                     "%s: dictionary %s: the .ocd format is read only for OpenCC's stock "
+                     "dictionaries; convert it to .ocd2 or text with opencc_dict",
+                     l->config, file);
+            return NULL;
+        }
+        if (find_dict(l, file, path, sizeof path, err, errlen) != 0)
+            return NULL;
+        snprintf(key, sizeof key, "ocd2:%s", path);
+        if ((have = loader_find(l, key)) != NULL)
+            return have;
+        d = oc_dict_read_ocd2(path, err, errlen);
+        if (!d || dict_check(d, path, err, errlen) != 0) {
+            oc_dict_free(d);
+            return NULL;
+        }
+        return loader_keep(l, key, d, err, errlen);
     }
     snprintf(err, errlen, "%s: dictionary %s: unknown dictionary type \"%s\" (text, ocd2 or group)",
              l->config, file, type);
@@ -395,6 +417,7 @@ static int build_image(const oc_profile *p, const char *config, unsigned char **
     }
     oci_builder b;
     oci_builder_init(&b);
+    uint64_t *edge_hash = NULL;
     fj_profile_rec r;
     memset(&r, 0, sizeof r);
     snprintf(r.name, sizeof r.name, "%s", CUSTOM_PROFILE);
@@ -404,10 +427,9 @@ static int build_image(const oc_profile *p, const char *config, unsigned char **
     cx.suspects = cx.defaults = cx.attested = cx.overrides = FJ_NONE;
     unsigned char *barrier = malloc(FJ_BARRIER_BYTES);
     int rc = -1;
-    if (!barrier) {
-        snprintf(err, errlen, "out of memory");
-        goto done;
-    }
+    oc_dict *seg = NULL;
+    if (!barrier || oc_nomem_failed())
+        goto nomem;
     memset(barrier, 0xFF, FJ_BARRIER_BYTES);
     for (uint32_t cp = 0x2FF0; cp <= 0x2FFF; cp++)
         barrier[cp >> 3] &= (unsigned char)~(1u << (cp & 7));
@@ -416,20 +438,21 @@ static int build_image(const oc_profile *p, const char *config, unsigned char **
     r.normalization = p->normalization_count
                           ? oci_matcher_for(&b, oc_expr_flatten(p->normalization[0], 0))
                           : FJ_NONE;
-    oc_dict *seg = p->segmentation ? oc_expr_flatten(p->segmentation, 1) : NULL;
+    seg = p->segmentation ? oc_expr_flatten(p->segmentation, 1) : NULL;
     for (size_t c = 0; c < p->chain_count; c++) {
         uint32_t m = oci_matcher_for(&b, oc_expr_flatten(p->chain[c], 1));
         if (m == FJ_NONE)
             continue;
         if (r.stage_count == FJ_MAX_STAGES) {
             snprintf(err, errlen, "%s: more than %u conversion steps", config, FJ_MAX_STAGES);
-            oc_dict_free(seg);
             goto done;
         }
         r.stages[r.stage_count++] = m;
     }
     if (r.stage_count == 0) /* every step an empty group: text passes unchanged */
         r.stages[r.stage_count++] = oci_matcher_for(&b, empty_dict());
+    if (oc_nomem_failed())
+        goto nomem;
     if (seg && oci_seg_is_step1(seg, b.matcher_dicts[r.stages[0]])) {
         oc_dict_free(seg);
         r.segmentation = r.stages[0];
@@ -437,19 +460,26 @@ static int build_image(const oc_profile *p, const char *config, unsigned char **
     } else {
         r.segmentation = oci_matcher_for(&b, seg);
     }
+    seg = NULL;
+    if (oc_nomem_failed())
+        goto nomem;
     uint32_t used[2 + FJ_MAX_STAGES] = {r.normalization, r.segmentation};
     for (uint32_t s = 0; s < r.stage_count; s++)
         used[2 + s] = r.stages[s];
     for (uint32_t s = 0; s < 2 + r.stage_count; s++)
         if (used[s] != FJ_NONE)
             oci_clear_key_chars(barrier, b.matcher_dicts[used[s]]);
+    if (oc_nomem_failed())
+        goto nomem;
     if (b.error[0] || b.node_count >= FJ_MAX_NODES) {
         snprintf(err, errlen, "%s: its dictionaries do not fit an image: %.120s", config,
                  b.error[0] ? b.error : "too many keys");
         goto done;
     }
     size_t hslots;
-    uint64_t *edge_hash = oci_edge_hash(&b, &hslots);
+    edge_hash = oci_edge_hash(&b, &hslots);
+    if (!edge_hash)
+        goto nomem;
     oci_section secs[] = {
         {FJ_SEC_STRINGS, b.strings.bytes.p, b.strings.bytes.len},
         {FJ_SEC_NODES, b.nodes, b.node_count * sizeof(fj_node_rec)},
@@ -476,9 +506,15 @@ static int build_image(const oc_profile *p, const char *config, unsigned char **
         {FJ_SEC_LANGMOD, NULL, 0},
     };
     *image = oci_assemble(secs, (uint32_t)(sizeof secs / sizeof secs[0]), image_len);
-    free(edge_hash);
+    if (!*image)
+        goto nomem;
     rc = 0;
+    goto done;
+nomem:
+    snprintf(err, errlen, "%s: out of memory", config);
 done:
+    oc_dict_free(seg);
+    free(edge_hash);
     free(barrier);
     oci_builder_free(&b);
     return rc;
@@ -559,11 +595,17 @@ int fjf_opencc_config_load(const fj_dict *stock, const char *config, const char 
     snprintf(l.dir, sizeof l.dir, "%.*s", slash ? (int)(slash - config) : 1,
              slash ? (slash == config ? "/" : config) : ".");
     char msg[sizeof err->message] = "";
+    /* Out of memory here is an error, not the tools' exit. */
+    oc_nomem_begin();
     oc_profile *p = oc_profile_parse(root, CUSTOM_PROFILE, config, resolve, &l, msg, sizeof msg);
     json_decref(root);
     size_t image_len = 0;
     int rc = p ? build_image(p, config, &c->image, &image_len, msg, sizeof msg) : -1;
     oc_profile_free(p);
+    if (oc_nomem_end()) {
+        snprintf(msg, sizeof msg, "%s: out of memory", config);
+        rc = -1;
+    }
     for (size_t i = 0; i < l.dict_count; i++) {
         oc_dict_free(l.dicts[i]);
         free(l.keys[i]);

@@ -7,7 +7,8 @@
  * U盘 -> 隨身碟); in compat mode the output equals OpenCC's algorithm done
  * literally (formats/ocdata.c's reference converter); fj_inspect's choices
  * come in order, inside the input at its own bytes, each with other forms
- * whose margins do not fall, and none in compat mode. */
+ * whose margins do not fall, and none in compat mode; the prefix
+ * fj_independent_prefix gives converts the same apart (after it, the rest). */
 #include <string.h>
 
 #include "../formats/ocdata.h"
@@ -106,6 +107,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                          &ref_len, 1);
         FUZZ_ASSERT(ref && ref_len == out_len && memcmp(ref, out, out_len) == 0);
         free(ref);
+    }
+    size_t cut = fj_independent_prefix(conv, text, n);
+    FUZZ_ASSERT(cut <= n && (cut == 0 || text[cut - 1] == '\n'));
+    if (cut) {
+        char *a = NULL, *b = NULL;
+        size_t al = 0, bl = 0;
+        FUZZ_ASSERT(fj_convert_alloc(conv, text, cut, &a, &al) == FJ_OK);
+        FUZZ_ASSERT(fj_convert_alloc(conv, text + cut, n - cut, &b, &bl) == FJ_OK);
+        FUZZ_ASSERT(al + bl == out_len && memcmp(a, out, al) == 0 && memcmp(b, out + al, bl) == 0);
+        fj_free(conv, a);
+        fj_free(conv, b);
     }
     inspected k = {text, n, 0, 0};
     FUZZ_ASSERT(fj_inspect(conv, text, n, check_choice, &k) == FJ_OK);

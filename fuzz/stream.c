@@ -1,17 +1,24 @@
 /* Fuzz: streaming with chunk sizes the input chooses equals one-shot.
  * Input: profile byte, mode byte (default, compat, or the default mode with
- * user phrases, protected terms and -{…}-), 8 bytes seeding the chunk
- * sizes, text. */
+ * user phrases, protected terms and -{…}-, or with Han phrases only), 8
+ * bytes seeding the chunk sizes, text. */
 #include <string.h>
 
 #include "fuzz.h"
 
-static fj_converter *convs[16][3];
+static fj_converter *convs[16][4];
 
 /* Short keys that overlap one another and the tables' own. */
 static const fj_phrase user_phrases[] = {{"头发", "頭毛"}, {"发", "X"}, {"头发干", "Y"},
                                          {"-", "~"},   {"a{", "Z"}, {"\xe5\xa4", "?"}};
 static const char *const user_protect[] = {"后来", "}", "干"};
+/* Mode 2's other overlay (mode byte / 3 odd): no key starts with ASCII, so
+ * the overlay's scan skips ASCII runs; keys of one to four characters whose
+ * second or third character is ASCII, Latin or beyond the BMP. */
+static const fj_phrase han_phrases[] = {{"头发", "頭毛"}, {"发", "X"},       {"头发干", "Y"},
+                                        {"头发干了", "Z"}, {"头a", "W"},      {"头é", "V"},
+                                        {"后来x", "U"},   {"干𠀀", "T"},      {"𠀀头", "S"},
+                                        {"的是", "R"},    {"计算机", "電腦"}};
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -37,6 +44,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         o.markup = FJ_MARKUP_INLINE;
         if (fj_converter_open_options(fuzz_dict(), &o, &convs[p][2], NULL) != FJ_OK)
             abort();
+        o.phrases = han_phrases;
+        o.phrase_count = sizeof han_phrases / sizeof han_phrases[0];
+        o.protect_count = 0;
+        o.markup = 0;
+        if (fj_converter_open_options(fuzz_dict(), &o, &convs[p][3], NULL) != FJ_OK)
+            abort();
     }
     return 0;
 }
@@ -46,7 +59,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 10)
         return 0;
-    const fj_converter *conv = convs[data[0] % 16][data[1] % 3];
+    int mode = data[1] % 3;
+    if (mode == 2 && data[1] / 3 % 2)
+        mode = 3;
+    const fj_converter *conv = convs[data[0] % 16][mode];
     uint64_t seed;
     memcpy(&seed, data + 2, 8);
     const char *text = (const char *)data + 10;

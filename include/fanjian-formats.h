@@ -367,7 +367,25 @@ typedef struct fjf_settings {
      * and written, so that each line comes out as it comes in. 0: reads
      * fill whole chunks first. */
     int write_when_idle;
+    /* Text: threads converting one input at once (fjf_parallel); 0 or 1:
+     * one. The output is the same. */
+    unsigned jobs;
 } fjf_settings;
+
+/* One text converted on several threads: fed in pieces, cut where
+ * fj_independent_prefix allows into pieces of at least `block` bytes
+ * (0: FJF_PARALLEL_BLOCK), converted by `jobs` threads sharing `conv`, and
+ * written through `write` in order: the bytes fj_stream would write. With
+ * one job, or a converter that allows no cut, it is an fj_stream; so it
+ * becomes one after 16 blocks with nowhere to cut. Memory: about two
+ * pieces a thread. */
+#define FJF_PARALLEL_BLOCK (1u << 20)
+typedef struct fjf_parallel fjf_parallel;
+fj_status fjf_parallel_new(const fj_converter *conv, unsigned jobs, size_t block, fj_write_fn write,
+                           void *write_ctx, fjf_parallel **out);
+fj_status fjf_parallel_feed(fjf_parallel *p, const char *data, size_t len);
+fj_status fjf_parallel_finish(fjf_parallel *p);
+void fjf_parallel_free(fjf_parallel *p);
 
 /* What one input came to, for the caller to tell. */
 typedef struct fjf_file_stats {

@@ -8,7 +8,8 @@
  *   3. Dictionary    fj_dict_open / fj_dict_close
  *   4. Converter     fj_converter_open / fj_converter_open_options / fj_converter_close
  *   5. One-shot      fj_convert, fj_convert_alloc, fj_free
- *   6. Streaming     fj_stream_new / fj_stream_feed / fj_stream_finish / fj_stream_free
+ *   6. Streaming     fj_stream_new / fj_stream_feed / fj_stream_finish / fj_stream_free,
+ *                    fj_independent_prefix (pieces for several threads)
  *   6b. Inspection   fj_inspect: where the model chose a form, for proofreading
  *   7. Detection     fj_detect, fj_script_name
  *   8. Clean-up      fj_clean_open / fj_clean_find / fj_clean_stream_*: site boilerplate
@@ -376,6 +377,14 @@ fj_status fj_stream_error(const fj_stream *stream, fj_error *error);
 size_t fj_stream_pending(const fj_stream *stream);
 
 void fj_stream_free(fj_stream *stream);
+
+/* The length of the longest prefix of text[0..len) that converts the same
+ * on its own as inside text: fj_convert of the prefix, then of the rest,
+ * gives fj_convert of the whole. It ends after a newline. 0 when there is
+ * none, and always 0 for a converter whose output depends on the text
+ * before it (a target, user entries, clean-up, typography, FJ_UTF8_STRICT).
+ * What lets a caller convert one large text on several threads. */
+size_t fj_independent_prefix(const fj_converter *conv, const char *text, size_t len);
 
 /* ---- 6b. Inspection, for proofreading ------------------------------------ */
 

@@ -35,6 +35,7 @@ PY_GEN_C       = $(patsubst $(BUILD)/pic/gen/%.o,$(BUILD)/gen/%.c,$(filter $(BUI
 python-sources:
 	@echo "lib $(LIB_SRC)"
 	@echo "formats $(FMT_SRC)"
+	@echo "cxx $(FMT_CXX)"
 	@echo "gen $(PY_GEN_C)"
 	@echo "libs $(FMT_LIBS)"
 	@echo "dict $(DICT)"

@@ -14,7 +14,7 @@ site=$("$PYTHON" -c 'import site, sys, sysconfig
 print(sysconfig.get_path("platlib") if sys.prefix != sys.base_prefix else site.getusersitepackages())')
 pkg=$site/fanjian
 # The package's files, and what an older python-install put in site-packages itself.
-files=("__init__$EXT" fanjian.fjd __main__.py __init__.pyi py.typed)
+files=("__init__$EXT" fanjian.fjd __main__.py dask.py __init__.pyi py.typed)
 flat=("fanjian$EXT" fanjian.fjd fanjian.pyi)
 
 shopt -s nullglob
@@ -37,6 +37,8 @@ install)
     put 755 "$1" "__init__$EXT"
     put 644 "$2" fanjian.fjd
     put 644 "$3" __main__.py
+    # fanjian.dask, beside __main__.py in the source (python/fanjian/).
+    put 644 "$(dirname "$3")/dask.py" dask.py
     put 644 "$4" __init__.pyi
     put 644 /dev/null py.typed
     for f in "${flat[@]}"; do rm -f "${site:?}/$f"; done
@@ -44,7 +46,7 @@ install)
     ;;
 uninstall)
     for f in "${files[@]}"; do rm -f "$pkg/$f"; done
-    rm -f "$pkg"/__pycache__/__main__.*.pyc
+    rm -f "$pkg"/__pycache__/__main__.*.pyc "$pkg"/__pycache__/dask.*.pyc
     rmdir "$pkg/__pycache__" 2>/dev/null || true
     for f in "${flat[@]}"; do rm -f "${site:?}/$f"; done
     if [ -d "$pkg" ] && ! rmdir "$pkg" 2>/dev/null; then

@@ -12,6 +12,10 @@
 /* How far a -{ looks for its }- (longer: ordinary text). */
 #define FJ_MARKUP_MAX 1024u
 
+/* Bits of the filter on the first two characters of keys: few false hits
+ * with thousands of keys, small enough to stay in cache. */
+#define OV_PAIR_BITS (1u << 17)
+
 typedef struct overlay_entry {
     uint32_t first, second; /* the key's first two code points (second 0: one character) */
     uint32_t key_len, value_len;
@@ -31,6 +35,10 @@ struct fj_overlay {
     const fj_engine *inner;
     unsigned char lead[256]; /* 1: a key's (or -{'s) first byte */
     unsigned char firsts[0x10000 / 8]; /* BMP characters that start a key */
+    unsigned char singles[0x10000 / 8]; /* BMP characters that are a key */
+    /* Hashed: the first two characters of keys of two or more (pairs), of
+     * keys of just two (twos), the first three of longer ones (threes). */
+    unsigned char pairs[OV_PAIR_BITS / 8], twos[OV_PAIR_BITS / 8], threes[OV_PAIR_BITS / 8];
     overlay_entry *entries;  /* by first code point, then longest first */
     size_t entry_count, entry_cap; /* kept; allocated */
     overlay_bucket *buckets;
@@ -38,6 +46,7 @@ struct fj_overlay {
     char *strings;
     size_t strings_len;
     int markup;
+    int ascii_lead; /* some key (or -{) starts with an ASCII character */
     /* -{zh-tw:…; zh-hans:…}-: the variant names this converter's output
      * standard takes, most fitting first (data/markup-variants.txt). */
     char variants[160];
@@ -75,6 +84,18 @@ static size_t hash_pair(uint32_t a, uint32_t b)
 {
     return (size_t)((a * 2654435761u) ^ (b * 0x9E3779B1u + (b >> 7)));
 }
+
+static uint32_t pair_bit(uint32_t a, uint32_t b)
+{
+    return (a * 0x9E3779B1u ^ b * 0x85EBCA77u) >> (32 - 17);
+}
+
+static uint32_t triple_bit(uint32_t a, uint32_t b, uint32_t c)
+{
+    return (a * 0x9E3779B1u ^ b * 0x85EBCA77u ^ c * 0xC2B2AE35u) >> (32 - 17);
+}
+
+static void set_bit(unsigned char *set, uint32_t i) { set[i >> 3] |= (unsigned char)(1u << (i & 7)); }
 
 static overlay_bucket *bucket_at(const fj_overlay *ov, uint32_t first, uint32_t second)
 {
@@ -195,8 +216,22 @@ fj_status fj__overlay_open(fj_converter *c, const fj_options *o, fj_error *e)
             if ((size_t)n1 < en->key_len)
                 fj_utf8_decode(k + n1, kend, &en->second);
             ov->lead[k[0]] = 1;
-            if (en->first < 0x10000)
+            if (en->first < 0x10000) {
                 ov->firsts[en->first >> 3] |= (unsigned char)(1u << (en->first & 7));
+                if (!en->second)
+                    ov->singles[en->first >> 3] |= (unsigned char)(1u << (en->first & 7));
+            }
+            if (en->second) {
+                set_bit(ov->pairs, pair_bit(en->first, en->second));
+                int n2 = fj_utf8_decode(k + n1, kend, &(uint32_t){0});
+                uint32_t third = 0;
+                if ((size_t)(n1 + n2) < en->key_len)
+                    fj_utf8_decode(k + n1 + n2, kend, &third);
+                if (third)
+                    set_bit(ov->threes, triple_bit(en->first, en->second, third));
+                else
+                    set_bit(ov->twos, pair_bit(en->first, en->second));
+            }
         }
         qsort(ov->entries, n, sizeof *ov->entries, entry_order);
         /* The same key given twice: the one given last stays (sorted first). */
@@ -226,6 +261,8 @@ fj_status fj__overlay_open(fj_converter *c, const fj_options *o, fj_error *e)
             i = j;
         }
     }
+    for (unsigned b = 0; b < 0x80; b++)
+        ov->ascii_lead |= ov->lead[b];
     c->engine = &fj__overlay_engine;
     return FJ_OK;
 nomem:
@@ -262,7 +299,7 @@ static int match_key(const fj_overlay *ov, const unsigned char *p, const unsigne
     uint32_t c1, c2 = 0;
     if (!ov->entries)
         return OV_NONE;
-    int n1 = fj_utf8_decode(p, end, &c1);
+    int n1 = fj_utf8_decode_fast(p, end, &c1);
     if (n1 == FJ_U8_INCOMPLETE)
         return final ? OV_NONE : OV_UNDECIDED; /* the rest of the character may start a key */
     if (n1 < 0 || (c1 < 0x10000 && !(ov->firsts[c1 >> 3] >> (c1 & 7) & 1)))
@@ -271,18 +308,19 @@ static int match_key(const fj_overlay *ov, const unsigned char *p, const unsigne
     if (!one->first)
         one = NULL; /* only for a character beyond the BMP */
     const unsigned char *q = p + n1;
-    int n2 = q < end ? fj_utf8_decode(q, end, &c2) : FJ_U8_INCOMPLETE;
+    int n2 = q < end ? fj_utf8_decode_fast(q, end, &c2) : FJ_U8_INCOMPLETE;
     if (n2 == FJ_U8_INCOMPLETE && !final && (!one || one->longer))
         return OV_UNDECIDED; /* the next character may make a longer key */
-    if (n2 > 0) {
+    if (n2 > 0 && c2) { /* c2 0: bucket (c1, 0) is the one-character key's, taken below */
         const overlay_bucket *b = bucket_at(ov, c1, c2);
-        size_t avail = (size_t)(end - p);
+        size_t avail = (size_t)(end - p), head = (size_t)(n1 + n2);
         const overlay_entry *en = ov->entries + b->start;
+        /* The bucket's keys start with c1 c2: only the rest is compared. */
         for (uint32_t i = 0; b->first && i < b->count; i++, en++) {
             if (en->key_len > avail) {
-                if (!final && memcmp(en->key, p, avail) == 0)
+                if (!final && memcmp(en->key + head, p + head, avail - head) == 0)
                     return OV_UNDECIDED;
-            } else if (memcmp(en->key, p, en->key_len) == 0) {
+            } else if (memcmp(en->key + head, p + head, en->key_len - head) == 0) {
                 *hit = en;
                 return OV_FOUND;
             }
@@ -396,12 +434,107 @@ static void write_markup(const fj_converter *c, const fj_overlay *ov, const unsi
     }
 }
 
+static inline int has_bit(const unsigned char *set, uint32_t i)
+{
+    return set[i >> 3] >> (i & 7) & 1;
+}
+
+static inline uint32_t load32(const unsigned char *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap32(v);
+#endif
+    return v;
+}
+
+/* The code point of the three-byte character whose bytes are the low three
+ * of w (first lowest), or 0. Overlong forms and surrogates pass: they start
+ * no key, so at worst match_key looks at them for nothing. */
+static inline uint32_t three_byte(uint32_t w)
+{
+    if ((w & 0xC0C0F0u) != 0x8080E0u)
+        return 0;
+    return (w & 0x0Fu) << 12 | (w & 0x3F00u) >> 2 | (w & 0x3F0000u) >> 16;
+}
+
+/* The first place at or after p where a key or a -{ may start: past ASCII
+ * that starts none, past the Han characters that start no key, and those
+ * that start only keys of several characters whose first two or three the
+ * text does not have. The last bytes of the text are left to match_key, which knows
+ * about characters cut off by the end. */
+static const unsigned char *next_candidate(const fj_overlay *ov, const unsigned char *p,
+                                           const unsigned char *end)
+{
+    while (end - p >= 12) { /* three characters of three bytes and a load */
+        uint32_t w = load32(p), c1 = three_byte(w), c2;
+        if (!c1) {
+            if (!(w & 0x80) && !ov->ascii_lead) {
+                /* A run of ASCII, eight bytes at a time. */
+                uint64_t v;
+                memcpy(&v, p, 8);
+                uint64_t high = v & 0x8080808080808080ull;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+                p += high ? (size_t)__builtin_clzll(high) >> 3 : 8;
+#else
+                p += high ? (size_t)__builtin_ctzll(high) >> 3 : 8;
+#endif
+                continue;
+            }
+            if (ov->lead[*p])
+                return p;
+            p++;
+            continue;
+        }
+        uint32_t next = load32(p + 3);
+        while ((c2 = three_byte(next)) != 0) {
+            /* Three-byte characters in a row (Han text): one test of the
+             * pair, without a branch on whether c1 starts some key, which
+             * a third of them do. */
+            uint32_t h = pair_bit(c1, c2);
+            if (has_bit(ov->singles, c1) | has_bit(ov->pairs, h))
+                goto pair;
+            p += 3;
+            if (end - p < 12)
+                return p;
+            c1 = c2;
+            next = load32(p + 3);
+        }
+        if (!has_bit(ov->firsts, c1)) {
+            p += 3;
+            continue;
+        }
+        if (has_bit(ov->singles, c1) || (next & 0x80))
+            return p; /* a key, or another kind of character next: match_key decides */
+        c2 = next & 0x7F;
+    pair:
+        if (has_bit(ov->singles, c1))
+            return p;
+        uint32_t h = pair_bit(c1, c2);
+        if (has_bit(ov->pairs, h)) {
+            if (has_bit(ov->twos, h))
+                return p;
+            uint32_t w3 = load32(p + (c2 < 0x80 ? 4 : 6)), c3;
+            if (!(w3 & 0x80))
+                c3 = w3 & 0x7F;
+            else if (!(c3 = three_byte(w3)))
+                return p;
+            if (has_bit(ov->threes, triple_bit(c1, c2, c3)))
+                return p;
+        }
+        p += 3;
+    }
+    return p;
+}
+
 static size_t convert_overlay(const fj_converter *c, const unsigned char *text, size_t len,
                               int final, fj_out *o, fj_work *w)
 {
     const fj_overlay *ov = c->overlay;
     const unsigned char *end = text + len, *seg = text, *p = text;
     for (;;) {
+        p = next_candidate(ov, p, end);
         while (p < end && !ov->lead[*p])
             p++;
         if (p == end)

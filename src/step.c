@@ -14,6 +14,8 @@
 /* Room the fast loop keeps in the output: a value or a character, with slack
  * for the 4-byte stores below. */
 #define FAST_ROOM 128u
+/* Bytes the fast loop's loads may read past the unit it is at. */
+#define FAST_TAIL 16u
 
 /* Longest key is refused by the guard: the longest key at p (first
  * character first_len bytes, table entry `entry`) that it allows. A key of
@@ -504,8 +506,11 @@ step(const fj_matcher *m, const unsigned char *text, size_t len, int final, fj_o
      const fj_key_guard *g)
 {
     const unsigned char *p = text, *end = text + len;
-    /* No key lookup from below `limit` can reach the end of the text. */
-    size_t reach = (size_t)m->max_key_chars * 4 + 8;
+    /* No key lookup from below `limit` can reach the end of the text. Final
+     * text has nothing more to wait for: there `limit` only keeps the fast
+     * loop's reads (at most 11 bytes past a unit's start) inside it, so a
+     * short piece (the text between user entries) is not all careful path. */
+    size_t reach = final ? FAST_TAIL : (size_t)m->max_key_chars * 4 + 8;
     const unsigned char *limit = len > reach ? end - reach : text;
     int stuck = 0, fast_done = 0;
     while (p < end && !stuck) {

@@ -346,3 +346,42 @@ void fj_stream_free(fj_stream *s)
     fj__out_release(&s->joined);
     fj__free(a, s, sizeof *s);
 }
+
+/* An ideographic description sequence is at most FJ_IDS_MAX_CODEPOINTS
+ * characters of at most 4 bytes: one that could reach a newline starts
+ * this close before it. */
+#define FJ_IDS_REACH (4 * FJ_IDS_MAX_CODEPOINTS)
+
+/* Whether some U+2FF0..U+2FFF (E2 BF B0..BF) starts in p[0..n). */
+static int has_ids_operator(const unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i + 2 < n; i++)
+        if (p[i] == 0xE2 && p[i + 1] == 0xBF && (p[i + 2] & 0xF0) == 0xB0)
+            return 1;
+    return 0;
+}
+
+size_t fj_independent_prefix(const fj_converter *c, const char *text, size_t len)
+{
+    if (!c || !text || len == 0)
+        return 0;
+    /* Only the engines whose output depends on the text alone: a newline
+     * is in no key, so every run and segment ends there, and nothing is
+     * carried from one call to the next. */
+    if (c->engine != &fj__compat_engine && c->engine != &fj__context_engine)
+        return 0;
+    if (c->pipe && (c->pipe->clean || c->pipe->quotes != FJ_QUOTES_KEEP || c->pipe->punct ||
+                    c->pipe->strict_utf8))
+        return 0;
+    if (c->norm_always || !(c->barrier['\n' >> 3] >> ('\n' & 7) & 1))
+        return 0;
+    const unsigned char *p = (const unsigned char *)text;
+    for (size_t i = len; i > 0; i--) {
+        if (p[i - 1] != '\n')
+            continue;
+        size_t from = i - 1 > FJ_IDS_REACH ? i - 1 - FJ_IDS_REACH : 0;
+        if (!has_ids_operator(p + from, i - 1 - from))
+            return i;
+    }
+    return 0;
+}

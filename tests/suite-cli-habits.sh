@@ -196,12 +196,23 @@ run "$FJ" --repair=careful -c s2t "$H/s.txt"
 check "habits: --repair with a profile that does not repair: converted, with a warning" \
     test "$rc" -eq 0 -a "$(cat "$TMP/out")" = 頭髮乾了 -a "$(grep -c 'warning: --repair' "$TMP/err")" -eq 1
 run "$FJ" -j 2 --progress --fsync "$H/s.txt"
-if [ "$rc" -eq 0 ] && cmp -s "$TMP/out" "$H/s.exp" && grep -q 'warning: -j' "$TMP/err" &&
+if [ "$rc" -eq 0 ] && cmp -s "$TMP/out" "$H/s.exp" && ! grep -q 'warning: -j' "$TMP/err" &&
     grep -q 'warning: --progress' "$TMP/err" && grep -q 'warning: --fsync' "$TMP/err"; then
-    ok "habits: -j, --progress and --fsync without a tree or file: converted, with warnings"
+    ok "habits: -j on one file (threads on its pieces), --progress and --fsync without a tree or file: converted, warnings for the last two"
 else
-    bad "habits: -j, --progress and --fsync without a tree or file: converted, with warnings" "exit $rc: $(tr '\n' '|' <"$TMP/err")"
+    bad "habits: -j on one file (threads on its pieces), --progress and --fsync without a tree or file: converted, warnings for the last two" "exit $rc: $(tr '\n' '|' <"$TMP/err")"
 fi
+# -j on one input: the same bytes as one thread, for a text of many pieces.
+awk 'BEGIN { for (i = 0; i < 40000; i++) printf "第%d行：我的头发干了，皇后理发以后发现了一只钟。\n", i }' >"$H/many.txt"
+"$FJ" -c s2tw -j 1 "$H/many.txt" -o "$H/many.1" 2>/dev/null
+run "$FJ" -c s2tw -j 2 "$H/many.txt" -o "$H/many.2"
+check "habits: -j 2 on one 2.6 MB file: byte-identical to -j 1" test "$rc" -eq 0 -a -s "$H/many.1" -a ! -s "$TMP/err"
+cmp -s "$H/many.1" "$H/many.2" || bad "habits: -j 2 on one file differs from -j 1" "$(cmp "$H/many.1" "$H/many.2" 2>&1)"
+run "$FJ" --compat -c s2t -j 3 <"$H/many.txt"
+check "habits: -j 3 --compat through a pipe: byte-identical" cmp -s "$TMP/out" <("$FJ" --compat -c s2t -j 1 <"$H/many.txt")
+run "$FJ" --to tw -j 2 "$H/s.txt"
+check "habits: -j 2 with --to (depends on the text before): one thread, a warning" \
+    test "$rc" -eq 0 -a "$(grep -c 'warning: -j' "$TMP/err")" -eq 1
 run "$FJ" -c s2t --fsync -o "$H/synced.txt" "$H/s.txt"
 check "habits: --fsync with -o: no warning" test "$rc" -eq 0 -a ! -s "$TMP/err"
 if command -v zip >/dev/null; then

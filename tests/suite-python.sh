@@ -21,8 +21,10 @@ py_suite() {
     local mod
     mod=$B/python/fanjian$("$py" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
     if [ ! -e "$mod" ]; then
-        if ! "$py"-config --extension-suffix >/dev/null 2>&1; then
-            skip "python module" "$py-config not found: install python3-dev (scripts/install-deps.sh)"
+        # The build asks the interpreter itself (mk/python.mk): what it lacks
+        # is Python.h.
+        if ! "$py" -c 'import os, sysconfig, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' 2>/dev/null; then
+            skip "python module" "Python.h not found for $py: install python3-dev (scripts/install-deps.sh)"
         else
             bad "python module: $B/python/fanjian*.so not built (make python)"
         fi

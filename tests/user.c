@@ -271,6 +271,28 @@ static void test_leftmost_then_longest(void **state)
     fj_converter_close(c);
 }
 
+/* The overlay's scan over long text: keys of one to three characters, none
+ * starting with ASCII, after ASCII runs and Han runs; a NUL after a key of
+ * one character (once looked up as a pair). No script conversion, so the
+ * expected text is the entries alone. */
+static void test_scan_edges(void **state)
+{
+    (void)state;
+    const fj_phrase ph[] = {{"发", "X"}, {"头发", "A"}, {"头发干", "B"}, {"的是", "C"}, {"头a", "D"}};
+    fj_options o;
+    fj_options_init(&o);
+    o.phrases = ph;
+    o.phrase_count = sizeof ph / sizeof ph[0];
+    fj_converter *c = NULL;
+    fj_error err;
+    assert_int_equal(fj_converter_open_options(g_dict, &o, &c, &err), FJ_OK);
+    assert_true(same_all_ways(c, "发\0发", 7, "X\0X", 3, "NUL after a one-character key"));
+    expect(c, "这是一段很长的文字头发干了的是头a头b发。", "这是一段很长的文字B了CD头bX。");
+    expect(c, "abcdefghijklmnopqrstuvwxyz头发abcdefghijkl", "abcdefghijklmnopqrstuvwxyzAabcdefghijkl");
+    expect(c, "很长的文字很长的文字很长的文字头", "很长的文字很长的文字很长的文字头");
+    fj_converter_close(c);
+}
+
 static void test_every_converter_kind(void **state)
 {
     (void)state;
@@ -534,6 +556,7 @@ int main(void)
         cmocka_unit_test(test_without_entries_nothing_changes),
         cmocka_unit_test(test_later_entry_wins),
         cmocka_unit_test(test_leftmost_then_longest),
+        cmocka_unit_test(test_scan_edges),
         cmocka_unit_test(test_every_converter_kind),
         cmocka_unit_test(test_markup_edges),
         cmocka_unit_test(test_bad_entries),

@@ -2,13 +2,15 @@
 that is not a stock one as the CLI does (formats/opencc_config.c), to the
 CLI's output and the reference converter's; a stock one under another name
 is the stock profile; one that cannot be honoured raises ValueError naming
-the file.
+the file. The same config with its dictionaries as .ocd2 (made by Debian's
+opencc_dict) gives the same output; a damaged .ocd2 raises ValueError.
 """
 import os
+import shutil
 import subprocess
 
 import fanjian
-from fjtest import B, FJ, TMP, run, test
+from fjtest import B, FJ, TMP, Skip, run, test
 
 DIR = os.path.join(TMP, "py-opencc-config")
 REF = os.path.join(B, "tests", "opencc-reference")
@@ -85,6 +87,56 @@ def custom_fails():
         fanjian.OpenCC(path)
     except ValueError as e:
         assert "missing.json" in str(e) and "nope.txt" in str(e), str(e)
+    else:
+        raise AssertionError("no error")
+
+
+
+def ocd2_config():
+    """CONFIG with every dictionary converted to .ocd2 by opencc_dict."""
+    if not shutil.which("opencc_dict"):
+        raise Skip("Debian's opencc (opencc_dict) not installed")
+    for name in ("seg", "phrases", "chars", "union-a", "union-b"):
+        subprocess.run(["opencc_dict", "-i", os.path.join(DIR, name + ".txt"), "-o",
+                        os.path.join(DIR, name + ".ocd2"), "-f", "text", "-t", "ocd2"],
+                       check=True, capture_output=True)
+    path = os.path.join(DIR, "my-ocd2.json")
+    with open(CONFIG, encoding="utf-8") as f:
+        text = f.read().replace('"type": "text"', '"type": "ocd2"').replace('.txt"', '.ocd2"')
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return path
+
+
+@test("python OpenCC: a config of .ocd2 dictionaries converts as its text config and the CLI")
+def ocd2_same_as_text():
+    path = ocd2_config()
+    got = fanjian.OpenCC(path).convert(TEXT)
+    cli = subprocess.run([FJ, "-c", path], input=TEXT.encode(), capture_output=True, check=True)
+    want = fanjian.OpenCC(CONFIG).convert(TEXT)
+    assert got == want == cli.stdout.decode(), (got, want, cli.stdout.decode())
+    assert got != TEXT and got.splitlines()[1] == "[b]", got
+
+
+@test("python OpenCC: a truncated .ocd2 raises ValueError naming it")
+def ocd2_damaged():
+    if os.environ.get("FJ_SANITIZED") == "1":
+        # The ASan runtime preloaded into python3 starts before libstdc++ is
+        # loaded, and its __cxa_throw interceptor then finds no real one for
+        # libmarisa's exception (the CLI's sanitizer run covers this case).
+        raise Skip("libmarisa throws, which the preloaded ASan runtime cannot intercept")
+    path = ocd2_config()
+    with open(os.path.join(DIR, "chars.ocd2"), "rb") as f:
+        data = f.read()
+    with open(os.path.join(DIR, "cut.ocd2"), "wb") as f:
+        f.write(data[:len(data) // 2])
+    bad = os.path.join(DIR, "cut.json")
+    with open(path, encoding="utf-8") as f, open(bad, "w", encoding="utf-8") as out:
+        out.write(f.read().replace("chars.ocd2", "cut.ocd2"))
+    try:
+        fanjian.OpenCC(bad)
+    except ValueError as e:
+        assert "cut.ocd2" in str(e) and "truncated" in str(e), str(e)
     else:
         raise AssertionError("no error")
 
