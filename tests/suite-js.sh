@@ -1,7 +1,8 @@
 # The JavaScript package (js/, `make js`): installed from its tarball into a
 # fresh directory with npm (no registry: the package has no dependencies),
 # then, in Node, every case file and OpenCC 1.4.2's compat outputs against
-# the CLI (js/test-cases.js). Sourced by tests/run.sh.
+# the CLI (js/test-cases.js). Sourced by tests/run.sh (its run sets rc).
+# shellcheck disable=SC2154
 js_suite() {
     # The glue natively, under the sanitizers in the ASan run.
     if [ -x "$B/js/glue-check" ] && [ -r "$FANJIAN_SHARED/opencc/compat/input.txt" ]; then
@@ -22,8 +23,8 @@ js_suite() {
     fi
     local log=$TMP/js-build.log tgz dir=$TMP/js-install line status name detail
     # make check builds it (CHECK_DEPS); alone: make js.
-    tgz=$(ls "$B"/js/fanjian-*.tgz 2>/dev/null | head -n 1)
-    if [ -z "$tgz" ]; then
+    for tgz in "$B"/js/fanjian-*.tgz; do break; done
+    if [ ! -e "$tgz" ]; then
         bad "js package: $B/js/fanjian-*.tgz not built (make js)"
         return
     fi
@@ -56,7 +57,7 @@ js_suite() {
     done <"$TMP/js-tests.out"
     if [ "$status" -ne 0 ]; then bad "js tests: node exited $status" "$(head -c 600 "$TMP/js-tests.err")"; fi
     # ES modules: the same API by import.
-    if (cd "$dir" && FANJIAN_DICT= node --input-type=module -e \
+    if (cd "$dir" && FANJIAN_DICT='' node --input-type=module -e \
         "import fj, { Converter } from 'fanjian'; if (Converter({ from: 'cn', to: 'tw' })('汉语') !== '漢語' || typeof fj.detect !== 'function') process.exit(1);") \
         >"$log" 2>&1; then
         ok "js package: import from an ES module"
@@ -72,7 +73,7 @@ js_suite() {
     elif ! pw_dir=$("$ROOT/scripts/fetch-playwright.sh" 2>"$log"); then
         skip "js package in Chromium" "npm could not fetch playwright-core: $(tail -n 1 "$log")"
     else
-        FANJIAN_DICT= node "$ROOT/js/test-browser.mjs" "$pw_dir" "$dir/node_modules/fanjian" "$chromium_bin" \
+        FANJIAN_DICT='' node "$ROOT/js/test-browser.mjs" "$pw_dir" "$dir/node_modules/fanjian" "$chromium_bin" \
             "$FANJIAN_SHARED/opencc/compat" >"$TMP/js-browser.out" 2>"$TMP/js-browser.err"
         status=$?
         while IFS= read -r line; do
