@@ -7,6 +7,7 @@
 #   make sample     convert a short sample
 #   make fuzz       libFuzzer targets (mk/fuzz.mk); make difftest: engine vs reference
 #   make python     the Python module (mk/python.mk)
+#   make js         the npm package, built with emscripten (js/js.mk); make bench-js
 #   make install    PREFIX=/usr/local DESTDIR= ; make uninstall (mk/install.mk)
 #   WERROR=-Werror  warnings stop the build (make check sets it)
 
@@ -267,6 +268,7 @@ $(BUILD)/tests/encoding $(BUILD)/tests/markup $(BUILD)/tests/epub $(BUILD)/tests
 # need to CHECK_DEPS.
 CHECK_DEPS =
 include $(sort $(wildcard mk/*.mk))
+include js/js.mk
 
 check-plain: all $(TEST_BINS) $(CHECK_DEPS)
 	FANJIAN_BUILD=$(BUILD) ./tests/run.sh

@@ -5,7 +5,7 @@ export DEBIAN_FRONTEND=noninteractive
 pkgs=(build-essential pkg-config libjansson-dev libcmocka-dev ca-certificates
       libuchardet-dev libzip-dev libexpat1-dev zip unzip epubcheck
       libmicrohttpd-dev libpcre2-dev wrk chromium python3-dev python3-venv curl clang libclang-rt-14-dev groff-base man-db valgrind
-      abigail-tools python3-dask python3-distributed libmarisa-dev opencc)
+      abigail-tools python3-dask python3-distributed libmarisa-dev opencc emscripten)
 command -v npm >/dev/null || pkgs+=(npm)
 missing=()
 for p in "${pkgs[@]}"; do
