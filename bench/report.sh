@@ -279,9 +279,10 @@ cat "$big" >/dev/null # page cache: measure conversion, not the disk
 # on each alike; the pipes with and without line flushing (issue 21) differ
 # only in what a read that would wait does.
 for ((i = 1; i <= BIG_RUNS; i++)); do
-    progress "big file: fanjian -c s2t -i BIG -o OUT ($i/$BIG_RUNS)"
+    progress "big file: fanjian -c s2t -j 1 -i BIG -o OUT ($i/$BIG_RUNS)"
     sync # as in run.sh: no run pays for the writeback of another's output
-    /usr/bin/time -a -f '%e %M %U %S' -o "$work/big-file.time" "${pin[@]}" "$fanjian" -c s2t -i "$big" -o "$work/big-file.out"
+    # -j 1: one thread (a regular file this large gets one per core by default: table 4b).
+    /usr/bin/time -a -f '%e %M %U %S' -o "$work/big-file.time" "${pin[@]}" "$fanjian" -c s2t -j 1 -i "$big" -o "$work/big-file.out"
     progress "big file: cat BIG | fanjian -c s2t > OUT ($i/$BIG_RUNS)"
     sync
     "${other[@]}" cat "$big" | /usr/bin/time -a -f '%e %M %U %S' -o "$work/big-pipe.time" "${pin[@]}" "$fanjian" -c s2t >"$work/big-pipe.out"
@@ -305,11 +306,76 @@ r "Input: \`$big\`, the corpus repeated $copies times ($bsize bytes; real text, 
 r ""
 r "| command | wall s | MB/s | user s | sys s | peak RSS MB |"
 r "|---|---:|---:|---:|---:|---:|"
-big_row "\`${pin[*]:+${pin[*]} }fanjian -c s2t -i BIG -o OUT\`" "$work/big-file.time" >&3
+big_row "\`${pin[*]:+${pin[*]} }fanjian -c s2t -j 1 -i BIG -o OUT\`" "$work/big-file.time" >&3
 big_row "\`${other[*]:+${other[*]} }cat BIG \\| ${pin[*]:+${pin[*]} }fanjian -c s2t > OUT\`" "$work/big-pipe.time" >&3
 big_row "\`${other[*]:+${other[*]} }cat BIG \\| ${pin[*]:+${pin[*]} }fanjian -c s2t --noflush > OUT\`" "$work/big-noflush.time" >&3
 r ""
 r "Disk: the big file stays in \`$cache\` ($(mb "$bsize") MB, next to the corpus and the downloaded packages; \`rm $big\` reclaims it, the next run rebuilds it). While the runs last, up to $(mb "$((3 * osize))") MB of output (the file and the two pipes) also exist."
+r ""
+
+# ---- 4b. one text on every core (issue 22) -------------------------------------
+# The corpus cut to J_BYTES (54 MB, whole lines), converted with -j 1 and
+# -j 2, not pinned; the commands take turns, J_RUNS rounds, medians.
+J_BYTES=${J_BYTES:-54000000}
+J_RUNS=${J_RUNS:-3}
+jfile=$cache/corpus-$J_BYTES.txt
+if ! [ -f "$jfile" ] || ! [ "$jfile" -nt "$corpus" ]; then
+    head -c "$J_BYTES" "$big" | sed '$d' >"$jfile.tmp" && mv "$jfile.tmp" "$jfile"
+fi
+jsize=$(stat -c %s "$jfile")
+cat "$jfile" >/dev/null
+j_profiles=("-c s2t" "-c s2tw" "-c s2twp" "-c s2twp --quotes keep" "--compat -c s2t")
+for ((i = 1; i <= J_RUNS; i++)); do
+    for k in "${!j_profiles[@]}"; do
+        for j in 1 2; do
+            progress "one text on every core: fanjian ${j_profiles[$k]} -j $j ($i/$J_RUNS)"
+            # shellcheck disable=SC2086 # the options are words
+            /usr/bin/time -a -f '%e %M %U %S' -o "$work/j$k-$j.time" "$fanjian" ${j_profiles[$k]} -j "$j" -i "$jfile" -o "$work/j$k-$j.out"
+        done
+    done
+done
+r "## 4b. One text on every core (\`-j\` on one input)"
+r ""
+r "Input: \`$jfile\` ($jsize bytes, the corpus's first whole lines), in the page cache; output to a file. Not pinned; \`/usr/bin/time -f '%e %M %U %S'\`, the commands in turn, $J_RUNS rounds, medians. Identical: the \`-j 2\` output compared with \`-j 1\`'s by \`cmp\`. Typography (s2twp's quotation marks) runs after the threads, on one."
+r ""
+r "| command | -j 1 s | -j 2 s | -j 1 MB/s | -j 2 MB/s | speed-up | -j 2 peak RSS MB | identical |"
+r "|---|---:|---:|---:|---:|---:|---:|---|"
+j_best=0
+for k in "${!j_profiles[@]}"; do
+    same=$(cmp -s "$work/j$k-1.out" "$work/j$k-2.out" && echo yes || echo "**no**")
+    e1=$(med "$work/j$k-1.time" 1)
+    e2=$(med "$work/j$k-2.time" 1)
+    m2=$(sort -g -k2,2 "$work/j$k-2.time" | tail -n 1 | cut -d' ' -f2)
+    x=$(awk -v a="$e1" -v b="$e2" 'BEGIN {print a / b}')
+    [ "$k" -eq 0 ] && j_best=$x
+    awk -v l="fanjian ${j_profiles[$k]} -j N -i FILE -o OUT" -v a="$e1" -v b="$e2" -v s="$jsize" -v m="$m2" -v same="$same" 'BEGIN {
+        printf "| `%s` | %.2f | %.2f | %.1f | %.1f | %.2fx | %.1f | %s |\n", l, a, b, s / 1e6 / a, s / 1e6 / b, a / b, m / 1024, same }' >&3
+    rm -f "$work/j$k-1.out" "$work/j$k-2.out"
+done
+r ""
+
+# ---- the JavaScript package and Dask (issue 22) ---------------------------------
+r "## 4c. The JavaScript package next to opencc-js 1.4.2 (\`make bench-js\`)"
+r ""
+if command -v node >/dev/null && [ -f "$root/build/js/package.json" ]; then
+    progress "JavaScript: make bench-js"
+    if (cd "$root" && make -s --no-print-directory bench-js) >"$work/js.md" 2>"$work/js.err"; then
+        cat "$work/js.md" >&3
+    else
+        r "**make bench-js failed:** $(tail -n 3 "$work/js.err" | tr '\n' ' ')"
+    fi
+else
+    r "Not run: node or the package (\`make js\`, which needs emscripten) is missing."
+fi
+r ""
+r "## 4d. fanjian.dask at 1 and 2 workers (\`make bench-dask\`)"
+r ""
+progress "Dask: make bench-dask"
+if (cd "$root" && make -s --no-print-directory bench-dask) >"$work/dask.md" 2>"$work/dask.err"; then
+    cat "$work/dask.md" >&3
+else
+    r "Not run or failed (needs python3-dask and python3-distributed): $(tail -n 2 "$work/dask.err" | tr '\n' ' ')"
+fi
 r ""
 
 # ---- the HTTP service (issue 6) ---------------------------------------------
@@ -354,6 +420,7 @@ if [ -n "$lib_s2t" ] && [ -n "$cli_s2t" ]; then
         [ -n "$d" ] && r "| default mode $p ≥ 150 MB/s, one thread (issue 3) | library in memory $(f1 "$d") MB/s | $(verdict "$d" 150 '>=') |"
     done
     [ -n "$batch_x" ] && r "| 2,000 files with both cores ≥ 1.7x one thread (issue 5) | $(printf '%.2f' "$batch_x")x | $(verdict "$batch_x" 1.7 '>=') |"
+    r "| \`-j 2\` on one $(mb "$jsize") MB file ≥ 1.8x \`-j 1\`, s2t (issue 22) | $(printf '%.2f' "$j_best")x | $(verdict "$j_best" 1.8 '>=') |"
     r ""
 fi
 # Another job on this 2-core machine can share the pinned core or the

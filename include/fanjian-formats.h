@@ -378,8 +378,8 @@ typedef struct fjf_settings {
  * written through `write` in order: the bytes fj_stream would write. With
  * one job, or a converter that allows no cut, it is an fj_stream; so it
  * becomes one after 16 blocks with nowhere to cut. Memory: about two
- * pieces a thread. */
-#define FJF_PARALLEL_BLOCK (1u << 20)
+ * pieces a thread (blocks of 256 KiB by default). */
+#define FJF_PARALLEL_BLOCK (1u << 18)
 typedef struct fjf_parallel fjf_parallel;
 fj_status fjf_parallel_new(const fj_converter *conv, unsigned jobs, size_t block, fj_write_fn write,
                            void *write_ctx, fjf_parallel **out);
