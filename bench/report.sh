@@ -82,7 +82,7 @@ r() { printf '%s\n' "$@" >&3; }
 
 # ---- 5. header ------------------------------------------------------------
 commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
-changed=$(git -C "$root" status --porcelain 2>/dev/null | awk '{print $2}' | head -n 8 | paste -sd ' ' -)
+changed=$(git -C "$root" status --porcelain 2>/dev/null | awk 'NR <= 8 {print $2}' | paste -sd ' ' -)
 if [ "$commit" = unknown ]; then
     tree="not a git checkout"
 elif [ -n "$changed" ]; then
