@@ -96,7 +96,7 @@ r "# fanjian benchmark"
 r ""
 r "\`${BENCH_CMD:-bench/report.sh $*}\` — $(date -u '+%Y-%m-%d %H:%M UTC') — ${cpu:-unknown CPU}, $(nproc) cores online — commit $commit, $tree"
 r ""
-r "Every tool runs single-threaded and pinned to one core${pin:+ (\`${pin[*]}\`)}. MB/s = input bytes / 1e6 / wall seconds; RSS in MB = KiB / 1024."
+r "Every tool runs single-threaded (fanjian with \`-j 1\`: by default a large file gets one thread per core, table 4b) and pinned to one core${pin:+ (\`${pin[*]}\`)}. MB/s = input bytes / 1e6 / wall seconds; RSS in MB = KiB / 1024."
 r ""
 
 # ---- 1. CLI vs CLI (run.sh) -------------------------------------------------
@@ -128,7 +128,7 @@ for p in $PROFILES; do
     progress "library: $p, warm-up + $LIB_RUNS passes"
     line=$("${pin[@]}" "$tp" --tsv "$dict" "$p" "$in" "$LIB_RUNS" "$work/lib.out")
     # The library must convert exactly like the CLI, or its speed means nothing.
-    "${pin[@]}" "$fanjian" --compat -c "$p" -i "$in" -o "$work/cli.out"
+    "${pin[@]}" "$fanjian" --compat -j 1 -c "$p" -i "$in" -o "$work/cli.out"
     same=$(cmp -s "$work/lib.out" "$work/cli.out" && echo yes || echo "**no**")
     rm -f "$work/lib.out" "$work/cli.out"
     read -r _ bytes _ best med _ <<<"$line"
@@ -152,7 +152,7 @@ for p in $DEFAULT_PROFILES; do
     in=$(input_of "$p")
     progress "library, default mode: $p, warm-up + $LIB_RUNS passes"
     line=$("${pin[@]}" "$tp" --default --tsv "$dict" "$p" "$in" "$LIB_RUNS" "$work/lib.out")
-    "${pin[@]}" "$fanjian" -c "$p" -i "$in" -o "$work/cli.out"
+    "${pin[@]}" "$fanjian" -j 1 -c "$p" -i "$in" -o "$work/cli.out"
     same=$(cmp -s "$work/lib.out" "$work/cli.out" && echo yes || echo "**no**")
     rm -f "$work/lib.out" "$work/cli.out"
     read -r _ bytes _ best med _ <<<"$line"
@@ -222,14 +222,14 @@ for mode in compat default; do
     if [ "$mode" = compat ]; then flag_cli=--compat; fi
     same=()
     for i in 2 3; do
-        "${pin[@]}" "$fanjian" $flag_cli -c s2t --phrases "${files[$i]}" -i "$corpus" -o "$work/cli.out"
+        "${pin[@]}" "$fanjian" $flag_cli -j 1 -c s2t --phrases "${files[$i]}" -i "$corpus" -o "$work/cli.out"
         same+=("$(cmp -s "$work/lib-${names[$i]}.out" "$work/cli.out" && echo yes || echo "**no**")")
     done
     rm -f "$work"/lib-*.out "$work/cli.out"
     r "| $mode | ${row[0]} | ${row[1]} | ${row[2]} | ${row[3]} | ${same[0]}, ${same[1]} |"
 done
 r ""
-r "CLI: \`fanjian [--compat] -c s2t --phrases FILE -i INPUT -o OUT\`. None and empty are the same converter: without entries (and without \`--markup\`) no overlay is made."
+r "CLI: \`fanjian [--compat] -j 1 -c s2t --phrases FILE -i INPUT -o OUT\`. None and empty are the same converter: without entries (and without \`--markup\`) no overlay is made."
 r ""
 
 # ---- 3. open time -------------------------------------------------------------

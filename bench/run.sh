@@ -113,7 +113,7 @@ echo "- corpus: $(describe "$corpus")"
 echo "- runs: fanjian median of $FANJIAN_RUNS, OpenCC median of $OPENCC_RUNS; MB/s = input bytes / 1e6 / wall seconds"
 echo "- commands:"
 for p in $PROFILES; do
-    echo "  - \`${pin[*]:+${pin[*]} }$fanjian --compat -c $p -i $(input_of "$p") -o OUT\`"
+    echo "  - \`${pin[*]:+${pin[*]} }$fanjian --compat -j 1 -c $p -i $(input_of "$p") -o OUT\`"
     echo "  - \`${pin[*]:+${pin[*]} }opencc -c $p.json -i $(input_of "$p") -o OUT\`"
 done
 echo
@@ -130,7 +130,7 @@ for p in $PROFILES; do
     # Table 1b measures that case.)
     for ((i = 0; i < FANJIAN_RUNS; i++)); do
         rm -f "$work/f-$p.out"
-        timed "$work/f-$p" "${pin[@]}" "$fanjian" --compat -c "$p" -i "$in" -o "$work/f-$p.out"
+        timed "$work/f-$p" "${pin[@]}" "$fanjian" --compat -j 1 -c "$p" -i "$in" -o "$work/f-$p.out"
     done
     for ((i = 0; i < OPENCC_RUNS; i++)); do
         rm -f "$work/o-$p.out"
@@ -138,7 +138,7 @@ for p in $PROFILES; do
     done
     # The same command onto the output it just wrote (fanjian only).
     for ((i = 0; i < FANJIAN_RUNS; i++)); do
-        timed "$work/r-$p" "${pin[@]}" "$fanjian" --compat -c "$p" -i "$in" -o "$work/f-$p.out"
+        timed "$work/r-$p" "${pin[@]}" "$fanjian" --compat -j 1 -c "$p" -i "$in" -o "$work/f-$p.out"
     done
     fs=$(median_s "$work/f-$p.times")
     os=$(median_s "$work/o-$p.times")
