@@ -317,7 +317,7 @@ r ""
 # The corpus cut to J_BYTES (54 MB, whole lines), converted with -j 1 and
 # -j 2, not pinned; the commands take turns, J_RUNS rounds, medians.
 J_BYTES=${J_BYTES:-54000000}
-J_RUNS=${J_RUNS:-3}
+J_RUNS=${J_RUNS:-5}
 jfile=$cache/corpus-$J_BYTES.txt
 if ! [ -f "$jfile" ] || ! [ "$jfile" -nt "$corpus" ]; then
     head -c "$J_BYTES" "$big" | sed '$d' >"$jfile.tmp" && mv "$jfile.tmp" "$jfile"
@@ -357,22 +357,22 @@ r ""
 # ---- the JavaScript package and Dask (issue 22) ---------------------------------
 r "## 4c. The JavaScript package next to opencc-js 1.4.2 (\`make bench-js\`)"
 r ""
-if command -v node >/dev/null && [ -f "$root/build/js/package.json" ]; then
+if command -v node >/dev/null && command -v emcc >/dev/null; then
     progress "JavaScript: make bench-js"
     if (cd "$root" && make -s --no-print-directory bench-js) >"$work/js.md" 2>"$work/js.err"; then
-        cat "$work/js.md" >&3
+        sed -n '/^Node /,$p' "$work/js.md" >&3
     else
         r "**make bench-js failed:** $(tail -n 3 "$work/js.err" | tr '\n' ' ')"
     fi
 else
-    r "Not run: node or the package (\`make js\`, which needs emscripten) is missing."
+    r "Not run: node or emscripten (for \`make js\`) is missing."
 fi
 r ""
 r "## 4d. fanjian.dask at 1 and 2 workers (\`make bench-dask\`)"
 r ""
 progress "Dask: make bench-dask"
 if (cd "$root" && make -s --no-print-directory bench-dask) >"$work/dask.md" 2>"$work/dask.err"; then
-    cat "$work/dask.md" >&3
+    sed -n '/^fanjian\.dask/,$p' "$work/dask.md" >&3 # without the build's lines
 else
     r "Not run or failed (needs python3-dask and python3-distributed): $(tail -n 2 "$work/dask.err" | tr '\n' ' ')"
 fi

@@ -41,6 +41,19 @@ struct fjf_parallel {
     fj_status status;
 };
 
+/* Converts the next piece no one has taken; with p->lock held, which it
+ * releases while converting. */
+static void convert_next(fjf_parallel *p)
+{
+    slot *s = &p->slots[p->taken++ % p->nslots];
+    s->state = SLOT_BUSY;
+    pthread_mutex_unlock(&p->lock);
+    s->st = fj_convert_alloc(p->conv, s->in, s->in_len, &s->out, &s->out_len);
+    pthread_mutex_lock(&p->lock);
+    s->state = SLOT_DONE;
+    pthread_cond_broadcast(&p->done);
+}
+
 static void *worker(void *arg)
 {
     fjf_parallel *p = arg;
@@ -50,13 +63,7 @@ static void *worker(void *arg)
             pthread_cond_wait(&p->work, &p->lock);
         if (!(p->taken < p->dispatched))
             break; /* stopping, and nothing left */
-        slot *s = &p->slots[p->taken++ % p->nslots];
-        s->state = SLOT_BUSY;
-        pthread_mutex_unlock(&p->lock);
-        s->st = fj_convert_alloc(p->conv, s->in, s->in_len, &s->out, &s->out_len);
-        pthread_mutex_lock(&p->lock);
-        s->state = SLOT_DONE;
-        pthread_cond_broadcast(&p->done);
+        convert_next(p);
     }
     pthread_mutex_unlock(&p->lock);
     return NULL;
@@ -69,8 +76,14 @@ static int write_next(fjf_parallel *p)
         return 0;
     slot *s = &p->slots[p->written % p->nslots];
     pthread_mutex_lock(&p->lock);
-    while (s->state != SLOT_DONE)
-        pthread_cond_wait(&p->done, &p->lock);
+    /* Waiting, the feeding thread converts a piece itself: it is one of
+     * the `jobs`. */
+    while (s->state != SLOT_DONE) {
+        if (p->taken < p->dispatched)
+            convert_next(p);
+        else
+            pthread_cond_wait(&p->done, &p->lock);
+    }
     pthread_mutex_unlock(&p->lock);
     if (p->status == FJ_OK && s->st != FJ_OK)
         p->status = s->st;
@@ -86,12 +99,13 @@ static int write_next(fjf_parallel *p)
 
 static fj_status start_threads(fjf_parallel *p)
 {
-    while (p->started < p->jobs) {
+    /* The feeding thread converts too, while it waits for the next piece. */
+    while (p->started < p->jobs - 1) {
         if (pthread_create(&p->threads[p->started], NULL, worker, p) != 0)
             break;
         p->started++;
     }
-    return p->started ? FJ_OK : FJ_ERR_NOMEM;
+    return FJ_OK; /* with fewer threads, the feeding one converts the rest */
 }
 
 /* Hands text[0..len) (taken: the caller's malloc'd buffer) to the workers. */

@@ -374,7 +374,8 @@ typedef struct fjf_settings {
 
 /* One text converted on several threads: fed in pieces, cut where
  * fj_independent_prefix allows into pieces of at least `block` bytes
- * (0: FJF_PARALLEL_BLOCK), converted by `jobs` threads sharing `conv`, and
+ * (0: FJF_PARALLEL_BLOCK), converted by `jobs` threads sharing `conv` (the
+ * feeding one among them, while it waits for a piece to write), and
  * written through `write` in order: the bytes fj_stream would write. With
  * one job, or a converter that allows no cut, it is an fj_stream; so it
  * becomes one after 16 blocks with nowhere to cut. Memory: about two
