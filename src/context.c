@@ -343,11 +343,6 @@ static const unsigned char *positional_form(const fj_converter *c, const ctx_cha
                                         : NULL;
 }
 
-/* Repair: writes the word run[i..j) of run[0..n_run) chose. Only suspects
- * change: those marked always, and those marked in_words when the word is
- * longer than one character; each takes the word's form, or its reading's
- * default form. Two positions decide alone: 周 for a week (下周 -> 下週)
- * and 裡 right after a number (三十裡 -> 三十里). */
 /* Repair: what run[k] becomes in the word run[i..j) with target t (NULL:
  * as written); fk, fk_len: the word's own form for k (fk NULL when it has
  * none). Into u, or a pointer to the bytes; their length in *len. */
@@ -378,6 +373,11 @@ static const unsigned char *repair_char(const fj_converter *c, const unsigned ch
     return u;
 }
 
+/* Repair: writes the word run[i..j) of run[0..n_run) chose. Only suspects
+ * change: those marked always, and those marked in_words when the word is
+ * longer than one character; each takes the word's form, or its reading's
+ * default form. Two positions decide alone: 周 for a week (下周 -> 下週)
+ * and 裡 right after a number (三十裡 -> 三十里). */
 static void repair_word(const fj_converter *c, const unsigned char *text, const ctx_char *run,
                         uint32_t n_run, uint32_t i, uint32_t j, const unsigned char *t,
                         uint32_t tl, ctx_emit *em)
@@ -624,15 +624,15 @@ static inline __attribute__((always_inline)) void add_arc(const fj_converter *c,
     (*narcs)++;
 }
 
+static void report_choices(const fj_converter *c, const unsigned char *text, const ctx_char *run,
+                           uint32_t n, const ctx_arc *arcs, uint32_t narcs, const uint16_t *chosen,
+                           uint32_t words, int32_t best, int at_end, fj__inspect_sink *sink);
+
 /* Finds the best path over run[0..n) and writes it: the cheapest sequence
  * of words, each costing its own cost plus, with a language model, what it
  * costs after the word before. at_start / at_end: run[0] begins a run, or
  * run[n - 1] ends one (the model's sentence marks). With `ends`, ends[k] is
  * set to 1 where a chosen word ends after run[k], else 0. */
-static void report_choices(const fj_converter *c, const unsigned char *text, const ctx_char *run,
-                           uint32_t n, const ctx_arc *arcs, uint32_t narcs, const uint16_t *chosen,
-                           uint32_t words, int32_t best, int at_end, fj__inspect_sink *sink);
-
 static inline __attribute__((always_inline)) void
 lattice_body(const fj_converter *c, const unsigned char *text, const ctx_char *run, uint32_t n,
              ctx_emit *em, int at_start, int at_end, unsigned char *ends, const int inspect)
