@@ -14,10 +14,15 @@ Environment (set by tests/suite-python.sh): FJ (the CLI), B (the build
 directory), ROOT, FANJIAN_DICT, FANJIAN_SHARED, FANJIAN_CASES, TMP,
 FANJIAN_TEST_QUICK, FJ_PYTHON (this interpreter, for subprocesses).
 """
+import json
 import os
 import subprocess
 import sys
+import time
 import traceback
+import urllib.error
+import urllib.parse
+import urllib.request
 
 import fanjian
 
@@ -32,6 +37,51 @@ PYTHON = os.environ.get("FJ_PYTHON") or sys.executable
 # The profiles, as the library lists them (the image's list); the tests
 # iterate them, and test_api checks there are OpenCC's 16.
 PROFILES = tuple(fanjian.profiles())
+
+
+class Server:
+    """`fanjian serve` on a free port of 127.0.0.1, for a with block: post()
+    to /v1/convert (status, JSON), post_file() to /v1/file (status, bytes or
+    JSON)."""
+
+    def __enter__(self):
+        self.err = open(os.path.join(TMP, "serve-%d.err" % os.getpid()), "w+")
+        self.p = subprocess.Popen([FJ, "serve", "--listen", "127.0.0.1:0"], stderr=self.err)
+        text = ""
+        for _ in range(600):
+            self.err.seek(0)
+            text = self.err.read()
+            if "serving on http://" in text:
+                self.url = text.split("serving on ")[1].split()[0].rstrip("/")
+                return self
+            if self.p.poll() is not None:
+                break
+            time.sleep(0.1)
+        self.p.kill()
+        raise AssertionError("fanjian serve did not start: %r" % text[:300])
+
+    def post(self, body):
+        req = urllib.request.Request(self.url + "/v1/convert", data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=60) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read())
+
+    def post_file(self, data, **query):
+        req = urllib.request.Request(self.url + "/v1/file?" + urllib.parse.urlencode(query),
+                                     data=data, headers={"Content-Type": "application/octet-stream"})
+        try:
+            with urllib.request.urlopen(req, timeout=60) as r:
+                return r.status, r.read()
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read())
+
+    def __exit__(self, *exc):
+        self.p.terminate()
+        self.p.wait(timeout=60)
+        self.err.close()
 
 
 class Skip(Exception):

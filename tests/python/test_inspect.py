@@ -5,11 +5,9 @@ library."""
 import json
 import os
 import subprocess
-import time
-import urllib.request
 
 import fanjian
-from fjtest import CASES, FJ, TMP, run, test
+from fjtest import CASES, FJ, TMP, Server, run, test
 
 PATH = os.path.join(CASES, "inspect", "choices.tsv")
 
@@ -121,38 +119,6 @@ def cli_files():
         assert r.returncode == 2 and word in r.stderr and not r.stdout, (args, r.returncode, r.stderr)
     r = subprocess.run([FJ, "--inspect", "--compat", a], capture_output=True)
     assert r.returncode == 0 and not r.stdout and b"--compat" in r.stderr, r
-
-
-class Server:
-    def __enter__(self):
-        self.err = open(os.path.join(TMP, "inspect-serve.err"), "w+")
-        self.p = subprocess.Popen([FJ, "serve", "--listen", "127.0.0.1:0"], stderr=self.err)
-        text = ""
-        for _ in range(600):
-            self.err.seek(0)
-            text = self.err.read()
-            if "serving on http://" in text:
-                self.url = text.split("serving on ")[1].split()[0].rstrip("/")
-                return self
-            if self.p.poll() is not None:
-                break
-            time.sleep(0.1)
-        self.p.kill()
-        raise AssertionError("fanjian serve did not start: %r" % text[:300])
-
-    def post(self, body):
-        req = urllib.request.Request(self.url + "/v1/convert", data=json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json"})
-        try:
-            with urllib.request.urlopen(req, timeout=60) as r:
-                return r.status, json.loads(r.read())
-        except urllib.error.HTTPError as e:
-            return e.code, json.loads(e.read())
-
-    def __exit__(self, *exc):
-        self.p.terminate()
-        self.p.wait(timeout=60)
-        self.err.close()
 
 
 @test("HTTP inspect cases: POST /v1/convert with \"inspect\": true")

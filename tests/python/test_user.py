@@ -7,10 +7,9 @@ import glob
 import json
 import os
 import subprocess
-import urllib.request
 
 import fanjian
-from fjtest import CASES, FJ, TMP, run, test
+from fjtest import CASES, FJ, TMP, Server, run, test
 
 
 def unescape(s):
@@ -90,48 +89,6 @@ def cli_cases(path, compat, phrases, protect, cases):
         r = subprocess.run(args, input=text.encode(), capture_output=True)
         assert r.returncode == 0, "%s:%d: exit %d: %r" % (path, n, r.returncode, r.stderr[:200])
         check("%s:%d" % (path, n), r.stdout.decode(), want)
-
-
-class Server:
-    def __enter__(self):
-        self.err = open(os.path.join(TMP, "user-serve.err"), "w+")
-        self.p = subprocess.Popen([FJ, "serve", "--listen", "127.0.0.1:0"], stderr=self.err)
-        import time
-        for _ in range(600):
-            self.err.seek(0)
-            text = self.err.read()
-            if "serving on http://" in text:
-                self.url = text.split("serving on ")[1].split()[0].rstrip("/")
-                return self
-            if self.p.poll() is not None:
-                break
-            time.sleep(0.1)
-        self.p.kill()
-        raise AssertionError("fanjian serve did not start: %r" % text[:300])
-
-    def post(self, body):
-        req = urllib.request.Request(self.url + "/v1/convert", data=json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json"})
-        try:
-            with urllib.request.urlopen(req, timeout=60) as r:
-                return r.status, json.loads(r.read())
-        except urllib.error.HTTPError as e:
-            return e.code, json.loads(e.read())
-
-    def post_file(self, data, **query):
-        import urllib.parse
-        req = urllib.request.Request(self.url + "/v1/file?" + urllib.parse.urlencode(query),
-                                     data=data, headers={"Content-Type": "application/octet-stream"})
-        try:
-            with urllib.request.urlopen(req, timeout=60) as r:
-                return r.status, r.read()
-        except urllib.error.HTTPError as e:
-            return e.code, json.loads(e.read())
-
-    def __exit__(self, *exc):
-        self.p.terminate()
-        self.p.wait(timeout=60)
-        self.err.close()
 
 
 @test("HTTP user cases: tests/cases/user/*.tsv through POST /v1/convert")
