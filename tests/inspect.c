@@ -315,45 +315,6 @@ static void test_arguments_and_stop(void **state)
     fj_converter_close(c);
 }
 
-/* Fails the n-th allocation; counts what is live. */
-typedef struct counting {
-    long long live;
-    int calls, fail_at;
-} counting;
-
-static void *cnt_alloc(void *ctx, size_t n)
-{
-    counting *k = ctx;
-    if (++k->calls == k->fail_at)
-        return NULL;
-    size_t *p = malloc(n + sizeof(size_t));
-    if (!p)
-        return NULL;
-    *p = n;
-    k->live += (long long)n;
-    return p + 1;
-}
-
-static void *cnt_realloc(void *ctx, void *ptr, size_t old_n, size_t new_n)
-{
-    counting *k = ctx;
-    void *q = cnt_alloc(ctx, new_n);
-    if (q && ptr) {
-        memcpy(q, ptr, old_n < new_n ? old_n : new_n);
-        k->live -= (long long)((size_t *)ptr)[-1];
-        free((size_t *)ptr - 1);
-    }
-    return q;
-}
-
-static void cnt_free(void *ctx, void *ptr, size_t n)
-{
-    (void)n;
-    counting *k = ctx;
-    k->live -= (long long)((size_t *)ptr)[-1];
-    free((size_t *)ptr - 1);
-}
-
 static void test_out_of_memory(void **state)
 {
     (void)state;
@@ -361,8 +322,8 @@ static void test_out_of_memory(void **state)
     char *img = t_read_file(t_dict_path(), &img_len);
     assert_non_null(img);
     const char *text = "我的头发干了，他在干什么？\n皇后理发以后，发现了一只钟。";
-    counting k = {0, 0, 0};
-    fj_allocator a = {cnt_alloc, cnt_realloc, cnt_free, &k};
+    t_counting k = {0, 0, 0, 0};
+    fj_allocator a = t_counting_allocator(&k);
     fj_dict_options dopt = {sizeof dopt, &a};
     fj_dict *d = NULL;
     fj_error err;
@@ -388,6 +349,7 @@ static void test_out_of_memory(void **state)
     fj_converter_close(c);
     fj_dict_close(d);
     assert_int_equal(k.live, 0);
+    assert_int_equal(k.bad_size, 0);
     free(img);
 }
 

@@ -134,6 +134,57 @@ static inline char *t_read_file(const char *path, size_t *len)
     return b.p;
 }
 
+/* ---- a counting allocator --------------------------------------------------- */
+
+/* An allocator that counts bytes, checks that each free names the size
+ * allocated, and fails the n-th allocation. */
+typedef struct t_counting {
+    long long live;
+    int calls, fail_at, bad_size;
+} t_counting;
+
+static inline void *t_cnt_alloc(void *ctx, size_t n)
+{
+    t_counting *k = ctx;
+    if (++k->calls == k->fail_at)
+        return NULL;
+    size_t *p = malloc(n + sizeof(size_t));
+    if (!p)
+        return NULL;
+    *p = n;
+    k->live += (long long)n;
+    return p + 1;
+}
+
+static inline void *t_cnt_realloc(void *ctx, void *ptr, size_t old_n, size_t new_n)
+{
+    t_counting *k = ctx;
+    void *q = t_cnt_alloc(ctx, new_n);
+    if (q && ptr) {
+        if (((size_t *)ptr)[-1] != old_n)
+            k->bad_size = 1;
+        memcpy(q, ptr, old_n < new_n ? old_n : new_n);
+        k->live -= (long long)old_n;
+        free((size_t *)ptr - 1);
+    }
+    return q;
+}
+
+static inline void t_cnt_free(void *ctx, void *ptr, size_t n)
+{
+    t_counting *k = ctx;
+    if (n && ((size_t *)ptr)[-1] != n)
+        k->bad_size = 1;
+    k->live -= (long long)((size_t *)ptr)[-1];
+    free((size_t *)ptr - 1);
+}
+
+static inline fj_allocator t_counting_allocator(t_counting *k)
+{
+    fj_allocator a = {t_cnt_alloc, t_cnt_realloc, t_cnt_free, k};
+    return a;
+}
+
 /* ---- deterministic PRNG (splitmix64) --------------------------------------------- */
 
 static inline uint64_t t_rand(uint64_t *s)

@@ -451,49 +451,6 @@ static void test_random_streaming(void **state)
     fj_converter_close(c);
 }
 
-/* An allocator that counts bytes, checks that each free names the size
- * allocated, and fails the n-th allocation. */
-typedef struct counting {
-    long long live;
-    int calls, fail_at, bad_size;
-} counting;
-
-static void *cnt_alloc(void *ctx, size_t n)
-{
-    counting *k = ctx;
-    if (++k->calls == k->fail_at)
-        return NULL;
-    size_t *p = malloc(n + sizeof(size_t));
-    if (!p)
-        return NULL;
-    *p = n;
-    k->live += (long long)n;
-    return p + 1;
-}
-
-static void *cnt_realloc(void *ctx, void *ptr, size_t old_n, size_t new_n)
-{
-    counting *k = ctx;
-    void *q = cnt_alloc(ctx, new_n);
-    if (q && ptr) {
-        if (((size_t *)ptr)[-1] != old_n)
-            k->bad_size = 1;
-        memcpy(q, ptr, old_n < new_n ? old_n : new_n);
-        k->live -= (long long)old_n;
-        free((size_t *)ptr - 1);
-    }
-    return q;
-}
-
-static void cnt_free(void *ctx, void *ptr, size_t n)
-{
-    counting *k = ctx;
-    if (n && ((size_t *)ptr)[-1] != n)
-        k->bad_size = 1;
-    k->live -= (long long)((size_t *)ptr)[-1];
-    free((size_t *)ptr - 1);
-}
-
 static void test_allocator(void **state)
 {
     (void)state;
@@ -506,8 +463,8 @@ static void test_allocator(void **state)
      * of them fails in turn. */
     int needed = 0;
     for (int fail_at = 0; fail_at == 0 || fail_at <= needed; fail_at++) {
-        counting k = {0, 0, fail_at, 0};
-        fj_allocator a = {cnt_alloc, cnt_realloc, cnt_free, &k};
+        t_counting k = {0, 0, fail_at, 0};
+        fj_allocator a = t_counting_allocator(&k);
         fj_dict_options dopt = {sizeof dopt, &a};
         fj_dict *d = NULL;
         fj_error err;
