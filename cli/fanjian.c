@@ -834,8 +834,22 @@ static int inspect_inputs(const fjx_settings *set, const fj_converter *conv, con
     return out->failed ? 1 : 0;
 }
 
+static int convert_run(int argc, char **argv, const char **inputs, const char **rules,
+                       const char **paths, fjf_user_entries *user);
+
+/* The user's entries are freed whichever way the run ends. */
 static int convert_main(int argc, char **argv, const char **inputs, const char **rules,
                         const char **paths)
+{
+    fjf_user_entries user;
+    memset(&user, 0, sizeof user);
+    int rc = convert_run(argc, argv, inputs, rules, paths, &user);
+    fjf_user_entries_free(&user);
+    return rc;
+}
+
+static int convert_run(int argc, char **argv, const char **inputs, const char **rules,
+                       const char **paths, fjf_user_entries *user)
 {
     /* `fanjian clean ...` is `fanjian --clean ...` without a profile. */
     int clean_cmd = argc > 1 && strcmp(argv[1], "clean") == 0;
@@ -851,8 +865,6 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
     memset(&set, 0, sizeof set);
     set.format = -1;
     set.f.quotes = -1; /* not given */
-    fjf_user_entries user;
-    memset(&user, 0, sizeof user);
     int markup = 0, inspect = 0;
     for (int i = clean_cmd ? 2 : 1; i < argc; i++) {
         const char *a = argv[i];
@@ -974,9 +986,9 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
             set.f.punct_flags = FJ_PUNCT_ELLIPSIS | FJ_PUNCT_FULLWIDTH;
         else if (TAKES("--phrases", "--phrases") || TAKES("--protect", "--protect")) {
             fjf_error ferr;
-            if (fjf_user_entries_read(&user, val, a[4] == 'o', &ferr) != 0) {
+            if (fjf_user_entries_read(user, val, a[4] == 'o', &ferr) != 0) {
                 fprintf(stderr, "%s: %s\n", prog, ferr.message);
-                fjf_user_entries_free(&user);
+                fjf_user_entries_free(user);
                 return 2;
             }
         } else if (strcmp(a, "--markup") == 0)
@@ -1123,12 +1135,12 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
     opts.profile = !target && profile && strcmp(profile, "none") != 0 ? profile : NULL;
     opts.flags = conv_flags;
     opts.quotes = FJ_QUOTES_KEEP;
-    opts.phrases = user.phrases;
-    opts.phrase_count = user.phrase_count;
-    opts.protect = (const char *const *)user.protect;
-    opts.protect_count = user.protect_count;
+    opts.phrases = user->phrases;
+    opts.phrase_count = user->phrase_count;
+    opts.protect = (const char *const *)user->protect;
+    opts.protect_count = user->protect_count;
     opts.markup = markup ? FJ_MARKUP_INLINE : 0;
-    int user_entries = user.phrase_count || user.protect_count || markup;
+    int user_entries = user->phrase_count || user->protect_count || markup;
     /* A config file: a stock one is its profile, any other brings its own
      * image (formats/opencc_config.c). */
     fjf_opencc_config *config = NULL;
@@ -1136,7 +1148,7 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
     if (opts.profile && fjf_opencc_config_load(dict, opts.profile, paths, npaths, &config, &config_err)) {
         fprintf(stderr, "%s: %s\n", prog, config_err.message);
         free(config_found);
-        fjf_user_entries_free(&user);
+        fjf_user_entries_free(user);
         fj_dict_close(dict);
         return 2;
     }
@@ -1146,7 +1158,7 @@ static int convert_main(int argc, char **argv, const char **inputs, const char *
     if (opts.target || opts.profile || user_entries)
         open_st = fj_converter_open_options(config ? fjf_opencc_config_dict(config) : dict, &opts,
                                             &conv, &err);
-    fjf_user_entries_free(&user); /* the converter has copied them */
+    fjf_user_entries_free(user); /* the converter has copied them */
     if (open_st != FJ_OK) {
         fprintf(stderr, "%s: %s\n", prog, err.message);
         free(config_found);
