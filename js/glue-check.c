@@ -11,19 +11,7 @@
 #include <string.h>
 
 #include "fanjian.h"
-
-const char *fjjs_last_error(void);
-void *fjjs_alloc(size_t size);
-void fjjs_release(void *p);
-fj_dict *fjjs_dict_open(const void *data, size_t size);
-fj_converter *fjjs_converter_open(const fj_dict *dict, const char *profile, const char *target,
-                                  unsigned flags, int quotes, int clean, int markup,
-                                  const char *const *phrases, size_t phrase_count,
-                                  const char *const *protect, size_t protect_count);
-char *fjjs_convert(const fj_converter *conv, const char *input, size_t len, size_t *out_len);
-char *fjjs_detect(const fj_dict *dict, const char *text, size_t len);
-void fjjs_clean_close(void);
-size_t fjjs_utf16(const unsigned char *s, size_t len, uint16_t *out);
+#include "glue.h"
 
 static int failures;
 static void expect(int cond, const char *what)
