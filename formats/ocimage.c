@@ -258,6 +258,8 @@ static void mark_changers(oci_builder *b, const oc_dict *d, const uint32_t *l1)
 static int build_matcher(oci_builder *b, oc_dict *d)
 {
     fj_matcher_rec m = {0};
+    m.node_first = (uint32_t)b->node_count;
+    m.block_first = (uint32_t)b->block_count;
     uint32_t *level1 = oci_grow(b->level1, &b->level1_cap, (b->level1_count + 1) * FJ_L1_SIZE,
                                 sizeof(uint32_t));
     if (!level1)
@@ -381,6 +383,8 @@ static int build_matcher(oci_builder *b, oc_dict *d)
         return -1;
     }
     b->matcher_dicts = dicts;
+    m.node_end = (uint32_t)b->node_count;
+    m.block_end = (uint32_t)b->block_count;
     b->matchers[b->matcher_count] = m;
     b->matcher_dicts[b->matcher_count++] = d;
     return 0;
@@ -511,35 +515,60 @@ void oci_builder_free(oci_builder *b)
     memset(b, 0, sizeof *b);
 }
 
-uint64_t *oci_edge_hash(const oci_builder *b, size_t *slots)
+uint64_t *oci_edge_hash(oci_builder *b, size_t *slots)
 {
-    size_t hslots = 1024;
-    while (hslots < b->first_edge_count * 3)
-        hslots *= 2;
-    uint64_t *edge_hash = zalloc(hslots * sizeof(uint64_t));
+    /* One table per matcher, each a power of two at most a third full (one
+     * slot, empty, for a matcher without such edges), one after another.
+     * The first edges were added matcher by matcher. */
+    size_t total = 0, e = 0;
+    for (size_t m = 0; m < b->matcher_count; m++) {
+        fj_matcher_rec *r = &b->matchers[m];
+        size_t n = 0;
+        while (e + n < b->first_edge_count && FJ_EDGE_PARENT(b->first_edges[e + n]) < r->node_end)
+            n++;
+        size_t size = n ? 16 : 1;
+        while (size < n * 3)
+            size *= 2;
+        r->edge_first = (uint32_t)total;
+        r->edge_slots = (uint32_t)size;
+        total += size;
+        e += n;
+    }
+    uint64_t *edge_hash = zalloc((total ? total : 1) * sizeof(uint64_t));
     *slots = 0;
     if (!edge_hash)
         return NULL;
-    for (size_t i = 0; i < b->first_edge_count; i++) {
-        uint64_t e = b->first_edges[i];
-        size_t h = fj_edge_hash(FJ_EDGE_PARENT(e), FJ_EDGE_CP(e)) & (hslots - 1);
-        while (edge_hash[h])
-            h = (h + 1) & (hslots - 1);
-        edge_hash[h] = e;
+    e = 0;
+    for (size_t m = 0; m < b->matcher_count; m++) {
+        const fj_matcher_rec *r = &b->matchers[m];
+        uint64_t *table = edge_hash + r->edge_first;
+        size_t mask = r->edge_slots - 1;
+        for (; e < b->first_edge_count && FJ_EDGE_PARENT(b->first_edges[e]) < r->node_end; e++) {
+            uint64_t v = b->first_edges[e];
+            size_t h = fj_edge_hash(FJ_EDGE_PARENT(v), FJ_EDGE_CP(v)) & mask;
+            while (table[h])
+                h = (h + 1) & mask;
+            table[h] = v;
+        }
     }
-    *slots = hslots;
+    *slots = total ? total : 1;
     return edge_hash;
 }
 
 unsigned char *oci_assemble(const oci_section *secs, uint32_t nsec, size_t *len)
 {
+    /* The body's size decides the number of chunk sums before it. */
+    size_t body_len = 0;
+    for (uint32_t i = 0; i < nsec; i++)
+        body_len = (body_len + secs[i].size + 7) & ~(size_t)7;
+    uint32_t chunks = (uint32_t)((body_len + FJ_CHUNK_SIZE - 1) / FJ_CHUNK_SIZE);
+    size_t body = (size_t)fj_image_body_offset(nsec, chunks);
     oci_buf img = {0};
-    fj_header_rec h;
-    memset(&h, 0, sizeof h);
     fj_section_rec *recs = zalloc((nsec ? nsec : 1) * sizeof *recs);
-    int nomem = !recs || oci_buf_add(&img, &h, sizeof h) == OCI_NOMEM;
-    size_t table = img.len;
-    nomem = nomem || oci_buf_add(&img, recs, nsec * sizeof *recs) == OCI_NOMEM;
+    int nomem = !recs;
+    unsigned char *zero = nomem ? NULL : zalloc(body);
+    nomem = nomem || !zero || oci_buf_add(&img, zero, body) == OCI_NOMEM;
+    free(zero);
     for (uint32_t i = 0; i < nsec && !nomem; i++) {
         oci_buf_align(&img, 8);
         if ((nomem = img.len % 8 != 0))
@@ -552,19 +581,22 @@ unsigned char *oci_assemble(const oci_section *secs, uint32_t nsec, size_t *len)
     }
     if (!nomem)
         oci_buf_align(&img, 8);
-    if (nomem || img.len % 8) {
+    if (nomem || img.len % 8 || img.len != body + body_len) {
         free(recs);
         free(img.p);
         return NULL;
     }
-    memcpy(img.p + table, recs, nsec * sizeof *recs);
+    memcpy(img.p + FJ_IMAGE_HEADER_SIZE, recs, nsec * sizeof *recs);
     free(recs);
+    fj_header_rec h;
+    memset(&h, 0, sizeof h);
     memcpy(h.magic, FJ_IMAGE_MAGIC, 8);
     h.version = FJ_IMAGE_VERSION;
     h.section_count = nsec;
     h.file_size = img.len;
-    h.checksum = fj_checksum(img.p + FJ_IMAGE_HEADER_SIZE, img.len - FJ_IMAGE_HEADER_SIZE);
+    h.chunk_count = chunks;
     memcpy(img.p, &h, sizeof h);
+    fj_image_seal(img.p, img.len);
     *len = img.len;
     return img.p;
 }

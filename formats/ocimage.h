@@ -65,8 +65,9 @@ uint32_t oci_matcher_for(oci_builder *b, oc_dict *d);
 int oci_seg_is_step1(const oc_dict *seg, const oc_dict *step1);
 /* Clears the barrier bits of every BMP character in d's keys. */
 void oci_clear_key_chars(unsigned char *barrier, const oc_dict *d);
-/* The second-character edge table (EDGH), *slots entries (calloc'd). */
-uint64_t *oci_edge_hash(const oci_builder *b, size_t *slots);
+/* The second-character edge tables (EDGH), *slots entries (calloc'd), one
+ * per matcher: sets each matcher's edge_first and edge_slots. */
+uint64_t *oci_edge_hash(oci_builder *b, size_t *slots);
 
 typedef struct oci_section {
     uint32_t tag;

@@ -181,6 +181,11 @@ static int dict_check(const oc_dict *d, const char *path, char *err, size_t errl
  * source entries as a text dictionary. NULL when the image has none. */
 static oc_dict *image_source(const fj_dict *stock, const char *name, char *err, size_t errlen)
 {
+    fj_error checked;
+    if (fj__dict_use_sources(stock, &checked) != FJ_OK) {
+        snprintf(err, errlen, "%s", checked.message);
+        return NULL;
+    }
     const fj_image *img = fj__dict_image(stock);
     for (uint32_t i = 0; i < img->srcdict_count; i++) {
         const fj_srcdict_rec *d = &img->srcdicts[i];

@@ -2,8 +2,9 @@
  * The seed is a small real image ($FUZZ_IMAGE, built by `make fuzz` from a
  * cut-down copy of OpenCC's data). Input: a flags byte, then 5-byte
  * mutations (a 4-byte little-endian offset, a byte to XOR there). Flag 1:
- * fix the checksum afterwards, so that the structural checks behind it are
- * what the fuzzer reaches; flag 2: cut the image at the first offset.
+ * fix the checksums afterwards, so that the structural checks behind them
+ * are what the fuzzer reaches; flag 2: cut the image at the first offset;
+ * flag 0x80: fj_dict_verify before the converters.
  * Invariant: opening fails cleanly or succeeds, and then two profiles
  * (one per mode) open or fail cleanly and convert a sample without a crash. */
 #include <string.h>
@@ -53,13 +54,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if ((data[0] & 2) && i == 1)
             len = off % seed_len;
     }
-    if ((data[0] & 1) && len >= FJ_IMAGE_HEADER_SIZE) {
-        uint64_t sum = fj_checksum(image + FJ_IMAGE_HEADER_SIZE, len - FJ_IMAGE_HEADER_SIZE);
-        memcpy(image + 24, &sum, 8); /* little-endian host */
-    }
+    if ((data[0] & 1) && len >= FJ_IMAGE_HEADER_SIZE)
+        fj_image_seal(image, len); /* little-endian host */
     fj_dict *dict = NULL;
     fj_error err;
     if (fj_dict_open_memory(image, len, NULL, &dict, &err) == FJ_OK) {
+        /* Parts are checked when first used; sometimes all of them first. */
+        if (data[0] & 0x80 && fj_dict_verify(dict, &err) != FJ_OK)
+            FUZZ_ASSERT(err.message[0] != 0);
         /* Two profiles per input (opening one builds its tables): the
          * flags byte's high bits choose them. */
         size_t count = fj_dict_profile_count(dict);

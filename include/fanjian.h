@@ -111,8 +111,11 @@ typedef struct fj_allocator {
 /* ---- 3. Dictionary ------------------------------------------------------ */
 
 /* An opened dictionary image (built by `fjdict`). It is memory-mapped and
- * used in place: opening checks the checksum and validates every offset
- * once, so a damaged or hostile file is an error, never a crash. */
+ * used in place, and checked in parts: opening checks the header, the
+ * section table and the records that name everything else; opening a
+ * converter checks the checksums and every offset of the parts it uses,
+ * the first time anything uses them. A damaged or hostile file is an error
+ * (of fj_dict_open, fj_converter_open or fj_dict_verify), never a crash. */
 typedef struct fj_dict fj_dict;
 
 typedef struct fj_dict_options {
@@ -132,6 +135,12 @@ fj_status fj_dict_open_memory(const void *data, size_t size, const fj_dict_optio
                               fj_dict **out, fj_error *error);
 
 void fj_dict_close(fj_dict *dict);
+
+/* Checks the whole image now: every checksum and every offset, as if every
+ * profile had been opened. FJ_OK, or the first damage found
+ * (FJ_ERR_DICT_CHECKSUM, FJ_ERR_DICT_FORMAT) with its byte offset. For a
+ * program that would rather fail at start than at its first converter. */
+fj_status fj_dict_verify(const fj_dict *dict, fj_error *error);
 
 /* The path fj_dict_open(NULL, ...) tries last. */
 const char *fj_dict_default_path(void);

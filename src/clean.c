@@ -1134,6 +1134,9 @@ static int cmp_u64(const void *a, const void *b)
 /* Every TSCharacters key with a one-character first value folds to it. */
 static fj_status load_folds(fj_clean *c, const fj_dict *dict)
 {
+    fj_status checked = fj__dict_use_sources(dict, NULL);
+    if (checked != FJ_OK)
+        return checked;
     const fj_image *img = fj__dict_image(dict);
     for (uint32_t i = 0; i < img->srcdict_count; i++) {
         const fj_srcdict_rec *d = &img->srcdicts[i];

@@ -5,8 +5,13 @@
 #include "match.h"
 #include "utf8.h"
 
-static void matcher_init(fj_matcher *m, const fj_image *img, uint32_t id)
+/* Binds matcher id, checking it first if nothing has used it yet. */
+static fj_status matcher_init(fj_matcher *m, const fj_dict *d, uint32_t id, fj_error *error)
 {
+    fj_status st = fj__dict_use_matcher(d, id, error);
+    if (st != FJ_OK)
+        return st;
+    const fj_image *img = &d->image;
     const fj_matcher_rec *r = &img->matchers[id];
     m->level1 = img->level1 + (size_t)r->level1 * FJ_L1_SIZE;
     m->blocks = img->blocks;
@@ -19,8 +24,8 @@ static void matcher_init(fj_matcher *m, const fj_image *img, uint32_t id)
     m->changers = img->changers;
     m->inner = img->inner;
     m->chkeys = img->chkeys;
-    m->edge_hash = img->edge_hash;
-    m->edge_hash_mask = img->edge_hash_mask;
+    m->edge_hash = img->edge_hash + r->edge_first;
+    m->edge_hash_mask = r->edge_slots - 1;
     m->flags = r->flags;
     m->salt = id;
     m->max_key_chars = r->max_key_chars;
@@ -35,6 +40,7 @@ static void matcher_init(fj_matcher *m, const fj_image *img, uint32_t id)
                   (e & (FJ_ENTRY_HAS_VALUE | FJ_ENTRY_CHANGES))))
             m->ascii_stops[c >> 6] |= 1ull << (c & 63);
     }
+    return FJ_OK;
 }
 
 /* A record's high half: where CHNG holds the pairs of cp, whose low half is
@@ -297,10 +303,30 @@ static void mark_forms(fj_converter *c, const fj_image *img)
 }
 
 /* The default mode's per-character tables (see fj_converter.ctx_table). */
-static fj_status build_context_tables(fj_converter *c, const fj_image *img,
-                                      const fj_context_rec *cx)
+static fj_status build_context_tables(fj_converter *c, const fj_context_rec *cx, fj_error *error)
 {
     const fj_allocator *a = c->allocator.alloc ? &c->allocator : NULL;
+    const fj_dict *d = c->dict;
+    const fj_image *img = &d->image;
+    fj_status st;
+    /* The model's character sets and tables, before they are read. */
+    if ((st = fj__dict_require(d, img->ambiguous + (size_t)cx->ambiguous * FJ_BARRIER_BYTES,
+                               FJ_BARRIER_BYTES, error)) != FJ_OK ||
+        (st = fj__dict_require(d,
+                               img->ambiguous_pairs + (size_t)cx->ambiguous * (FJ_BIGRAM_BITS / 8),
+                               FJ_BIGRAM_BITS / 8, error)) != FJ_OK ||
+        (cx->source_only != FJ_NONE &&
+         (st = fj__dict_require(d, img->source_only + (size_t)cx->source_only * FJ_BARRIER_BYTES,
+                                FJ_BARRIER_BYTES, error)) != FJ_OK) ||
+        (cx->lm_bits &&
+         (st = fj__dict_require(d, img->lm_slots, (size_t)4 << img->lm_bits, error)) != FJ_OK))
+        return st;
+    if ((cx->flags & FJ_CONTEXT_REPAIR) &&
+        ((st = fj__dict_require(d, img->source_only + (size_t)cx->suspects * FJ_BARRIER_BYTES,
+                                2 * FJ_BARRIER_BYTES, error)) != FJ_OK ||
+         (img->damage_weights &&
+          (st = fj__dict_require(d, img->damage_weights, 0x80000, error)) != FJ_OK)))
+        return st;
     c->engine = &fj__context_engine;
     c->ctx_core_stage = cx->core_stage;
     c->ctx_keep_folded = (cx->flags & FJ_CONTEXT_KEEP_FOLDED) != 0;
@@ -310,31 +336,36 @@ static fj_status build_context_tables(fj_converter *c, const fj_image *img,
         c->ctx_rules = fj__alloc(a, 0x10000 * sizeof *c->ctx_rules);
         if (!c->ctx_rules)
             return FJ_ERR_NOMEM;
-        fj_status st = fj__repair_rules_load(c->ctx_rules, c->ctx_week_form, c->ctx_li_form, NULL);
+        st = fj__repair_rules_load(c->ctx_rules, c->ctx_week_form, c->ctx_li_form, NULL);
         if (st != FJ_OK)
             return st;
         c->ctx_always = img->source_only + (size_t)cx->suspects * FJ_BARRIER_BYTES;
         c->ctx_in_words = c->ctx_always + FJ_BARRIER_BYTES;
-        matcher_init(&c->ctx_defaults, img, cx->defaults);
+        if ((st = matcher_init(&c->ctx_defaults, d, cx->defaults, error)) != FJ_OK)
+            return st;
         if (cx->attested != FJ_NONE) {
             c->ctx_has_attested = 1;
-            matcher_init(&c->ctx_attested, img, cx->attested);
+            if ((st = matcher_init(&c->ctx_attested, d, cx->attested, error)) != FJ_OK)
+                return st;
         }
     }
     c->ctx_ambiguous = img->ambiguous + (size_t)cx->ambiguous * FJ_BARRIER_BYTES;
     c->ctx_pairs = img->ambiguous_pairs + (size_t)cx->ambiguous * (FJ_BIGRAM_BITS / 8);
-    matcher_init(&c->ctx_words, img, cx->words);
+    if ((st = matcher_init(&c->ctx_words, d, cx->words, error)) != FJ_OK)
+        return st;
     if (cx->lm_bits) {
         c->ctx_lm = img->lm_slots;
         c->ctx_lm_bits = cx->lm_bits;
     }
     if (!c->ctx_repair && cx->overrides != FJ_NONE) {
         c->ctx_has_overrides = 1;
-        matcher_init(&c->ctx_overrides, img, cx->overrides);
+        if ((st = matcher_init(&c->ctx_overrides, d, cx->overrides, error)) != FJ_OK)
+            return st;
     }
     if (cx->fold != FJ_NONE) {
         c->ctx_has_fold = 1;
-        matcher_init(&c->ctx_fold, img, cx->fold);
+        if ((st = matcher_init(&c->ctx_fold, d, cx->fold, error)) != FJ_OK)
+            return st;
     }
     c->ctx_table = fj__alloc(a, FJ_REC_COUNT * sizeof(uint32_t));
     c->ctx_post = fj__alloc(a, FJ_REC_COUNT * sizeof(uint32_t));
@@ -507,8 +538,18 @@ fj_status fj_converter_open(const fj_dict *dict, const char *profile, unsigned f
     c->ctx_repair_thorough = (flags & FJ_REPAIR_THOROUGH) != 0;
     c->barrier = img->barriers + (size_t)rec->barrier * FJ_BARRIER_BYTES;
     c->stage_count = rec->stage_count;
+    fj_status st = fj__dict_require(dict, c->barrier, FJ_BARRIER_BYTES, error);
+    if (st == FJ_OK && rec->segmentation != FJ_NONE)
+        st = matcher_init(&c->segmentation, dict, rec->segmentation, error);
+    if (st == FJ_OK && rec->normalization != FJ_NONE)
+        st = matcher_init(&c->normalization, dict, rec->normalization, error);
+    for (uint32_t k = 0; st == FJ_OK && k < rec->stage_count; k++)
+        st = matcher_init(&c->stages[k], dict, rec->stages[k], error);
+    if (st != FJ_OK) {
+        fj_converter_close(c);
+        return st;
+    }
     for (uint32_t k = 0; k < rec->stage_count; k++) {
-        matcher_init(&c->stages[k], img, rec->stages[k]);
         c->recs[k] = fj__alloc(a, FJ_REC_COUNT * sizeof(uint64_t));
         if (!c->recs[k]) {
             fj_converter_close(c);
@@ -521,19 +562,18 @@ fj_status fj_converter_open(const fj_dict *dict, const char *profile, unsigned f
     const fj_context_rec *cx = &img->contexts[rec - img->profiles];
     int repair_off = (flags & FJ_REPAIR_OFF) && (cx->flags & FJ_CONTEXT_REPAIR);
     if (!(flags & FJ_COMPAT) && !repair_off && cx->core_stage != FJ_NONE &&
-        build_context_tables(c, img, cx) != FJ_OK) {
+        (st = build_context_tables(c, cx, error)) != FJ_OK) {
         fj_converter_close(c);
-        fj__set_error(error, FJ_ERR_NOMEM, 0, "out of memory");
-        return FJ_ERR_NOMEM;
+        if (st == FJ_ERR_NOMEM)
+            fj__set_error(error, FJ_ERR_NOMEM, 0, "out of memory");
+        return st;
     }
     if (rec->segmentation != FJ_NONE) {
         c->has_segmentation = 1;
         c->seg_is_step1 = (rec->flags & FJ_PROFILE_SEG_IS_STEP1) != 0;
-        matcher_init(&c->segmentation, img, rec->segmentation);
     }
     if (rec->normalization != FJ_NONE) {
         c->has_normalization = 1;
-        matcher_init(&c->normalization, img, rec->normalization);
         /* Mark the first two UTF-8 bytes of every character normalization
          * looks at, so clean text can skip the pass. */
         const fj_matcher *m = &c->normalization;

@@ -145,6 +145,9 @@ static void astral_add(script_table *t, size_t base, size_t *count, uint32_t ent
 
 static fj_status build_table(const fj_dict *dict, script_table **out)
 {
+    fj_status checked = fj__dict_use_sources(dict, NULL);
+    if (checked != FJ_OK)
+        return checked;
     const fj_image *img = fj__dict_image(dict);
     const fj_srcdict_rec *st = find_srcdict(img, "STCharacters");
     const fj_srcdict_rec *ts = find_srcdict(img, "TSCharacters");

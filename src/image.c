@@ -1,5 +1,7 @@
-/* Opening a dictionary image: map it, check it once, then use it in place. */
+/* Opening a dictionary image: map it, check the header, the section table
+ * and the records, then each part the first time a converter uses it. */
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -68,16 +70,6 @@ static fj_status section(const unsigned char *data, uint32_t count, uint32_t tag
     return FJ_ERR_DICT_FORMAT;
 }
 
-/* A node whose value or children lie outside their sections. */
-static inline uint32_t node_bad(const fj_image *img, const fj_node_rec *n)
-{
-    uint32_t vl = n->value_len;
-    uint64_t vend = (uint64_t)n->value + vl;
-    uint32_t in_strings = vl != FJ_NO_VALUE && vl > FJ_INLINE_VALUE_MAX;
-    return (in_strings & (vend > img->strings_size)) |
-           ((uint64_t)n->first_child + n->child_count > img->node_count);
-}
-
 fj_status fj__image_load(fj_image *img, const unsigned char *data, size_t size, fj_error *e)
 {
     memset(img, 0, sizeof *img);
@@ -89,30 +81,37 @@ fj_status fj__image_load(fj_image *img, const unsigned char *data, size_t size, 
         fj__set_error(e, FJ_ERR_DICT_FORMAT, 0, "not a fanjian dictionary (bad magic)");
         return FJ_ERR_DICT_FORMAT;
     }
-    uint32_t version = rd32(data + 8), count = rd32(data + 12);
+    uint32_t version = rd32(data + 8), count = rd32(data + 12), chunks = rd32(data + 32);
     if (version != FJ_IMAGE_VERSION) {
         fj__set_error(e, FJ_ERR_DICT_VERSION, 8,
                       "dictionary format version %u, this library reads version %u", version,
                       FJ_IMAGE_VERSION);
         return FJ_ERR_DICT_VERSION;
     }
-    for (size_t i = 32; i < FJ_IMAGE_HEADER_SIZE; i++)
+    for (size_t i = 36; i < FJ_IMAGE_HEADER_SIZE; i++)
         if (data[i] != 0)
             return bad(e, i, "reserved header bytes are not zero");
     if (rd64(data + 16) != size)
         return bad(e, 16, "file size does not match the header (truncated?)");
-    if (count > 64 || FJ_IMAGE_HEADER_SIZE + (size_t)count * sizeof(fj_section_rec) > size)
+    if (count > 64 || fj_image_body_offset(count, 0) > size)
         return bad(e, 12, "section table");
-    if (fj_checksum(data + FJ_IMAGE_HEADER_SIZE, size - FJ_IMAGE_HEADER_SIZE) != rd64(data + 24)) {
+    uint64_t body = fj_image_body_offset(count, chunks);
+    if (body > size || (size - body + FJ_CHUNK_SIZE - 1) / FJ_CHUNK_SIZE != chunks)
+        return bad(e, 32, "chunk count");
+    /* The section table and the chunk sums: what tells where everything is. */
+    if (fj_checksum(data + FJ_IMAGE_HEADER_SIZE, body - FJ_IMAGE_HEADER_SIZE) != rd64(data + 24)) {
         fj__set_error(e, FJ_ERR_DICT_CHECKSUM, 24, "dictionary checksum mismatch (corrupted file)");
         return FJ_ERR_DICT_CHECKSUM;
     }
     for (uint32_t i = 0; i < count; i++) {
         size_t at = FJ_IMAGE_HEADER_SIZE + (size_t)i * sizeof(fj_section_rec);
         uint64_t off = rd64(data + at + 8), sz = rd64(data + at + 16);
-        if (off % 8 || off > size || sz > size - off)
+        if (off % 8 || off < body || off > size || sz > size - off)
             return bad(e, at, "section out of bounds");
     }
+    img->chunk_sums = data + fj_image_body_offset(count, 0);
+    img->chunk_count = chunks;
+    img->body = body;
     found s;
     fj_status st;
 #define SECTION(tag, rec, name)                                              \
@@ -126,7 +125,6 @@ fj_status fj__image_load(fj_image *img, const unsigned char *data, size_t size, 
     SECTION(FJ_SEC_NODES, sizeof(fj_node_rec), "nodes");
     img->nodes = (const fj_node_rec *)s.p;
     img->node_count = (uint32_t)(s.size / sizeof(fj_node_rec));
-    size_t nodes_at = (size_t)s.offset;
     SECTION(FJ_SEC_EDGES, 4, "edges");
     img->edges = (const uint32_t *)s.p;
     if (s.size / 4 != img->node_count)
@@ -134,30 +132,26 @@ fj_status fj__image_load(fj_image *img, const unsigned char *data, size_t size, 
     SECTION(FJ_SEC_BLOCKS, FJ_BLOCK_SIZE * 4, "blocks");
     img->blocks = (const uint32_t *)s.p;
     img->block_count = (uint32_t)(s.size / (FJ_BLOCK_SIZE * 4));
-    size_t blocks_at = (size_t)s.offset;
+    if (img->block_count == 0)
+        return bad(e, (size_t)s.offset, "no blocks");
     SECTION(FJ_SEC_LEVEL1, FJ_L1_SIZE * 4, "level-1 tables");
     img->level1 = (const uint32_t *)s.p;
     img->level1_count = (uint32_t)(s.size / (FJ_L1_SIZE * 4));
-    size_t level1_at = (size_t)s.offset;
     SECTION(FJ_SEC_MATCHERS, sizeof(fj_matcher_rec), "matchers");
     img->matchers = (const fj_matcher_rec *)s.p;
     img->matcher_count = (uint32_t)(s.size / sizeof(fj_matcher_rec));
-    size_t matchers_at = (size_t)s.offset;
     SECTION(FJ_SEC_PROFILES, sizeof(fj_profile_rec), "profiles");
     img->profiles = (const fj_profile_rec *)s.p;
     img->profile_count = (uint32_t)(s.size / sizeof(fj_profile_rec));
-    size_t profiles_at = (size_t)s.offset;
     SECTION(FJ_SEC_BARRIERS, FJ_BARRIER_BYTES, "barriers");
     img->barriers = s.p;
     img->barrier_count = (uint32_t)(s.size / FJ_BARRIER_BYTES);
     SECTION(FJ_SEC_SRCDICTS, sizeof(fj_srcdict_rec), "source dictionaries");
     img->srcdicts = (const fj_srcdict_rec *)s.p;
     img->srcdict_count = (uint32_t)(s.size / sizeof(fj_srcdict_rec));
-    size_t srcdicts_at = (size_t)s.offset;
     SECTION(FJ_SEC_SRCENTRY, sizeof(fj_srcentry_rec), "source entries");
     img->srcentries = (const fj_srcentry_rec *)s.p;
     img->srcentry_count = (uint32_t)(s.size / sizeof(fj_srcentry_rec));
-    size_t srcentries_at = (size_t)s.offset;
 /* A filter: exactly FJ_BIGRAM_BITS bits. */
 #define FILTER(tag, field, name)                                             \
     do {                                                                     \
@@ -176,18 +170,13 @@ fj_status fj__image_load(fj_image *img, const unsigned char *data, size_t size, 
     FILTER(FJ_SEC_INNER, inner, "inner-pair filter");
     FILTER(FJ_SEC_CHKEYS, chkeys, "changing-key filter");
 #undef FILTER
-    SECTION(FJ_SEC_EDGEHASH, 8, "edge table");
+    SECTION(FJ_SEC_EDGEHASH, 8, "edge tables");
     img->edge_hash = (const uint64_t *)s.p;
-    uint64_t slots = s.size / 8;
-    size_t edge_hash_at = (size_t)s.offset;
-    if (slots == 0 || (slots & (slots - 1)) || slots > (1u << 30))
-        return bad(e, edge_hash_at, "edge table size");
-    img->edge_hash_mask = (uint32_t)(slots - 1);
+    img->edge_slots = (uint32_t)(s.size / 8);
     SECTION(FJ_SEC_CONTEXT, sizeof(fj_context_rec), "context models");
     img->contexts = (const fj_context_rec *)s.p;
-    size_t contexts_at = (size_t)s.offset;
     if (s.size / sizeof(fj_context_rec) != img->profile_count)
-        return bad(e, contexts_at, "context model count");
+        return bad(e, (size_t)s.offset, "context model count");
     SECTION(FJ_SEC_AMBIG, FJ_BARRIER_BYTES, "context character sets");
     img->ambiguous = s.p;
     img->ambiguous_count = (uint32_t)(s.size / FJ_BARRIER_BYTES);
@@ -215,31 +204,128 @@ fj_status fj__image_load(fj_image *img, const unsigned char *data, size_t size, 
 #undef SECTION
     /* The sources: optional (an image from before them has none). */
     if (section(data, count, FJ_SEC_SOURCES, 1, &s, NULL, "sources") == FJ_OK && s.size) {
-        if (s.p[s.size - 1] != 0)
-            return bad(e, (size_t)s.offset, "sources");
-        uint64_t strings = 0;
-        for (uint64_t i = 0; i < s.size; i++)
-            strings += s.p[i] == 0;
-        if (strings % 4)
-            return bad(e, (size_t)s.offset, "sources");
         img->sources = (const char *)s.p;
         img->sources_size = (uint32_t)s.size;
-        img->source_count = (uint32_t)(strings / 4);
     }
+    img->base = data;
+    img->size = size;
+    return FJ_OK;
+}
 
-    /* Every offset the matcher follows is checked here, once. */
-    /* Branch-free over all nodes (the largest section), then find the
-     * first bad one only if there is one. */
+/* ---- checking parts on first use ----------------------------------------
+ * d->checked holds a byte per chunk: 1 once its sum has matched; then one
+ * per matcher and one for the source entries: 1 once checked. A check that
+ * fails leaves its byte 0, so every later use fails with the same message.
+ * Checks only read the image, so threads racing on one do the same work and
+ * store the same 1. */
+
+static int is_checked(const fj_dict *d, size_t i)
+{
+    return atomic_load_explicit(&d->checked[i], memory_order_acquire) != 0;
+}
+
+static void set_checked(const fj_dict *d, size_t i)
+{
+    atomic_store_explicit(&d->checked[i], 1, memory_order_release);
+}
+
+fj_status fj__dict_require(const fj_dict *d, const void *p, size_t len, fj_error *e)
+{
+    const fj_image *img = &d->image;
+    if (!len)
+        return FJ_OK;
+    uint64_t off = (uint64_t)((const unsigned char *)p - img->base);
+    uint64_t first = (off - img->body) / FJ_CHUNK_SIZE;
+    uint64_t last = (off + len - 1 - img->body) / FJ_CHUNK_SIZE;
+    for (uint64_t c = first; c <= last; c++) {
+        if (is_checked(d, c))
+            continue;
+        uint64_t at = img->body + c * FJ_CHUNK_SIZE;
+        uint64_t n = img->size - at < FJ_CHUNK_SIZE ? img->size - at : FJ_CHUNK_SIZE;
+        if (fj_checksum(img->base + at, n) != rd64(img->chunk_sums + 8 * c)) {
+            fj__set_error(e, FJ_ERR_DICT_CHECKSUM, (size_t)at,
+                          "dictionary checksum mismatch in bytes %llu to %llu (corrupted file)",
+                          (unsigned long long)at, (unsigned long long)(at + n));
+            return FJ_ERR_DICT_CHECKSUM;
+        }
+        set_checked(d, c);
+    }
+    return FJ_OK;
+}
+
+static size_t at_of(const fj_image *img, const void *p)
+{
+    return (size_t)((const unsigned char *)p - img->base);
+}
+
+/* The sections every matcher reads beside its own slices. */
+static fj_status require_shared(const fj_dict *d, fj_error *e)
+{
+    const fj_image *img = &d->image;
+    const struct {
+        const void *p;
+        size_t len;
+    } parts[] = {
+        {img->strings, img->strings_size},
+        {img->bigrams, FJ_BIGRAM_BITS / 8},
+        {img->pairkeys, FJ_BIGRAM_BITS / 8},
+        {img->trigrams, FJ_BIGRAM_BITS / 8},
+        {img->changers, FJ_CHANGERS_BYTES},
+        {img->inner, FJ_BIGRAM_BITS / 8},
+        {img->chkeys, FJ_BIGRAM_BITS / 8},
+    };
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        fj_status st = fj__dict_require(d, parts[i].p, parts[i].len, e);
+        if (st != FJ_OK)
+            return st;
+    }
+    return FJ_OK;
+}
+
+/* A node of matcher m whose value or children lie outside their sections. */
+static inline uint32_t node_bad(const fj_image *img, const fj_matcher_rec *m, const fj_node_rec *n)
+{
+    uint32_t vl = n->value_len;
+    uint64_t vend = (uint64_t)n->value + vl;
+    uint32_t in_strings = vl != FJ_NO_VALUE && vl > FJ_INLINE_VALUE_MAX;
+    uint32_t has_children = n->child_count != 0;
+    return (in_strings & (vend > img->strings_size)) |
+           (has_children & ((n->first_child < m->node_first) |
+                            ((uint64_t)n->first_child + n->child_count > m->node_end)));
+}
+
+static fj_status check_matcher(const fj_dict *d, uint32_t id, fj_error *e)
+{
+    const fj_image *img = &d->image;
+    const fj_matcher_rec *m = &img->matchers[id];
+    const uint32_t *l1 = img->level1 + (size_t)m->level1 * FJ_L1_SIZE;
+    const uint32_t *blocks = img->blocks + (size_t)m->block_first * FJ_BLOCK_SIZE;
+    size_t block_entries = (size_t)(m->block_end - m->block_first) * FJ_BLOCK_SIZE;
+    const fj_node_rec *nodes = img->nodes + m->node_first;
+    uint32_t node_count = m->node_end - m->node_first;
+    const uint64_t *table = img->edge_hash + m->edge_first;
+    fj_status st;
+    if ((st = fj__dict_require(d, l1, FJ_L1_SIZE * 4, e)) != FJ_OK ||
+        (st = fj__dict_require(d, blocks, block_entries * 4, e)) != FJ_OK ||
+        (st = fj__dict_require(d, nodes, (size_t)node_count * sizeof *nodes, e)) != FJ_OK ||
+        (st = fj__dict_require(d, img->edges + m->node_first, (size_t)node_count * 4, e)) != FJ_OK ||
+        (st = fj__dict_require(d, table, (size_t)m->edge_slots * 8, e)) != FJ_OK ||
+        (st = require_shared(d, e)) != FJ_OK)
+        return st;
+    /* Every offset the matcher follows stays inside its own slices: branch
+     * free over the nodes, then the first bad one is looked for only if
+     * there is one. */
     uint32_t any_bad = 0;
-    for (uint32_t i = 0; i < img->node_count; i++)
-        any_bad |= node_bad(img, &img->nodes[i]);
-    for (uint32_t i = 0; any_bad && i < img->node_count; i++)
-        if (node_bad(img, &img->nodes[i]))
-            return bad(e, nodes_at + (size_t)i * sizeof(fj_node_rec), "trie node");
-    if (img->block_count == 0)
-        return bad(e, blocks_at, "no blocks");
-    for (size_t i = 0; i < (size_t)img->block_count * FJ_BLOCK_SIZE; i++) {
-        uint32_t v = img->blocks[i], node = v & FJ_ENTRY_NODE_MASK;
+    for (uint32_t i = 0; i < node_count; i++)
+        any_bad |= node_bad(img, m, &nodes[i]);
+    for (uint32_t i = 0; any_bad && i < node_count; i++)
+        if (node_bad(img, m, &nodes[i]))
+            return bad(e, at_of(img, &nodes[i]), "trie node");
+    for (size_t i = 0; i < FJ_L1_SIZE; i++)
+        if (l1[i] != 0 && (l1[i] < m->block_first || l1[i] >= m->block_end))
+            return bad(e, at_of(img, &l1[i]), "level-1 table entry");
+    for (size_t i = 0; i < block_entries; i++) {
+        uint32_t v = blocks[i], node = v & FJ_ENTRY_NODE_MASK;
         int ok;
         if (v == 0 || v == FJ_ENTRY_IDS) {
             ok = 1;
@@ -249,41 +335,117 @@ fj_status fj__image_load(fj_image *img, const unsigned char *data, size_t size, 
             uint32_t cp;
             ok = !(v & 0x7F000000u) && fj_utf8_decode(u, u + 3, &cp) == 3;
         } else {
-            ok = node >= 1 && node < img->node_count &&
+            ok = node >= m->node_first && node < m->node_end &&
                  !(v & FJ_ENTRY_HAS_VALUE) == (img->nodes[node].value_len == FJ_NO_VALUE) &&
                  !(v & FJ_ENTRY_HAS_CHILDREN) == (img->nodes[node].child_count == 0) &&
                  (!(v & FJ_ENTRY_CHANGES) || (v & FJ_ENTRY_HAS_CHILDREN));
         }
         if (!ok)
-            return bad(e, blocks_at + i * 4, "code point table entry");
+            return bad(e, at_of(img, &blocks[i]), "code point table entry");
     }
+    /* The matcher's edge table: each slot's parent is one of its nodes and
+     * the child one of the parent's children (so lookups stay in the trie),
+     * and the table has an empty slot (so probing ends). */
     size_t empty = 0;
-    for (size_t i = 0; i <= img->edge_hash_mask; i++) {
-        uint64_t v = img->edge_hash[i];
-        if (!v) {
+    for (size_t i = 0; i < m->edge_slots; i++) {
+        uint64_t v = table[i];
+        uint32_t parent = FJ_EDGE_PARENT(v), child = FJ_EDGE_CHILD(v);
+        if (v == 0) {
             empty++;
             continue;
         }
-        /* The child must be one of the parent's children (so lookups stay in
-         * the trie) and the table must have an empty slot (so probing ends). */
-        uint32_t parent = FJ_EDGE_PARENT(v), child = FJ_EDGE_CHILD(v);
-        if (parent >= img->node_count || child >= img->node_count ||
+        if (parent < m->node_first || parent >= m->node_end ||
             child < img->nodes[parent].first_child ||
             child - img->nodes[parent].first_child >= img->nodes[parent].child_count ||
             img->edges[child] != FJ_EDGE_CP(v))
-            return bad(e, edge_hash_at + i * 8, "edge table slot");
+            return bad(e, at_of(img, &table[i]), "edge table slot");
     }
     if (!empty)
-        return bad(e, edge_hash_at, "edge table has no empty slot");
-    for (size_t i = 0; i < (size_t)img->level1_count * FJ_L1_SIZE; i++)
-        if (img->level1[i] >= img->block_count)
-            return bad(e, level1_at + i * 4, "level-1 table entry");
-    for (uint32_t i = 0; i < img->matcher_count; i++)
-        if (img->matchers[i].level1 >= img->level1_count)
-            return bad(e, matchers_at + (size_t)i * sizeof(fj_matcher_rec), "matcher");
+        return bad(e, at_of(img, table), "edge table has no empty slot");
+    return FJ_OK;
+}
+
+fj_status fj__dict_use_matcher(const fj_dict *d, uint32_t id, fj_error *e)
+{
+    size_t flag = d->image.chunk_count + (size_t)id;
+    if (is_checked(d, flag))
+        return FJ_OK;
+    fj_status st = check_matcher(d, id, e);
+    if (st == FJ_OK)
+        set_checked(d, flag);
+    return st;
+}
+
+fj_status fj__dict_use_sources(const fj_dict *d, fj_error *e)
+{
+    const fj_image *img = &d->image;
+    size_t flag = img->chunk_count + (size_t)img->matcher_count;
+    if (is_checked(d, flag))
+        return FJ_OK;
+    fj_status st;
+    if ((st = fj__dict_require(d, img->strings, img->strings_size, e)) != FJ_OK ||
+        (st = fj__dict_require(d, img->srcentries,
+                               (size_t)img->srcentry_count * sizeof *img->srcentries, e)) != FJ_OK)
+        return st;
+    for (uint32_t i = 0; i < img->srcentry_count; i++) {
+        const fj_srcentry_rec *r = &img->srcentries[i];
+        if ((uint64_t)r->key_off + r->key_len > img->strings_size ||
+            (uint64_t)r->values_off + r->values_len > img->strings_size)
+            return bad(e, at_of(img, r), "source entry");
+    }
+    set_checked(d, flag);
+    return FJ_OK;
+}
+
+fj_status fj_dict_verify(const fj_dict *dict, fj_error *error)
+{
+    if (!dict) {
+        fj__set_error(error, FJ_ERR_INVALID_ARGUMENT, 0, "invalid argument");
+        return FJ_ERR_INVALID_ARGUMENT;
+    }
+    const fj_image *img = &dict->image;
+    fj_status st = fj__dict_require(dict, img->base + img->body, img->size - img->body, error);
+    for (uint32_t i = 0; st == FJ_OK && i < img->matcher_count; i++)
+        st = fj__dict_use_matcher(dict, i, error);
+    if (st == FJ_OK)
+        st = fj__dict_use_sources(dict, error);
+    if (st == FJ_OK && error)
+        fj__set_error(error, FJ_OK, 0, "ok");
+    return st;
+}
+
+/* At open: the records that name everything else, which every use reads. */
+static fj_status check_records(fj_dict *d, fj_error *e)
+{
+    const fj_image *img = &d->image;
+    fj_status st;
+    if ((st = fj__dict_require(d, img->matchers, (size_t)img->matcher_count * sizeof *img->matchers,
+                               e)) != FJ_OK ||
+        (st = fj__dict_require(d, img->profiles, (size_t)img->profile_count * sizeof *img->profiles,
+                               e)) != FJ_OK ||
+        (st = fj__dict_require(d, img->contexts, (size_t)img->profile_count * sizeof *img->contexts,
+                               e)) != FJ_OK ||
+        (st = fj__dict_require(d, img->srcdicts, (size_t)img->srcdict_count * sizeof *img->srcdicts,
+                               e)) != FJ_OK ||
+        (st = fj__dict_require(d, img->sources, img->sources_size, e)) != FJ_OK ||
+        (st = fj__dict_require(d, img->blocks, FJ_BLOCK_SIZE * 4, e)) != FJ_OK)
+        return st;
+    /* Block 0 stands for "nothing" in every matcher's table. */
+    for (size_t i = 0; i < FJ_BLOCK_SIZE; i++)
+        if (img->blocks[i] != 0)
+            return bad(e, at_of(img, &img->blocks[i]), "block 0 is not empty");
+    for (uint32_t i = 0; i < img->matcher_count; i++) {
+        const fj_matcher_rec *m = &img->matchers[i];
+        if (m->level1 >= img->level1_count || m->node_first == 0 || m->node_first > m->node_end ||
+            m->node_end > img->node_count || m->block_first == 0 ||
+            m->block_first > m->block_end || m->block_end > img->block_count ||
+            m->edge_slots == 0 || (m->edge_slots & (m->edge_slots - 1)) ||
+            m->edge_first > img->edge_slots || m->edge_slots > img->edge_slots - m->edge_first)
+            return bad(e, at_of(img, m), "matcher");
+    }
     for (uint32_t i = 0; i < img->profile_count; i++) {
         const fj_profile_rec *p = &img->profiles[i];
-        size_t at = profiles_at + (size_t)i * sizeof *p;
+        size_t at = at_of(img, p);
         if (memchr(p->name, 0, sizeof p->name) == NULL)
             return bad(e, at, "profile name");
         if ((p->normalization != FJ_NONE && p->normalization >= img->matcher_count) ||
@@ -306,23 +468,43 @@ fj_status fj__image_load(fj_image *img, const unsigned char *data, size_t size, 
               (cx->suspects == FJ_NONE || cx->suspects + 1 >= img->source_only_count ||
                cx->defaults >= img->matcher_count ||
                (cx->attested != FJ_NONE && cx->attested >= img->matcher_count)))))
-            return bad(e, contexts_at + (size_t)i * sizeof *cx, "context model");
+            return bad(e, at_of(img, cx), "context model");
     }
     for (uint32_t i = 0; i < img->srcdict_count; i++) {
-        const fj_srcdict_rec *d = &img->srcdicts[i];
-        if ((uint64_t)d->name_off + d->name_len > img->strings_size ||
-            (uint64_t)d->first_entry + d->entry_count > img->srcentry_count)
-            return bad(e, srcdicts_at + (size_t)i * sizeof *d, "source dictionary");
+        const fj_srcdict_rec *sd = &img->srcdicts[i];
+        if ((uint64_t)sd->name_off + sd->name_len > img->strings_size ||
+            (uint64_t)sd->first_entry + sd->entry_count > img->srcentry_count)
+            return bad(e, at_of(img, sd), "source dictionary");
     }
-    for (uint32_t i = 0; i < img->srcentry_count; i++) {
-        const fj_srcentry_rec *r = &img->srcentries[i];
-        if ((uint64_t)r->key_off + r->key_len > img->strings_size ||
-            (uint64_t)r->values_off + r->values_len > img->strings_size)
-            return bad(e, srcentries_at + (size_t)i * sizeof *r, "source entry");
+    if (img->sources_size) {
+        const unsigned char *p = (const unsigned char *)img->sources;
+        uint64_t strings = 0;
+        for (uint64_t i = 0; i < img->sources_size; i++)
+            strings += p[i] == 0;
+        if (p[img->sources_size - 1] != 0 || strings % 4)
+            return bad(e, at_of(img, p), "sources");
+        d->image.source_count = (uint32_t)(strings / 4);
     }
-    img->base = data;
-    img->size = size;
     return FJ_OK;
+}
+
+/* Loads the image into d, makes its checked flags and checks the records. */
+static fj_status image_open(fj_dict *d, const unsigned char *data, size_t size, fj_error *e)
+{
+    fj_status st = fj__image_load(&d->image, data, size, e);
+    if (st != FJ_OK)
+        return st;
+    const fj_allocator *a = d->allocator.alloc ? &d->allocator : NULL;
+    d->checked_len = (size_t)d->image.chunk_count + d->image.matcher_count + 1;
+    d->checked = fj__alloc(a, d->checked_len * sizeof *d->checked);
+    if (!d->checked) {
+        d->checked_len = 0;
+        fj__set_error(e, FJ_ERR_NOMEM, 0, "out of memory");
+        return FJ_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < d->checked_len; i++)
+        atomic_init(&d->checked[i], 0);
+    return check_records(d, e);
 }
 
 static fj_status dict_new(const fj_dict_options *options, fj_dict **out, fj_error *e)
@@ -357,7 +539,7 @@ fj_status fj_dict_open_memory(const void *data, size_t size, const fj_dict_optio
     fj_status st = dict_new(options, &d, error);
     if (st != FJ_OK)
         return st;
-    st = fj__image_load(&d->image, data, size, error);
+    st = image_open(d, data, size, error);
     if (st != FJ_OK) {
         fj_dict_close(d);
         return st;
@@ -461,12 +643,8 @@ fj_status fj_dict_open(const char *path, const fj_dict_options *options, fj_dict
         return st;
     }
     size_t size = (size_t)sb.st_size;
-#ifdef MAP_POPULATE
-    const int populate = MAP_POPULATE; /* every page is read at open anyway */
-#else
-    const int populate = 0;
-#endif
-    void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE | populate, fd, 0);
+    /* Not populated: a converter reads only the parts it uses. */
+    void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
     close(fd);
     if (map == MAP_FAILED) {
         fj__set_error(error, FJ_ERR_IO, 0, "cannot map dictionary %s: %s", path, strerror(errno));
@@ -480,11 +658,9 @@ fj_status fj_dict_open(const char *path, const fj_dict_options *options, fj_dict
     }
     d->mapped = 1;
     d->map = map;
-    d->image.size = size;
-    st = fj__image_load(&d->image, map, size, error);
+    d->map_size = size;
+    st = image_open(d, map, size, error);
     if (st != FJ_OK) {
-        d->mapped = 0;
-        munmap(map, size);
         fj_dict_close(d);
         return st;
     }
@@ -498,9 +674,11 @@ void fj_dict_close(fj_dict *d)
 {
     if (!d)
         return;
-    if (d->mapped)
-        munmap(d->map, d->image.size);
     fj_allocator a = d->allocator;
+    if (d->checked)
+        fj__free(a.alloc ? &a : NULL, d->checked, d->checked_len * sizeof *d->checked);
+    if (d->mapped)
+        munmap(d->map, d->map_size);
     fj__free(a.alloc ? &a : NULL, d, sizeof *d);
 }
 

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #define FJ_IMAGE_MAGIC "FJDICT\x1a\n"
-#define FJ_IMAGE_VERSION 6u
+#define FJ_IMAGE_VERSION 7u
 #define FJ_IMAGE_HEADER_SIZE 64u
 
 /* Section tags: four ASCII bytes read as a little-endian u32. */
@@ -84,15 +84,20 @@
 #define FJ_MAX_STAGES 4u
 #define FJ_PROFILE_NAME_MAX 16u
 
+/* Layout: the header, the section table, the chunk sums, then the sections
+ * (the body). The body is checked in chunks of FJ_CHUNK_SIZE bytes, each
+ * against its own sum, so that opening reads only what a converter uses:
+ * the library checks a chunk when something first needs it. */
 typedef struct fj_header_rec {
     char magic[8];
     uint32_t version;
     uint32_t section_count;
     uint64_t file_size;
-    uint64_t checksum; /* fj_checksum of bytes [FJ_IMAGE_HEADER_SIZE, file_size) */
-    uint32_t flags;
+    uint64_t checksum;    /* fj_checksum of the section table and the chunk sums */
+    uint32_t chunk_count; /* ceil(body size / FJ_CHUNK_SIZE) */
     uint32_t reserved[7];
 } fj_header_rec;
+#define FJ_CHUNK_SIZE 16384u
 
 typedef struct fj_section_rec {
     uint32_t tag;
@@ -110,11 +115,17 @@ typedef struct fj_node_rec {
 } fj_node_rec;
 #define FJ_INLINE_VALUE_MAX 4u
 
+/* A matcher's trie is the nodes [node_first, node_end) and its code point
+ * table's blocks are [block_first, block_end) (and the empty block 0): a
+ * matcher is checked on its own, when a converter first uses it. */
 typedef struct fj_matcher_rec {
     uint32_t level1;        /* index of this matcher's table in LVL1, in units of FJ_L1_SIZE */
     uint32_t max_key_chars; /* longest key in characters */
     uint32_t flags;
     uint32_t reserved;
+    uint32_t node_first, node_end;
+    uint32_t block_first, block_end;
+    uint32_t edge_first, edge_slots; /* its table in EDGH: a power of two slots */
 } fj_matcher_rec;
 
 typedef struct fj_profile_rec {
@@ -268,8 +279,8 @@ static inline uint32_t fj_pair_mix(uint32_t cp1, uint32_t cp2)
     return (cp1 * 0x2545F491u) ^ cp2;
 }
 
-/* The edges out of first-character nodes live in one open-addressing table
- * (a power-of-two number of u64 slots, linear probing from
+/* The edges out of first-character nodes live in open-addressing tables,
+ * one per matcher (a power-of-two number of u64 slots, linear probing from
  * fj_edge_hash & mask; 0 is an empty slot), because those nodes can have
  * thousands of children. Slot: cp | parent << 21 | child << 42. */
 #define FJ_EDGE_CP(s) ((uint32_t)((s) & 0x1FFFFFu))
@@ -324,6 +335,35 @@ static inline uint64_t fj_checksum(const unsigned char *p, uint64_t n)
         r = (r ^ p[i]) * 0x100000001B3ull;
     r ^= r >> 33;
     return r;
+}
+
+/* Where the body starts, for an image of `sections` sections and `chunks`
+ * chunks. */
+static inline uint64_t fj_image_body_offset(uint32_t sections, uint32_t chunks)
+{
+    return FJ_IMAGE_HEADER_SIZE + (uint64_t)sections * 24u + (uint64_t)chunks * 8u;
+}
+
+/* Writes the chunk sums and the header's checksum of an image whose header
+ * already holds its section and chunk counts (the compiler, and tests that
+ * damage an image on purpose). Little-endian hosts only, like the reader. */
+static inline void fj_image_seal(unsigned char *img, uint64_t size)
+{
+    uint32_t sections, chunks;
+    __builtin_memcpy(&sections, img + 12, 4);
+    __builtin_memcpy(&chunks, img + 32, 4);
+    uint64_t body = fj_image_body_offset(sections, chunks);
+    if (body > size)
+        return;
+    unsigned char *sums = img + FJ_IMAGE_HEADER_SIZE + (uint64_t)sections * 24u;
+    for (uint32_t i = 0; i < chunks; i++) {
+        uint64_t at = body + (uint64_t)i * FJ_CHUNK_SIZE;
+        uint64_t n = at >= size ? 0 : size - at < FJ_CHUNK_SIZE ? size - at : FJ_CHUNK_SIZE;
+        uint64_t sum = fj_checksum(img + (at < size ? at : size), n);
+        __builtin_memcpy(sums + 8u * i, &sum, 8);
+    }
+    uint64_t sum = fj_checksum(img + FJ_IMAGE_HEADER_SIZE, body - FJ_IMAGE_HEADER_SIZE);
+    __builtin_memcpy(img + 24, &sum, 8);
 }
 
 #endif

@@ -3,6 +3,7 @@
 #define FJ_INTERNAL_H
 
 #include <stddef.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "../include/fanjian.h"
@@ -33,8 +34,8 @@ typedef struct fj_image {
     const fj_srcentry_rec *srcentries;
     uint32_t srcentry_count;
     const unsigned char *bigrams, *pairkeys, *trigrams, *changers, *inner, *chkeys;
-    const uint64_t *edge_hash;
-    uint32_t edge_hash_mask;
+    const uint64_t *edge_hash; /* the matchers' edge tables, edge_slots in all */
+    uint32_t edge_slots;
     const fj_context_rec *contexts; /* one per profile */
     const unsigned char *ambiguous, *ambiguous_pairs, *source_only;
     uint32_t ambiguous_count, source_only_count;
@@ -43,6 +44,9 @@ typedef struct fj_image {
     const char *sources;           /* SRCS, or NULL */
     uint32_t sources_size, source_count;
     uint32_t lm_bits;
+    const unsigned char *chunk_sums; /* u64 per chunk of the body */
+    uint32_t chunk_count;
+    uint64_t body; /* where the body starts */
 } fj_image;
 
 /* Parses and validates an image in memory. */
@@ -117,7 +121,20 @@ struct fj_dict {
     fj_allocator allocator;
     int mapped; /* map was mmap'd by us */
     void *map;
+    size_t map_size;
+    /* What has been checked (src/image.c): per chunk, per matcher, then
+     * the source entries. */
+    _Atomic unsigned char *checked;
+    size_t checked_len;
 };
+
+/* Before a part of the image is first read: checks the chunks that hold
+ * the len bytes at p (inside the body) against their sums. */
+fj_status fj__dict_require(const fj_dict *d, const void *p, size_t len, fj_error *error);
+/* Before matcher id is first used: its slices' sums and structure. */
+fj_status fj__dict_use_matcher(const fj_dict *d, uint32_t id, fj_error *error);
+/* Before the source entries (SRCE) are first read. */
+fj_status fj__dict_use_sources(const fj_dict *d, fj_error *error);
 
 typedef struct fj_engine fj_engine;
 typedef struct fj_overlay fj_overlay;

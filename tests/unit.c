@@ -580,9 +580,18 @@ static unsigned char *img_copy(size_t n)
     return p;
 }
 
+/* Recomputes the chunk sums and the header's checksum. */
 static void img_fix_checksum(unsigned char *img, size_t size)
 {
-    wr64(img + 24, fj_checksum(img + FJ_IMAGE_HEADER_SIZE, size - FJ_IMAGE_HEADER_SIZE));
+    if (size >= FJ_IMAGE_HEADER_SIZE)
+        fj_image_seal(img, size);
+}
+
+/* Where the body starts: the header, the section table and the chunk sums
+ * come before it. */
+static size_t img_body_at(const unsigned char *img)
+{
+    return (size_t)fj_image_body_offset(rd32(img + 12), rd32(img + 32));
 }
 
 typedef struct sect {
@@ -610,16 +619,20 @@ static int is_damage_status(fj_status st)
     return st == FJ_ERR_DICT_FORMAT || st == FJ_ERR_DICT_VERSION || st == FJ_ERR_DICT_CHECKSUM;
 }
 
-/* Opens img[0..n) from memory. A successful open is closed before returning. */
+/* Opens img[0..n) from memory and verifies all of it; a successful open is
+ * closed before returning. */
 static fj_status open_mem(const unsigned char *img, size_t n, fj_error *err)
 {
     fj_dict *d = (fj_dict *)g_dict;
     memset(err, 0, sizeof *err);
     fj_status st = fj_dict_open_memory(img, n, NULL, &d, err);
-    if (st != FJ_OK)
+    if (st != FJ_OK) {
         assert_null(d);
-    else
-        fj_dict_close(d);
+        return st;
+    }
+    /* The parts are checked when first used: all of them now. */
+    st = fj_dict_verify(d, err);
+    fj_dict_close(d);
     return st;
 }
 
@@ -701,8 +714,8 @@ static void test_image_bitflips(void **state)
     size_t positions[1024];
     size_t np = 0;
     /* Every byte of the header's meaningful fields (magic, version, section
-     * count, file size, checksum) and of the section table. */
-    for (size_t i = 0; i < 32; i++)
+     * count, file size, checksum, chunk count) and of the section table. */
+    for (size_t i = 0; i < 36; i++)
         positions[np++] = i;
     for (size_t i = FJ_IMAGE_HEADER_SIZE; i < table_end && np < 400; i++)
         positions[np++] = i;
@@ -721,12 +734,12 @@ static void test_image_bitflips(void **state)
         expect_damage(img, g_img_size, what);
         img[pos] ^= mask;
     }
-    /* Header bytes 32..63 (flags, reserved) are outside the checksum and
-     * unused by version 1: a flip there may be accepted, but then the image
-     * must still work exactly like the original. */
+    /* Header bytes 36..63 (reserved) are outside the checksum and unused:
+     * a flip there may be accepted, but then the image must still work
+     * exactly like the original. */
     const char *text = "鼠标和打印机，头发干燥。軟體與記憶體";
     size_t accepted = 0;
-    for (size_t pos = 32; pos < FJ_IMAGE_HEADER_SIZE; pos++) {
+    for (size_t pos = 36; pos < FJ_IMAGE_HEADER_SIZE; pos++) {
         img[pos] ^= 0xFF;
         fj_dict *d = NULL;
         fj_error err;
@@ -751,7 +764,7 @@ static void test_image_bitflips(void **state)
         img[pos] ^= 0xFF;
     }
     if (accepted)
-        print_message("note: %zu of 32 flips in the reserved header bytes 32..63 were accepted "
+        print_message("note: %zu of 28 flips in the reserved header bytes 36..63 were accepted "
                       "(not covered by the checksum; harmless)\n",
                       accepted);
     free(img);
@@ -820,12 +833,83 @@ static void expect_file_status(const char *path, fj_status want, const char *wha
     fj_error err;
     memset(&err, 0, sizeof err);
     fj_status st = fj_dict_open(path, NULL, &d, &err);
+    if (st == FJ_OK) { /* damage in a part checked when first used */
+        st = fj_dict_verify(d, &err);
+        fj_dict_close(d);
+        d = NULL;
+    }
     if (st != want)
         fail_msg("%s: status %d (%s), want %d (%s)", what, st, fj_strerror(st), want,
                  fj_strerror(want));
     assert_null(d);
     assert_int_equal(err.code, want);
     assert_true(err.message[0] != 0);
+}
+
+/* Parts are checked when first used: damage in the trie of t2jp alone
+ * leaves s2t working, and opening t2jp (every time) or verifying the whole
+ * image reports it, at the damaged chunk or node. */
+static void test_image_checked_on_first_use(void **state)
+{
+    (void)state;
+    sect profiles = find_sect(g_img, FJ_SEC_PROFILES), matchers = find_sect(g_img, FJ_SEC_MATCHERS),
+         nodes = find_sect(g_img, FJ_SEC_NODES);
+    fj_profile_rec pr;
+    size_t i = 0;
+    for (; i < profiles.size / sizeof pr; i++) {
+        memcpy(&pr, g_img + profiles.off + i * sizeof pr, sizeof pr);
+        if (strcmp(pr.name, "t2jp") == 0)
+            break;
+    }
+    assert_true(i < profiles.size / sizeof pr && pr.stage_count == 1);
+    fj_matcher_rec m;
+    memcpy(&m, g_img + matchers.off + (size_t)pr.stages[0] * sizeof m, sizeof m);
+    assert_true(m.node_end > m.node_first + 10);
+    uint32_t victim = m.node_first + (m.node_end - m.node_first) / 2;
+    size_t at = (size_t)nodes.off + (size_t)victim * sizeof(fj_node_rec);
+    const char *text = "鼠标和打印机，头发干燥";
+    for (int resealed = 0; resealed < 2; resealed++) {
+        unsigned char *img = img_copy(g_img_size);
+        fj_status want = resealed ? FJ_ERR_DICT_FORMAT : FJ_ERR_DICT_CHECKSUM;
+        if (resealed) { /* children past the matcher's own nodes */
+            fj_node_rec rec;
+            memcpy(&rec, img + at, sizeof rec);
+            rec.first_child = m.node_end;
+            rec.child_count = 1;
+            memcpy(img + at, &rec, sizeof rec);
+            img_fix_checksum(img, g_img_size);
+        } else {
+            img[at] ^= 0x01;
+        }
+        fj_dict *d = NULL;
+        fj_error err;
+        assert_int_equal(fj_dict_open_memory(img, g_img_size, NULL, &d, &err), FJ_OK);
+        fj_converter *c = NULL;
+        assert_int_equal(fj_converter_open(d, "s2t", FJ_COMPAT, &c, &err), FJ_OK);
+        size_t a_len, b_len;
+        char *a = t_conv(c, text, strlen(text), &a_len);
+        char *b = t_conv(conv("s2t"), text, strlen(text), &b_len);
+        assert_true(t_same("s2t beside a damaged t2jp", b, b_len, a, a_len));
+        fj_free(c, a);
+        fj_free(conv("s2t"), b);
+        fj_converter_close(c);
+        for (int again = 0; again < 2; again++) {
+            c = NULL;
+            memset(&err, 0, sizeof err);
+            assert_int_equal(fj_converter_open(d, "t2jp", FJ_COMPAT, &c, &err), want);
+            assert_null(c);
+            assert_int_equal(err.code, want);
+            if (resealed)
+                assert_int_equal(err.offset, at);
+            else
+                assert_true(err.offset <= at && at < err.offset + FJ_CHUNK_SIZE);
+        }
+        memset(&err, 0, sizeof err);
+        assert_int_equal(fj_dict_verify(d, &err), want);
+        assert_int_equal(err.code, want);
+        fj_dict_close(d);
+        free(img);
+    }
 }
 
 static void test_image_damaged_file(void **state)
@@ -1275,8 +1359,8 @@ static void test_image_hostile(void **state)
     img_fix_checksum(img, size);
     assert_int_equal(open_mem(img, size, &err), FJ_ERR_DICT_FORMAT);
     RESTORE();
-    wr32(img + 12, 0);
-    assert_int_equal(open_mem(img, size, &err), FJ_ERR_DICT_FORMAT);
+    wr32(img + 12, 0); /* the checksummed table then ends elsewhere */
+    assert_true(is_damage_status(open_mem(img, size, &err)));
     wr32(img + 12, 65);
     assert_int_equal(open_mem(img, size, &err), FJ_ERR_DICT_FORMAT);
     wr32(img + 12, 0xFFFFFFFFu);
@@ -1364,7 +1448,7 @@ static void test_image_fuzz_checksum_valid(void **state)
             rejected++;
         for (size_t k = 0; k < changes; k++) /* undo */
             memcpy(img + at[k], g_img + at[k], 4);
-        memcpy(img + 24, g_img + 24, 8);
+        memcpy(img, g_img, img_body_at(g_img)); /* the checksums */
     }
     assert_memory_equal(img, g_img, g_img_size);
     print_message("%d damaged images rejected, %d accepted and converted safely\n", rejected,
@@ -3812,6 +3896,7 @@ int main(void)
         cmocka_unit_test(test_image_bad_magic),
         cmocka_unit_test(test_image_wrong_version),
         cmocka_unit_test(test_image_damaged_file),
+        cmocka_unit_test(test_image_checked_on_first_use),
         cmocka_unit_test(test_image_refused_from_header),
         cmocka_unit_test(test_image_hostile),
         cmocka_unit_test(test_image_lm_table_full),

@@ -632,6 +632,11 @@ static int decompile(const char *image, const char *outdir)
         fj_dict_close(dict);
         return 1;
     }
+    if (fj__dict_use_sources(dict, &err) != FJ_OK) {
+        fprintf(stderr, "fjdict: %s: %s\n", image, err.message);
+        fj_dict_close(dict);
+        return 1;
+    }
     const fj_image *img = fj__dict_image(dict);
     int rc = 0;
     for (uint32_t i = 0; i < img->srcdict_count && rc == 0; i++) {
