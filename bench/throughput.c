@@ -18,13 +18,20 @@
  *   throughput --open-only DICT PROFILE RUNS
  *       opens and closes dictionary + converter RUNS times; prints
  *       "open PROFILE median M ms (min A, max B, N runs; dict D ms, converter C ms)"
+ *   throughput --spawn RUNS PROGRAM [ARG...]
+ *       starts PROGRAM RUNS times (posix_spawn, output to /dev/null) and
+ *       waits for each: the whole process, exec to exit, with nothing
+ *       around it; prints "spawn median M ms (min A, max B, N runs)"
  *
  * Every conversion mode does one untimed warm-up pass first: it faults in
  * the output buffer and the mapped dictionary, which is set-up cost, not
  * conversion speed. The timed passes follow. */
+#include <fcntl.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include "fanjian.h"
@@ -169,6 +176,34 @@ static int open_only(const char *dict_path, const char *profile, int runs)
     return 0;
 }
 
+extern char **environ;
+
+static int spawn_runs(int runs, char **argv)
+{
+    double *ms = malloc(sizeof(double) * (size_t)runs);
+    posix_spawn_file_actions_t fa;
+    if (!ms || posix_spawn_file_actions_init(&fa) != 0 ||
+        posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0) != 0 ||
+        posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0) != 0)
+        return 1;
+    for (int r = 0; r < runs; r++) {
+        pid_t pid;
+        int status;
+        double t0 = now();
+        if (posix_spawn(&pid, argv[0], &fa, NULL, argv, environ) != 0 ||
+            waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            fprintf(stderr, "throughput: %s did not run or failed\n", argv[0]);
+            return 1;
+        }
+        ms[r] = (now() - t0) * 1e3;
+    }
+    double m = median(ms, runs);
+    printf("spawn median %.3f ms (min %.3f, max %.3f, %d runs)\n", m, ms[0], ms[runs - 1], runs);
+    posix_spawn_file_actions_destroy(&fa);
+    free(ms);
+    return 0;
+}
+
 static int write_file(const char *path, const char *data, size_t len)
 {
     FILE *f = fopen(path, "wb");
@@ -197,6 +232,8 @@ int main(int argc, char **argv)
         argv += 2;
         argc -= 2;
     }
+    if (argc > 3 && strcmp(argv[1], "--spawn") == 0 && atoi(argv[2]) > 0)
+        return spawn_runs(atoi(argv[2]), argv + 3);
     if (argc > 1 && strcmp(argv[1], "--open-only") == 0) {
         int runs = argc == 5 ? atoi(argv[4]) : 0;
         if (runs < 1) {
@@ -212,7 +249,8 @@ int main(int argc, char **argv)
     }
     if (argc < 4 || argc > (tsv ? 6 : 5)) {
         fprintf(stderr, "usage: throughput [--default [--careful]] [--tsv] DICT PROFILE FILE [REPEATS]%s\n"
-                        "       throughput [--default [--careful]] --open-only DICT PROFILE RUNS\n",
+                        "       throughput [--default [--careful]] --open-only DICT PROFILE RUNS\n"
+                        "       throughput --spawn RUNS PROGRAM [ARG...]\n",
                 tsv ? " [OUT]" : "");
         return 2;
     }

@@ -3,10 +3,13 @@
  * (u32) and their bytes, each value NUL-terminated; then per entry, in key
  * id order, its value count (u16) and each value's length with its NUL
  * (u16). */
+#define _GNU_SOURCE /* dladdr */
 #include "ocd2.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,6 +29,74 @@
  * dies, or takes this long plus a second per MiB, is a damaged file, not a
  * crash. (OpenCC's largest takes milliseconds.) */
 #define OCD2_CHILD_SECONDS 10
+
+/* libmarisa is C++: it and libstdc++ would add most of a millisecond to
+ * every start of every program. So the shim over it (marisa_shim.cc) is
+ * its own small library, loaded when a .ocd2 is first read, unless the
+ * program has the shim linked in (the Python module): then these weak
+ * references find it. */
+#pragma weak fjf__marisa_map
+#pragma weak fjf__marisa_each_key
+#define MARISA_SHIM "libfanjian-marisa.so.0"
+
+typedef struct marisa_api {
+    __typeof__(fjf__marisa_map) *map;
+    __typeof__(fjf__marisa_each_key) *each_key;
+} marisa_api;
+
+static struct {
+    pthread_once_t once;
+    int ok;
+    char why[300];
+    marisa_api api;
+} marisa = {PTHREAD_ONCE_INIT, 0, "", {0, 0}};
+
+/* Beside the program (or library) holding this code, one directory up
+ * (a test in build/tests), then wherever the dynamic linker looks. */
+static void *open_shim(void)
+{
+    Dl_info info;
+    if (dladdr((void *)open_shim, &info) && info.dli_fname && strchr(info.dli_fname, '/')) {
+        const char *slash = strrchr(info.dli_fname, '/');
+        static const char *const rel[] = {"/" MARISA_SHIM, "/../" MARISA_SHIM};
+        for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+            char path[4096];
+            int n = snprintf(path, sizeof path, "%.*s%s", (int)(slash - info.dli_fname),
+                             info.dli_fname, rel[i]);
+            void *h = n > 0 && (size_t)n < sizeof path && access(path, R_OK) == 0
+                          ? dlopen(path, RTLD_NOW | RTLD_LOCAL)
+                          : NULL;
+            if (h)
+                return h;
+        }
+    }
+    return dlopen(MARISA_SHIM, RTLD_NOW | RTLD_LOCAL);
+}
+
+static void load_marisa(void)
+{
+    if (fjf__marisa_map && fjf__marisa_each_key) {
+        marisa.api = (marisa_api){fjf__marisa_map, fjf__marisa_each_key};
+        marisa.ok = 1;
+        return;
+    }
+    void *h = open_shim();
+    if (!h) {
+        snprintf(marisa.why, sizeof marisa.why,
+                 "cannot load %s (built with fanjian, needs Debian's libmarisa0): %s", MARISA_SHIM,
+                 dlerror());
+        return;
+    }
+    void *sym[2] = {dlsym(h, "fjf__marisa_map"), dlsym(h, "fjf__marisa_each_key")};
+    if (!sym[0] || !sym[1]) {
+        snprintf(marisa.why, sizeof marisa.why, "%s lacks the shim's functions", MARISA_SHIM);
+        return;
+    }
+    /* dlsym's void * to function pointers, as POSIX allows. */
+    memcpy(&marisa.api.map, &sym[0], sizeof sym[0]);
+    memcpy(&marisa.api.each_key, &sym[1], sizeof sym[1]);
+    marisa.ok = 1;
+}
 
 /* The file's bytes after the header, in memory malloc aligns (the trie is
  * read in place); *len their count. NULL and err when it cannot. */
@@ -223,14 +294,14 @@ static void child_read(const unsigned char *body, size_t len, int fd)
     child_header h;
     memset(&h, 0, sizeof h);
     size_t used = 0, keys = 0;
-    fjf_marisa *trie = fjf__marisa_map(body, len, &used, &keys, h.why, sizeof h.why);
+    fjf_marisa *trie = marisa.api.map(body, len, &used, &keys, h.why, sizeof h.why);
     h.ok = trie != NULL;
     h.used = used;
     h.keys = keys;
     if (write_all(fd, &h, sizeof h) != 0 || !trie)
         _exit(1);
     char why[200] = "";
-    int rc = fjf__marisa_each_key(trie, child_key, &fd, why, sizeof why);
+    int rc = marisa.api.each_key(trie, child_key, &fd, why, sizeof why);
     uint64_t end = UINT64_MAX;
     if (rc == 0)
         rc = write_all(fd, &end, 8);
@@ -365,6 +436,12 @@ oc_dict *oc_dict_read_ocd2(const char *path, char *err, size_t errlen)
     unsigned char *body = read_body(path, &len, err, errlen);
     if (!body)
         return NULL;
+    pthread_once(&marisa.once, load_marisa);
+    if (!marisa.ok) {
+        snprintf(err, errlen, "%s: %s", path, marisa.why);
+        free(body);
+        return NULL;
+    }
     char why[200] = "";
     key_sink s = {NULL, 0, path, err, errlen};
     err[0] = 0;

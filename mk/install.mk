@@ -115,7 +115,8 @@ fj-install-force:
 # -- install / uninstall ---------------------------------------------------------
 # What `make install` copies from the build: tests/suite-install.sh passes
 # each to `make -o` so that installing never rebuilds anything.
-INSTALL_ARTEFACTS = $(BUILD)/fanjian $(BUILD)/libfanjian.a $(FMT_LIB) $(SO_REAL) $(DICT) $(COMPAT_SO)
+INSTALL_ARTEFACTS = $(BUILD)/fanjian $(BUILD)/libfanjian.a $(FMT_LIB) $(SO_REAL) $(DICT) $(COMPAT_SO) \
+                    $(MARISA_SHIM)
 
 IDEST = $(DESTDIR)
 # A directory below PREFIX as ${prefix}/..., for the .pc files.
@@ -140,6 +141,7 @@ install: $(INSTALL_ARTEFACTS)
 	ln -sf $(notdir $(SO_MAJOR)) "$(IDEST)$(LIBDIR)/libfanjian.so"
 	$(INSTALL) -m 0644 include/fanjian.h "$(IDEST)$(INCLUDEDIR)/fanjian.h"
 	$(INSTALL) -m 0644 $(FMT_LIB) "$(IDEST)$(LIBDIR)/libfanjian-formats.a"
+	$(INSTALL) -m 0755 $(MARISA_SHIM) "$(IDEST)$(LIBDIR)/$(notdir $(MARISA_SHIM))"
 	$(INSTALL) -m 0644 include/fanjian-formats.h "$(IDEST)$(INCLUDEDIR)/fanjian-formats.h"
 	$(INSTALL) -m 0644 $(DICT) "$(IDEST)$(DATADIR)/fanjian/fanjian.fjd"
 	$(INSTALL) -m 0644 man/fanjian.1 "$(IDEST)$(MANDIR)/man1/fanjian.1"
@@ -163,6 +165,7 @@ uninstall:
 	    "$(IDEST)$(LIBDIR)/$(notdir $(SO_REAL))" "$(IDEST)$(LIBDIR)/$(notdir $(SO_MAJOR))" \
 	    "$(IDEST)$(LIBDIR)/libfanjian.so" "$(IDEST)$(INCLUDEDIR)/fanjian.h" \
 	    "$(IDEST)$(LIBDIR)/libfanjian-formats.a" "$(IDEST)$(INCLUDEDIR)/fanjian-formats.h" \
+	    "$(IDEST)$(LIBDIR)/$(notdir $(MARISA_SHIM))" \
 	    "$(IDEST)$(DATADIR)/fanjian/fanjian.fjd" "$(IDEST)$(MANDIR)/man1/fanjian.1" \
 	    "$(IDEST)$(MANDIR)/man3/fanjian.3" "$(IDEST)$(PKGCONFIGDIR)/fanjian.pc" \
 	    "$(IDEST)$(PKGCONFIGDIR)/fanjian-opencc.pc" \

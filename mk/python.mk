@@ -37,7 +37,7 @@ python-sources:
 	@echo "formats $(FMT_SRC)"
 	@echo "cxx $(FMT_CXX)"
 	@echo "gen $(PY_GEN_C)"
-	@echo "libs $(FMT_LIBS)"
+	@echo "libs $(FMT_LIBS) $(MARISA_LIBS)"
 	@echo "dict $(DICT)"
 python-gen: $(PY_GEN_C)
 
@@ -57,8 +57,10 @@ $(PY_DIR)/fanjianmodule.o: python/fanjianmodule.c include/fanjian.h include/fanj
 	@mkdir -p $(dir $@)
 	@echo "  CC -fPIC $<"; $(CC) $(PY_CFLAGS) -c $< -o $@
 
-$(PY_MODULE): $(PY_DIR)/fanjianmodule.o $(FMT_PIC_LIB) $(BUILD)/pic/libfanjian.a
-	$(CC) $(LDFLAGS) -shared -Wl,--exclude-libs,ALL -o $@ $^ $(FMT_LIBS)
+# The marisa shim linked in (formats/ocd2.c finds it there).
+$(PY_MODULE): $(PY_DIR)/fanjianmodule.o $(FMT_CXX:%.cc=$(BUILD)/pic/%.o) $(FMT_PIC_LIB) \
+        $(BUILD)/pic/libfanjian.a
+	$(CC) $(LDFLAGS) -shared -Wl,--exclude-libs,ALL -o $@ $^ $(FMT_LIBS) $(MARISA_LIBS)
 
 # The dictionary beside the module, where the module looks for it. Copied
 # under another name first: a process may have the old one mapped.

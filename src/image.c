@@ -294,6 +294,22 @@ static inline uint32_t node_bad(const fj_image *img, const fj_matcher_rec *m, co
                             ((uint64_t)n->first_child + n->child_count > m->node_end)));
 }
 
+/* A slot of matcher m's edge table that is neither empty nor an edge from
+ * one of its nodes to one of that node's children; counts the empty ones.
+ * Branch free: the indexes are clamped before they are read. */
+static inline uint32_t edge_slot_bad(const fj_image *img, const fj_matcher_rec *m, uint64_t v,
+                                     size_t *empty)
+{
+    uint32_t parent = FJ_EDGE_PARENT(v), child = FJ_EDGE_CHILD(v);
+    uint32_t used = v != 0;
+    *empty += !used;
+    uint32_t parent_ok = parent - m->node_first < m->node_end - m->node_first;
+    const fj_node_rec *p = &img->nodes[parent_ok ? parent : 0];
+    uint32_t child_ok = child - p->first_child < p->child_count;
+    uint32_t cp_ok = img->edges[child_ok ? child : 0] == FJ_EDGE_CP(v);
+    return used & !(parent_ok & child_ok & cp_ok);
+}
+
 static fj_status check_matcher(const fj_dict *d, uint32_t id, fj_error *e)
 {
     const fj_image *img = &d->image;
@@ -347,19 +363,12 @@ static fj_status check_matcher(const fj_dict *d, uint32_t id, fj_error *e)
      * the child one of the parent's children (so lookups stay in the trie),
      * and the table has an empty slot (so probing ends). */
     size_t empty = 0;
-    for (size_t i = 0; i < m->edge_slots; i++) {
-        uint64_t v = table[i];
-        uint32_t parent = FJ_EDGE_PARENT(v), child = FJ_EDGE_CHILD(v);
-        if (v == 0) {
-            empty++;
-            continue;
-        }
-        if (parent < m->node_first || parent >= m->node_end ||
-            child < img->nodes[parent].first_child ||
-            child - img->nodes[parent].first_child >= img->nodes[parent].child_count ||
-            img->edges[child] != FJ_EDGE_CP(v))
+    uint32_t any_bad_slot = 0;
+    for (size_t i = 0; i < m->edge_slots; i++)
+        any_bad_slot |= edge_slot_bad(img, m, table[i], &empty);
+    for (size_t i = 0; any_bad_slot && i < m->edge_slots; i++)
+        if (edge_slot_bad(img, m, table[i], &empty))
             return bad(e, at_of(img, &table[i]), "edge table slot");
-    }
     if (!empty)
         return bad(e, at_of(img, table), "edge table has no empty slot");
     return FJ_OK;
