@@ -70,7 +70,8 @@ MARISA_LIBS = -lmarisa -lstdc++
 MARISA_SHIM = $(BUILD)/libfanjian-marisa.so.0
 # The command line: one file, trees, atomic output and `serve` (whose web
 # page mk/serve.mk generates into C); libmicrohttpd opened on first use.
-CLI_SRC  = cli/convert.c cli/outfile.c cli/batch.c cli/dynlib.c cli/serve.c cli/serve_api.c
+CLI_SRC  = cli/convert.c cli/outfile.c cli/batch.c cli/dynlib.c cli/serve.c cli/serve_api.c \
+           cli/serve_js.c
 CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/web_index.o
 CLI_LIBS = $(FMT_LIBS)
 DICT     = $(BUILD)/fanjian.fjd

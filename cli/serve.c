@@ -9,6 +9,8 @@
  *   POST /v1/detect     answered by cli/serve_api.c
  *   POST /v1/file       a file's bytes (application/octet-stream), answered
  *                       by cli/serve_api.c with the converted file
+ *   GET  /js/...        the JavaScript package, when there is one
+ *                       (cli/serve_js.c): the page converts offline with it
  *
  * This file is the HTTP side: routes, methods, bodies and their limits. A
  * request body is held whole (at most --max-body bytes, a file at most
@@ -53,6 +55,7 @@
 /* libmicrohttpd, loaded on first use (dynlib.h); fjx_serve_main checks it loads. */
 #define MHD(f) (fjx_mhd_api_load(NULL, 0)->f)
 #include "serve_api.h"
+#include "serve_js.h"
 
 /* The page, generated from cli/web/index.html at build time. */
 extern const unsigned char fjx_web_index_html[];
@@ -83,7 +86,7 @@ extern const size_t fjx_web_index_html_size;
 
 static const char prog[] = "fanjian";
 
-enum route { R_NONE, R_INDEX, R_HEALTH, R_PROFILES, R_CONVERT, R_DETECT, R_FILE };
+enum route { R_NONE, R_INDEX, R_HEALTH, R_PROFILES, R_CONVERT, R_DETECT, R_FILE, R_JS };
 
 /* The routes that take a POST body. */
 static int is_post_route(enum route rt)
@@ -113,6 +116,8 @@ typedef struct server {
     int check_host;          /* listening on loopback: only loopback Hosts */
     const char *cors_origin; /* --cors, or NULL */
     struct MHD_Response *index, *health, *profiles; /* shared, answered as they are */
+    fjx_js js;                                     /* the package, or nothing mapped */
+    struct MHD_Response *js_ok[FJX_JS_FILES], *js_same[FJX_JS_FILES]; /* 200, 304 */
     atomic_ullong held;      /* request body bytes reserved, all connections */
     pthread_mutex_t watch_lock;
     watched *watch;          /* open connections, under watch_lock */
@@ -124,6 +129,7 @@ enum refusal { KEEP, TOO_BIG, OVER_BUDGET };
 /* One request while its body arrives. */
 typedef struct request {
     enum route route;
+    int js_file;              /* R_JS: the file */
     unsigned long long limit; /* --max-body, or --max-file for a file */
     char *body;
     size_t len, cap;
@@ -473,6 +479,8 @@ static enum route route_of(const char *url)
         return R_DETECT;
     if (strcmp(url, "/v1/file") == 0)
         return R_FILE;
+    if (fjx_js_route(url) >= 0)
+        return R_JS;
     return R_NONE;
 }
 
@@ -531,6 +539,12 @@ static enum MHD_Result first_call(server *s, struct MHD_Connection *c, const cha
     switch (rt) {
     case R_NONE:
         return send_error(s, c, MHD_HTTP_NOT_FOUND, NULL, NULL, "no such resource: %.200s", url);
+    case R_JS:
+        if (!s->js_ok[fjx_js_route(url)])
+            return send_error(s, c, MHD_HTTP_NOT_FOUND, NULL, NULL,
+                              "no such resource: %.200s (this server has no JavaScript "
+                              "package: make js, or serve --js DIR)", url);
+        /* fall through */
     case R_INDEX:
     case R_HEALTH:
     case R_PROFILES:
@@ -550,6 +564,7 @@ static enum MHD_Result first_call(server *s, struct MHD_Connection *c, const cha
         if (!q)
             return MHD_NO;
         q->route = rt;
+        q->js_file = rt == R_JS ? fjx_js_route(url) : -1;
         *req_cls = q;
         return MHD_YES;
     }
@@ -641,6 +656,15 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
             return MHD_YES;
         }
         set_deadline(s, c, 0);
+        if (q->route == R_JS) {
+            /* The browser keeps the 20 MB image: asked again, unchanged is 304. */
+            const char *etag = s->js.file[q->js_file].etag;
+            const char *seen = MHD(MHD_lookup_connection_value)(c, MHD_HEADER_KIND,
+                                                                MHD_HTTP_HEADER_IF_NONE_MATCH);
+            if (seen && strcmp(seen, etag) == 0)
+                return MHD(MHD_queue_response)(c, MHD_HTTP_NOT_MODIFIED, s->js_same[q->js_file]);
+            return MHD(MHD_queue_response)(c, MHD_HTTP_OK, s->js_ok[q->js_file]);
+        }
         return MHD(MHD_queue_response)(c, MHD_HTTP_OK,
                                   q->route == R_INDEX    ? s->index
                                   : q->route == R_HEALTH ? s->health
@@ -700,6 +724,7 @@ static void usage(FILE *f)
             "                     [--max-file BYTES] [--max-memory BYTES]\n"
             "                     [--header-timeout SECONDS] [--body-timeout SECONDS]\n"
             "                     [--max-per-address N] [--cors ORIGIN] [--threads N]\n"
+            "                     [--js DIR]\n"
             "\n"
             "Serves the conversion over HTTP: a web page at /, and a JSON API\n"
             "(POST /v1/convert, POST /v1/detect, POST /v1/file, GET /v1/profiles,\n"
@@ -735,6 +760,11 @@ static void usage(FILE *f)
             "                        the API: Access-Control-Allow-Origin and preflights\n"
             "                        for that origin only (default: no CORS headers)\n"
             "      --threads N       worker threads (default: one per core)\n"
+            "      --js DIR          the JavaScript package (`make js`: build/js/pkg, or\n"
+            "                        where npm installed it), served under /js/ so\n"
+            "                        that the page can convert in the browser, offline\n"
+            "                        (default: js/pkg beside this program, then\n"
+            "                        ../share/fanjian/js from it, when there)\n"
             "\n"
             "Prints `fanjian: serving on http://HOST:PORT/` on standard error when ready;\n"
             "SIGINT or SIGTERM stops it, closing every connection.\n",
@@ -870,6 +900,13 @@ static struct MHD_Response *static_response(const server *s, const void *data, s
 
 static void server_close(server *s)
 {
+    for (int i = 0; i < FJX_JS_FILES; i++) {
+        if (s->js_ok[i])
+            MHD(MHD_destroy_response)(s->js_ok[i]);
+        if (s->js_same[i])
+            MHD(MHD_destroy_response)(s->js_same[i]);
+    }
+    fjx_js_close(&s->js);
     if (s->index)
         MHD(MHD_destroy_response)(s->index);
     if (s->health)
@@ -883,7 +920,26 @@ static void server_close(server *s)
 /* Opens the dictionary and the API, and makes the fixed answers.
  * `profiles_json` receives the /v1/profiles body. 0, or -1 after
  * reporting. */
-static int server_open(server *s, const char *dict_path, char **profiles_json, size_t *profiles_len)
+/* The package's files as answers: 200 with the bytes, 304 without. 0, or
+ * -1 when out of memory. */
+static int js_responses(server *s)
+{
+    for (int i = 0; i < FJX_JS_FILES; i++) {
+        const char *etag = s->js.file[i].etag;
+        s->js_ok[i] = static_response(s, s->js.file[i].data, s->js.file[i].len, s->js.file[i].type);
+        s->js_same[i] = MHD(MHD_create_response_from_buffer)(0, NULL, MHD_RESPMEM_PERSISTENT);
+        if (!s->js_ok[i] || !s->js_same[i])
+            return -1;
+        MHD(MHD_add_response_header)(s->js_ok[i], MHD_HTTP_HEADER_ETAG, etag);
+        MHD(MHD_add_response_header)(s->js_same[i], MHD_HTTP_HEADER_ETAG, etag);
+        MHD(MHD_add_response_header)(s->js_same[i], MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+        common_headers(s, s->js_same[i]);
+    }
+    return 0;
+}
+
+static int server_open(server *s, const char *dict_path, const char *js_dir, char **profiles_json,
+                       size_t *profiles_len)
 {
     static const char health[] = "{\"ok\":true}\n";
     fj_error err;
@@ -905,11 +961,23 @@ static int server_open(server *s, const char *dict_path, char **profiles_json, s
         fprintf(stderr, "%s: serve: out of memory\n", prog);
         return -1;
     }
-    /* The page needs nothing from elsewhere, and may fetch only from here. */
+    char why[PATH_MAX + 200];
+    int found = fjx_js_open(&s->js, js_dir, why, sizeof why);
+    if (found < 0) {
+        fprintf(stderr, "%s: serve: --js: %s\n", prog, why);
+        return -1;
+    }
+    if (found > 0 && js_responses(s) != 0) {
+        fprintf(stderr, "%s: serve: out of memory\n", prog);
+        return -1;
+    }
+    /* The page needs nothing from elsewhere, and may fetch only from here:
+     * the package's modules and its WebAssembly too, for the offline mode. */
     MHD(MHD_add_response_header)(s->index, "Content-Security-Policy",
-                            "default-src 'none'; script-src 'unsafe-inline'; "
-                            "style-src 'unsafe-inline'; connect-src 'self'; img-src data:; "
-                            "base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
+                            "default-src 'none'; script-src 'unsafe-inline' 'self' "
+                            "'wasm-unsafe-eval'; style-src 'unsafe-inline'; connect-src 'self'; "
+                            "img-src data:; base-uri 'none'; form-action 'none'; "
+                            "frame-ancestors 'none'");
     return 0;
 }
 
@@ -961,11 +1029,11 @@ static unsigned connection_limit(unsigned threads)
 }
 
 enum option { O_LISTEN, O_DICT, O_MAX_BODY, O_THREADS, O_MAX_MEMORY, O_HEADER_TIMEOUT,
-              O_BODY_TIMEOUT, O_MAX_PER_ADDRESS, O_CORS, O_MAX_FILE, O_COUNT };
+              O_BODY_TIMEOUT, O_MAX_PER_ADDRESS, O_CORS, O_MAX_FILE, O_JS, O_COUNT };
 
 int fjx_serve_main(int argc, char **argv)
 {
-    const char *listen_spec = "127.0.0.1:8080", *dict_path = NULL, *cors = NULL;
+    const char *listen_spec = "127.0.0.1:8080", *dict_path = NULL, *cors = NULL, *js_dir = NULL;
     unsigned long long max_body = DEFAULT_MAX_BODY, max_memory = DEFAULT_MAX_MEMORY;
     unsigned long long max_file = 0; /* 0: not given */
     unsigned header_timeout = DEFAULT_HEADER_TIMEOUT, body_timeout = DEFAULT_BODY_TIMEOUT;
@@ -974,7 +1042,7 @@ int fjx_serve_main(int argc, char **argv)
     unsigned threads = ncpu > 0 && ncpu <= 256 ? (unsigned)ncpu : 1;
     static const char *const opts[O_COUNT] = {
         "--listen", "--dict", "--max-body", "--threads", "--max-memory", "--header-timeout",
-        "--body-timeout", "--max-per-address", "--cors", "--max-file"};
+        "--body-timeout", "--max-per-address", "--cors", "--max-file", "--js"};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = NULL;
         int which = -1;
@@ -998,6 +1066,9 @@ int fjx_serve_main(int argc, char **argv)
             break;
         case O_DICT:
             dict_path = val;
+            break;
+        case O_JS:
+            js_dir = val;
             break;
         case O_MAX_BODY:
         case O_MAX_FILE:
@@ -1075,7 +1146,7 @@ int fjx_serve_main(int argc, char **argv)
     atomic_init(&s.held, 0);
     char *profiles_json = NULL;
     size_t profiles_len = 0;
-    if (server_open(&s, dict_path, &profiles_json, &profiles_len) != 0) {
+    if (server_open(&s, dict_path, js_dir, &profiles_json, &profiles_len) != 0) {
         server_close(&s);
         free(profiles_json);
         return 1;

@@ -12,6 +12,8 @@ function fanjianImports() {
 
 const COMPAT = 1, REPAIR = { auto: 0, thorough: 2, careful: 4, off: 8 };
 const QUOTES = { profile: -1, keep: 0, corner: 1, curly: 2 };
+// FJ_PUNCT_ELLIPSIS | FJ_PUNCT_FULLWIDTH: punct: true, as the CLI's --punct.
+const PUNCT = 3;
 
 // opencc-js 1.4.2's locales: a pair names an OpenCC config (its getConfigName);
 // a pair without one goes through OpenCC's standard Traditional, as opencc-js
@@ -108,7 +110,7 @@ function createFanjian(instance, dictBytes, utf16) {
     };
     try {
       conv = w.fjjs_converter_open(dict, profile ? str(profile) : 0, target ? str(target) : 0, flags, quotes,
-        extra.clean ? 1 : 0, extra.markup ? 1 : 0, pointers(extra.phrases.flat()), extra.phrases.length,
+        extra.punct ? PUNCT : 0, extra.clean ? 1 : 0, extra.markup ? 1 : 0, pointers(extra.phrases.flat()), extra.phrases.length,
         pointers(extra.protect), extra.protect.length);
     } finally {
       for (const p of owned) w.fjjs_release(p);
@@ -154,13 +156,14 @@ function createFanjian(instance, dictBytes, utf16) {
   }
 
   // User entries: phrases as { from: to } or [[from, to], ...], protect as
-  // [term, ...], markup for -{...}-, clean for the default clean-up rules.
+  // [term, ...], markup for -{...}-, clean for the default clean-up rules,
+  // punct for the punctuation of Chinese text.
   function extraOf(options) {
     let phrases = options.phrases || [];
     if (!Array.isArray(phrases)) phrases = Object.entries(phrases);
     phrases = phrases.map(([from, to]) => [String(from), String(to)]);
     const protect = (options.protect || []).map(String);
-    return { phrases, protect, markup: !!options.markup, clean: !!options.clean };
+    return { phrases, protect, markup: !!options.markup, clean: !!options.clean, punct: !!options.punct };
   }
   function flagsOf(options) {
     const repair = options.repair === undefined ? 'auto' : options.repair;

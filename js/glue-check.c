@@ -88,14 +88,14 @@ int main(int argc, char **argv)
 
     const char *phrases[] = {"头发", "頭毛", "鼠标", "滑鼠仔"}, *protect[] = {"张三丰"};
     fj_converter *convs[] = {
-        fjjs_converter_open(dict, "s2t", NULL, FJ_COMPAT, FJ_QUOTES_PROFILE, 0, 0, NULL, 0, NULL, 0),
-        fjjs_converter_open(dict, "s2twp", NULL, 0, FJ_QUOTES_PROFILE, 1, 1, phrases, 2, protect, 1),
-        fjjs_converter_open(dict, NULL, "hk", FJ_REPAIR_THOROUGH, FJ_QUOTES_KEEP, 0, 0, NULL, 0, NULL, 0),
-        fjjs_converter_open(dict, NULL, NULL, 0, FJ_QUOTES_PROFILE, 1, 0, NULL, 0, NULL, 0),
+        fjjs_converter_open(dict, "s2t", NULL, FJ_COMPAT, FJ_QUOTES_PROFILE, 0, 0, 0, NULL, 0, NULL, 0),
+        fjjs_converter_open(dict, "s2twp", NULL, 0, FJ_QUOTES_PROFILE, FJ_PUNCT_ELLIPSIS | FJ_PUNCT_FULLWIDTH, 1, 1, phrases, 2, protect, 1),
+        fjjs_converter_open(dict, NULL, "hk", FJ_REPAIR_THOROUGH, FJ_QUOTES_KEEP, 0, 0, 0, NULL, 0, NULL, 0),
+        fjjs_converter_open(dict, NULL, NULL, 0, FJ_QUOTES_PROFILE, 0, 1, 0, NULL, 0, NULL, 0),
     };
     for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++)
         expect(convs[i] != NULL, "a converter opens");
-    expect(fjjs_converter_open(dict, "nope", NULL, 0, FJ_QUOTES_PROFILE, 0, 0, phrases, 2, protect, 1) == NULL,
+    expect(fjjs_converter_open(dict, "nope", NULL, 0, FJ_QUOTES_PROFILE, 0, 0, 0, phrases, 2, protect, 1) == NULL,
            "an unknown profile is an error");
 
     uint16_t *units = malloc((text_len + 16) * 2 * sizeof *units);

@@ -73,8 +73,8 @@ void fjjs_clean_close(void)
  * fj_quotes or FJ_QUOTES_PROFILE; clean: the default clean-up rules first;
  * phrases: phrase_count pairs of from, to; protect: terms kept as written. */
 fj_converter *fjjs_converter_open(const fj_dict *dict, const char *profile, const char *target,
-                                  unsigned flags, int quotes, int clean, int markup,
-                                  const char *const *phrases, size_t phrase_count,
+                                  unsigned flags, int quotes, unsigned punct, int clean,
+                                  int markup, const char *const *phrases, size_t phrase_count,
                                   const char *const *protect, size_t protect_count)
 {
     fj_error err = {0};
@@ -101,6 +101,7 @@ fj_converter *fjjs_converter_open(const fj_dict *dict, const char *profile, cons
     o.target = target;
     o.flags = flags;
     o.quotes = quotes;
+    o.punct = punct;
     o.clean = clean ? clean_rules : NULL;
     o.markup = markup ? FJ_MARKUP_INLINE : 0;
     o.phrases = pairs;

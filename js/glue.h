@@ -13,8 +13,8 @@ void *fjjs_alloc(size_t size);
 void fjjs_release(void *p);
 fj_dict *fjjs_dict_open(const void *data, size_t size);
 fj_converter *fjjs_converter_open(const fj_dict *dict, const char *profile, const char *target,
-                                  unsigned flags, int quotes, int clean, int markup,
-                                  const char *const *phrases, size_t phrase_count,
+                                  unsigned flags, int quotes, unsigned punct, int clean,
+                                  int markup, const char *const *phrases, size_t phrase_count,
                                   const char *const *protect, size_t protect_count);
 void fjjs_clean_close(void);
 size_t fjjs_utf16(const unsigned char *s, size_t len, uint16_t *out);

@@ -188,6 +188,18 @@ for (const profile of Object.keys(PAIRS).sort()) {
   });
 }
 
+// Punctuation and quotes, as the CLI's --punct and --quotes.
+test('js punct and quotes: the same as the CLI --punct --quotes', () => {
+  const input = '他说:"好,走吧..."然后走了。。。。\n“还是‘不’？”abc, def...\n';
+  for (const [profile, quotes] of [['s2t', 'corner'], ['s2twp', 'profile'], ['t2s', 'curly'], ['s2hk', 'keep']]) {
+    const got = fanjian.convert(input, profile, { punct: true, quotes });
+    const cliQuotes = { corner: ['--quotes', 'tw'], curly: ['--quotes', 'cn'], keep: ['--quotes', 'keep'], profile: [] }[quotes];
+    const byCli = runCli(['--punct', ...cliQuotes, '-c', profile], Buffer.from(input)).toString('utf8');
+    if (got !== byCli) throw new Error(profile + ' quotes ' + quotes + ': ' + JSON.stringify(got) + ', CLI ' + JSON.stringify(byCli));
+  }
+  if (fanjian.convert(input, 's2t', { punct: true }) === fanjian.convert(input, 's2t')) throw new Error('punct changed nothing');
+});
+
 // The API's edges.
 test('js Converter: default mode is the CLI default; bad locales and options are errors', () => {
   const input = '我的头发干了，鼠标在桌上。';

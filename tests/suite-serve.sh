@@ -114,8 +114,45 @@ if ! command -v curl >/dev/null || ! command -v python3 >/dev/null; then
     bad "serve: curl and python3 are needed (scripts/install-deps.sh)"
 elif [ ! -x "$FJ" ]; then
     bad "serve: $FJ not built"
-elif sv_start main; then
+else
+    # The JavaScript package (make js) for the page's offline mode: this
+    # build's, else the plain build's (the sanitizer run has none of its own).
+    sv_js_dir=
+    for d in "$B/js/pkg" build/js/pkg; do
+        if [ -r "$d/browser.mjs" ]; then sv_js_dir=$d; break; fi
+    done
+    sv_js=()
+    if [ -n "$sv_js_dir" ]; then sv_js=(--js "$sv_js_dir"); fi
+fi
+if ! command -v curl >/dev/null || ! command -v python3 >/dev/null || [ ! -x "$FJ" ]; then
+    :
+elif sv_start main "${sv_js[@]}"; then
     main_pid=$sv_pid
+
+    # -- the JavaScript package under /js/ ------------------------------------------
+    if [ -n "$sv_js_dir" ]; then
+        sv_req /js/fanjian.fjd
+        etag=$(sed -n 's/^[Ee][Tt][Aa][Gg]: *\([^\r]*\).*/\1/p' "$TMP/sv.head")
+        if [ "$code" = 200 ] && cmp -s "$TMP/sv.body" "$sv_js_dir/fanjian.fjd" && [ -n "$etag" ] &&
+            grep -qi '^content-type: application/octet-stream' "$TMP/sv.head"; then
+            ok "serve GET /js/fanjian.fjd: the package's image, with an ETag"
+        else
+            bad "serve GET /js/fanjian.fjd: the package's image, with an ETag" "status $code, ETag '$etag'"
+        fi
+        code=$("${SV_CURL[@]}" -o /dev/null -w '%{http_code}' -H "If-None-Match: $etag" "$sv_url/js/fanjian.fjd" 2>/dev/null)
+        check "serve GET /js/fanjian.fjd again with its ETag: 304 ($code)" test "$code" = 304
+        sv_req /js/fanjian.wasm
+        check "serve GET /js/fanjian.wasm: application/wasm" grep -qi '^content-type: application/wasm' "$TMP/sv.head"
+        sv_req /js/browser.mjs
+        check "serve GET /js/browser.mjs: a JavaScript module" \
+            grep -qi '^content-type: text/javascript; charset=utf-8' "$TMP/sv.head"
+        sv_status "GET /js/ of a file the package does not serve" 404 /js/index.js
+        sv_req /
+        check "serve GET /: the page may load the package's modules and WebAssembly" \
+            grep -qi "^content-security-policy:.*script-src 'unsafe-inline' 'self' 'wasm-unsafe-eval'" "$TMP/sv.head"
+    else
+        skip "serve /js/" "no JavaScript package built (make js needs emscripten)"
+    fi
 
     # -- fixed answers ------------------------------------------------------------
     sv_req /healthz
@@ -517,9 +554,9 @@ for a, o in ((sys.argv[1], sys.argv[2]), (sys.argv[3], sys.argv[4])):
     elif ! pw_dir=$("$ROOT/scripts/fetch-playwright.sh" 2>"$TMP/sv.fetch"); then
         skip "serve page in Chromium" "npm could not fetch playwright-core: $(tail -n 1 "$TMP/sv.fetch")"
     else
-        python3 - "$TMP/sv.browser.json" "$sv_url/" "$chromium_bin" "$FJ" "$SVF" "$sv_epub" <<'PY'
+        python3 - "$TMP/sv.browser.json" "$sv_url/" "$chromium_bin" "$FJ" "$SVF" "$sv_epub" "$sv_js_dir" <<'PY'
 import base64, json, subprocess, sys, zipfile
-out, url, chromium, fj, files, epub = sys.argv[1:7]
+out, url, chromium, fj, files, epub, js_dir = sys.argv[1:8]
 def cli(text, profile, *opts):
     which = ["--to", profile[3:]] if profile.startswith("to:") else ["-c", profile]
     r = subprocess.run([fj, *opts, *which], input=text.encode(), capture_output=True, check=True)
@@ -568,7 +605,26 @@ ins_run = subprocess.run([fj, "--inspect", "-c", "s2t"], input=ins_text.encode()
 inspect = {"input": ins_text, "profile": "s2t", "expected": cli(ins_text, "s2t"),
            "choices": [json.loads(l) for l in ins_run.stdout.decode().splitlines()]}
 assert len(inspect["choices"]) >= 3, inspect
-json.dump({"url": url, "chromium": chromium, "cases": cases,
+# In the browser (the package from /js/), with the page's options and one's
+# own words: the CLI's output with the same options.
+offline = []
+if js_dir:
+    open(files + "/my-phrases.tsv", "w").write("头发\t頭毛\n")
+    open(files + "/my-protect.txt", "w").write("张三丰\n")
+    mine = ["--phrases", files + "/my-phrases.tsv", "--protect", files + "/my-protect.txt", "--markup"]
+    for what, text, profile, page_opts, cli_opts in [
+        ("s2twp", "我的头发干了，鼠标在桌上。", "s2twp", {}, []),
+        ("to:tw from damaged Traditional", "头发干了，他衹好廻家。", "to:tw", {}, []),
+        ("s2t compat", "头发干了，干部们在干活。", "s2t", {"compat": True}, ["--compat"]),
+        ("s2tw with clean, punct and 「」", story + ':"好,走吧..."\n', "s2tw",
+         {"clean": True, "punct": True, "quotes": "tw"}, ["--clean", "--punct", "--quotes", "tw"]),
+        ("t2tw thorough", "老板說他衹是個儅兵的，頭發乾了。", "t2tw", {"thorough": True}, ["--repair", "thorough"]),
+        ("s2hk with my own words", "张三丰的头发，-{干}-了。", "s2hk",
+         {"phrases": "头发=頭毛", "protect": "张三丰", "markup": True}, mine),
+    ]:
+        offline.append({"name": what, "input": text, "profile": profile, "options": page_opts,
+                        "expected": cli(text, profile, *cli_opts)})
+json.dump({"url": url, "chromium": chromium, "cases": cases, "offline": offline,
            "file": {"name": name, "text": text, "profile": "s2tw",
                     "expected": cli(text, "s2tw"), "expected_name": cli(name, "s2tw")},
            "uploads": uploads,
@@ -595,6 +651,17 @@ PY
     fi
 
     sv_stop main "$main_pid" TERM
+fi
+
+# -- --js naming a directory without the package: refused at start -------------------------
+if [ -x "$FJ" ]; then
+    "$FJ" serve --listen 127.0.0.1:0 --js "$TMP/no-such-package" >/dev/null 2>"$TMP/sv.js.err"
+    rc=$?
+    if [ "$rc" -ne 0 ] && grep -q 'no-such-package/browser.mjs' "$TMP/sv.js.err"; then
+        ok "serve --js without the package there: refused, naming the file"
+    else
+        bad "serve --js without the package there: refused, naming the file" "exit $rc: $(head -c 300 "$TMP/sv.js.err")"
+    fi
 fi
 
 # -- body limits: a second server with --max-body 1000 -------------------------------------

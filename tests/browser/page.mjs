@@ -457,6 +457,93 @@ await step('the interface back in Traditional', async () => {
     got.clean.includes('網站') && got.s2tw.includes('臺灣正體'), JSON.stringify(got));
 });
 
+// ---- in the browser: the package from /js/ (serve --js), with no request ----
+if (cfg.offline && cfg.offline.length) {
+  const setOptions = async (c) => {
+    const o = c.options || {};
+    await page.selectOption('#profile', c.profile);
+    await page.selectOption('#quotes', o.quotes || '');
+    for (const id of ['clean', 'punct', 'thorough', 'compat', 'markup']) await page.setChecked(`#${id}`, !!o[id]);
+    await page.$eval('#user-box', (el) => { el.open = true; });
+    await page.fill('#phrases', o.phrases || '');
+    await page.fill('#protect', o.protect || '');
+    await page.fill('#input', c.input);
+  };
+  const apiCalls = () => requests.filter((u) => u.startsWith(origin + '/v1/')).length;
+  await step('offline: offered, as the server has the package', async () => {
+    await page.waitForSelector('#offline-field:not([hidden])', { timeout: 10000 });
+    ok('offline: offered, as the server has the package');
+  });
+  await step('offline: the package loads in the page', async () => {
+    await page.setChecked('#offline', true);
+    await page.waitForFunction(() => document.querySelector('#offline-field').dataset.ready === '1' ||
+      document.querySelector('#error').textContent !== '', null, { timeout: 60000 });
+    const err = await page.textContent('#error');
+    check('offline: the package loads in the page', !err, err);
+  });
+  for (const c of cfg.offline) {
+    await step(`offline: ${c.name}`, async () => {
+      await setOptions(c);
+      const calls = apiCalls();
+      await convertWith(() => page.click('#convert'));
+      const got = await outputText(), st = await page.textContent('#status');
+      check(`offline: ${c.name} = the CLI, converted in the browser`,
+        got === c.expected && st.includes('在瀏覽器中') && apiCalls() === calls,
+        `expected ${JSON.stringify(c.expected)}, got ${JSON.stringify(got)}; status ${st}; ${apiCalls() - calls} API calls`);
+    });
+  }
+  await step('offline: converts with the network gone', async () => {
+    const c = cfg.offline[0];
+    await setOptions(c);
+    const before = requests.length;
+    await context.setOffline(true);
+    try {
+      await convertWith(() => page.click('#convert'));
+    } finally {
+      await context.setOffline(false);
+    }
+    const got = await outputText();
+    check('offline: converts with the network gone, and asks for nothing',
+      got === c.expected && requests.length === before,
+      `got ${JSON.stringify(got)}; requests ${requests.slice(before).join(' ')}`);
+  });
+  if (cfg.file) {
+    await step('offline: a UTF-8 text file is converted in the browser', async () => {
+      const f = cfg.file;
+      await setOptions({ input: '', profile: f.profile });
+      const calls = apiCalls();
+      await upload(f.name, Buffer.from(f.text, 'utf8'), 'text/plain');
+      const got = await outputText();
+      check('offline: a UTF-8 text file is converted in the browser',
+        got === f.expected && (await page.textContent('#status')).includes('在瀏覽器中') && apiCalls() === calls,
+        `got ${JSON.stringify(got)}`);
+      await page.click('#file-clear');
+    });
+  }
+  await step('offline: an EPUB is left to the server, saying so', async () => {
+    await page.$eval('#error', (el) => { el.textContent = ''; });
+    await page.setInputFiles('#file', { name: '書.epub', mimeType: 'application/epub+zip', buffer: Buffer.from('PK') });
+    await page.waitForFunction(() => document.querySelector('#error').textContent !== '');
+    const err = await page.textContent('#error');
+    check('offline: an EPUB is left to the server, saying so', err.includes('書.epub') && err.includes('伺服器'), err);
+    await page.click('#file-clear');
+    await page.$eval('#error', (el) => { el.textContent = ''; });
+  });
+  await step('offline: the choice survives a reload', async () => {
+    await page.reload();
+    await loaded();
+    await page.waitForFunction(() => document.querySelector('#offline-field').dataset.ready === '1' ||
+      document.querySelector('#error').textContent !== '', null, { timeout: 60000 });
+    check('offline: the choice survives a reload, and the package loads again',
+      await page.isChecked('#offline') && !(await page.textContent('#error')), await page.textContent('#error'));
+    await page.setChecked('#offline', false);
+    await setOptions({ input: '', profile: 's2t' });
+    await page.fill('#phrases', '');
+    await page.fill('#protect', '');
+    await page.$eval('#user-box', (el) => { el.open = false; });
+  });
+}
+
 await step('a server error is shown', async () => {
   // A profile the server does not know: its message reaches #error.
   await page.fill('#input', '头发');
