@@ -52,13 +52,14 @@ static struct {
 } marisa = {PTHREAD_ONCE_INIT, 0, "", {0, 0}};
 
 /* Beside the program (or library) holding this code, one directory up
- * (a test in build/tests), then wherever the dynamic linker looks. */
+ * (a test in build/tests), in ../lib from it (PREFIX/bin/fanjian), then
+ * wherever the dynamic linker looks. */
 static void *open_shim(void)
 {
     Dl_info info;
     if (dladdr((void *)open_shim, &info) && info.dli_fname && strchr(info.dli_fname, '/')) {
         const char *slash = strrchr(info.dli_fname, '/');
-        static const char *const rel[] = {"/" MARISA_SHIM, "/../" MARISA_SHIM};
+        static const char *const rel[] = {"/" MARISA_SHIM, "/../" MARISA_SHIM, "/../lib/" MARISA_SHIM};
         for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
             char path[4096];
             int n = snprintf(path, sizeof path, "%.*s%s", (int)(slash - info.dli_fname),

@@ -144,6 +144,15 @@ install: $(INSTALL_ARTEFACTS)
 	$(INSTALL) -m 0755 $(MARISA_SHIM) "$(IDEST)$(LIBDIR)/$(notdir $(MARISA_SHIM))"
 	$(INSTALL) -m 0644 include/fanjian-formats.h "$(IDEST)$(INCLUDEDIR)/fanjian-formats.h"
 	$(INSTALL) -m 0644 $(DICT) "$(IDEST)$(DATADIR)/fanjian/fanjian.fjd"
+	@# The JavaScript package, when built (make js), for serve's page: its
+	@# image is the one installed beside it.
+	@if [ -r $(JS_PKG)/browser.mjs ]; then \
+	    echo "install the JavaScript package into $(DATADIR)/fanjian/js"; \
+	    $(INSTALL) -d "$(IDEST)$(DATADIR)/fanjian/js" && \
+	    for f in browser.mjs core.mjs fanjian.wasm; do \
+	        $(INSTALL) -m 0644 $(JS_PKG)/$$f "$(IDEST)$(DATADIR)/fanjian/js/$$f" || exit 1; \
+	    done && ln -sf ../fanjian.fjd "$(IDEST)$(DATADIR)/fanjian/js/fanjian.fjd"; \
+	fi
 	$(INSTALL) -m 0644 man/fanjian.1 "$(IDEST)$(MANDIR)/man1/fanjian.1"
 	$(INSTALL) -m 0644 man/fanjian.3 "$(IDEST)$(MANDIR)/man3/fanjian.3"
 	$(pc_subst) -e 's|@VERSION@|$(FJ_VERSION)|' fanjian.pc.in > "$(IDEST)$(PKGCONFIGDIR)/fanjian.pc"
@@ -166,12 +175,14 @@ uninstall:
 	    "$(IDEST)$(LIBDIR)/libfanjian.so" "$(IDEST)$(INCLUDEDIR)/fanjian.h" \
 	    "$(IDEST)$(LIBDIR)/libfanjian-formats.a" "$(IDEST)$(INCLUDEDIR)/fanjian-formats.h" \
 	    "$(IDEST)$(LIBDIR)/$(notdir $(MARISA_SHIM))" \
+	    "$(IDEST)$(DATADIR)/fanjian/js/browser.mjs" "$(IDEST)$(DATADIR)/fanjian/js/core.mjs" \
+	    "$(IDEST)$(DATADIR)/fanjian/js/fanjian.wasm" "$(IDEST)$(DATADIR)/fanjian/js/fanjian.fjd" \
 	    "$(IDEST)$(DATADIR)/fanjian/fanjian.fjd" "$(IDEST)$(MANDIR)/man1/fanjian.1" \
 	    "$(IDEST)$(MANDIR)/man3/fanjian.3" "$(IDEST)$(PKGCONFIGDIR)/fanjian.pc" \
 	    "$(IDEST)$(PKGCONFIGDIR)/fanjian-opencc.pc" \
 	    "$(IDEST)$(LIBDIR)/fanjian-opencc/libopencc.so.1.1" "$(IDEST)$(LIBDIR)/fanjian-opencc/libopencc.so" \
 	    "$(IDEST)$(LIBDIR)/fanjian-opencc/pkgconfig/opencc.pc" \
 	    "$(IDEST)$(INCLUDEDIR)/fanjian-opencc/opencc.h" "$(IDEST)$(INCLUDEDIR)/fanjian-opencc/opencc/opencc.h"
-	-rmdir "$(IDEST)$(DATADIR)/fanjian" "$(IDEST)$(LIBDIR)/fanjian-opencc/pkgconfig" \
+	-rmdir "$(IDEST)$(DATADIR)/fanjian/js" "$(IDEST)$(DATADIR)/fanjian" "$(IDEST)$(LIBDIR)/fanjian-opencc/pkgconfig" \
 	    "$(IDEST)$(LIBDIR)/fanjian-opencc" "$(IDEST)$(INCLUDEDIR)/fanjian-opencc/opencc" \
 	    "$(IDEST)$(INCLUDEDIR)/fanjian-opencc" 2>/dev/null || true

@@ -249,9 +249,28 @@ for inst_f in bin/fanjian lib/libfanjian.a lib/libfanjian-formats.a include/fanj
     lib/libfanjian.so include/fanjian.h share/fanjian/fanjian.fjd share/man/man1/fanjian.1 \
     share/man/man3/fanjian.3 lib/pkgconfig/fanjian.pc lib/pkgconfig/fanjian-opencc.pc \
     lib/fanjian-opencc/libopencc.so.1.1 lib/fanjian-opencc/libopencc.so \
-    include/fanjian-opencc/opencc.h; do
+    include/fanjian-opencc/opencc.h lib/libfanjian-marisa.so.0; do
     check "installed: PREFIX/$inst_f" test -f "$INST_USR/$inst_f"
 done
+# The JavaScript package, when built, for serve's page, its image the one beside it.
+if [ -r "$B/js/pkg/browser.mjs" ]; then
+    check "installed: the JavaScript package in PREFIX/share/fanjian/js, its image a link to ../fanjian.fjd" \
+        sh -c "cmp -s '$B/js/pkg/fanjian.wasm' '$INST_USR/share/fanjian/js/fanjian.wasm' &&
+               cmp -s '$B/js/pkg/browser.mjs' '$INST_USR/share/fanjian/js/browser.mjs' &&
+               cmp -s '$B/js/pkg/core.mjs' '$INST_USR/share/fanjian/js/core.mjs' &&
+               test \"\$(readlink '$INST_USR/share/fanjian/js/fanjian.fjd')\" = ../fanjian.fjd"
+fi
+# A custom config's own .ocd2: the installed program loads libmarisa through
+# the installed shim, found from where the program is.
+if [ -r /usr/share/opencc/TWVariants.ocd2 ]; then
+    mkdir -p "$INST_DIR/occ"
+    cp /usr/share/opencc/TWVariants.ocd2 "$INST_DIR/occ/mine.ocd2"
+    printf '{"name":"mine","conversion_chain":[{"dict":{"type":"ocd2","file":"mine.ocd2"}}]}' \
+        >"$INST_DIR/occ/mine.json"
+    run env -u LD_LIBRARY_PATH "$INST_USR/bin/fanjian" -c "$INST_DIR/occ/mine.json" <<<'着裏'
+    check "installed: a config's own .ocd2 is read through PREFIX/lib/libfanjian-marisa.so.0" \
+        test "$rc" = 0 -a "$(cat "$TMP/out")" = '著裡'
+fi
 check "installed: libfanjian.so.0 -> libfanjian.so.$INST_VERSION, libfanjian.so -> libfanjian.so.0" \
     test "$(readlink "$INST_USR/lib/libfanjian.so.0")" = "libfanjian.so.$INST_VERSION" \
     -a "$(readlink "$INST_USR/lib/libfanjian.so")" = libfanjian.so.0
