@@ -49,11 +49,14 @@ for f in "$root"/tests/cases/user/*.tsv; do
     done < <(grep -v '^#' "$f")
 done
 
-# Image seeds: no change, one byte with the checksum fixed, a cut.
+# Image seeds: no change, one byte with the checksums fixed, a cut; the
+# same byte checked by fj_dict_verify first, and one left to the chunk sums.
 printf '\x00' >"$s/image/none"
 printf '\x01\x40\x00\x00\x00\x01' >"$s/image/header-byte"
 printf '\x01\x00\x10\x00\x00\x80' >"$s/image/body-byte"
 printf '\x03\x00\x04\x00\x00\x00' >"$s/image/cut"
+printf '\x81\x00\x10\x00\x00\x80' >"$s/image/body-byte-verified"
+printf '\x80\x00\x10\x00\x00\x80' >"$s/image/body-byte-unsealed"
 
 # Encoding seeds: one text of our own in each encoding.
 text='第一章 回到那里。这是只有一个人的世界，头发干了以后，他把那本旧书放回书架。“我们什么时候出发？”她问。'
