@@ -336,7 +336,7 @@ static fj_status build_context_tables(fj_converter *c, const fj_context_rec *cx,
         c->ctx_rules = fj__alloc(a, 0x10000 * sizeof *c->ctx_rules);
         if (!c->ctx_rules)
             return FJ_ERR_NOMEM;
-        st = fj__repair_rules_load(c->ctx_rules, c->ctx_week_form, c->ctx_li_form, NULL);
+        st = fj__repair_rules_load(c->ctx_rules, c->ctx_week_form, c->ctx_li_form, error);
         if (st != FJ_OK)
             return st;
         c->ctx_always = img->source_only + (size_t)cx->suspects * FJ_BARRIER_BYTES;
