@@ -17,6 +17,28 @@
 
 /* ---- the dictionary ---------------------------------------------------------------- */
 
+int fjx_beside_program(const char *const *rel, size_t n, const char *probe, char *out,
+                       size_t out_size)
+{
+    /* The executable's real path: a symbolic link to it does not count. */
+    char exe[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len <= 0)
+        return 0;
+    exe[len] = 0;
+    const char *dir = dirname(exe);
+    for (size_t i = 0; i < n; i++) {
+        char candidate[PATH_MAX + 128];
+        int w = snprintf(candidate, sizeof candidate, "%s/%s%s%s", dir, rel[i], probe ? "/" : "",
+                         probe ? probe : "");
+        if (w > 0 && (size_t)w < sizeof candidate && access(candidate, R_OK) == 0) {
+            snprintf(out, out_size, "%s/%s", dir, rel[i]);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* The dictionary: --dict, $FANJIAN_DICT, next to the executable, ../share/fanjian/
  * from it, the library's default. */
 fj_status fjx_open_dict(const char *path, fj_dict **dict, fj_error *err)
@@ -25,21 +47,11 @@ fj_status fjx_open_dict(const char *path, fj_dict **dict, fj_error *err)
     if (path || (env && *env))
         return fj_dict_open(path, NULL, dict, err);
     /* Beside the executable (a build tree), then ../share/fanjian/ from it
-     * (an installed tree, whatever its prefix: PREFIX/bin/fanjian). The
-     * executable's real path: a symbolic link to it does not count. */
+     * (an installed tree, whatever its prefix: PREFIX/bin/fanjian). */
     static const char *const rel[] = {"fanjian.fjd", "../share/fanjian/fanjian.fjd"};
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = 0;
-        const char *dir = dirname(exe);
-        for (size_t i = 0; i < sizeof rel / sizeof *rel; i++) {
-            char candidate[PATH_MAX + 64];
-            snprintf(candidate, sizeof candidate, "%s/%s", dir, rel[i]);
-            if (access(candidate, R_OK) == 0)
-                return fj_dict_open(candidate, NULL, dict, err);
-        }
-    }
+    char found[PATH_MAX + 128];
+    if (fjx_beside_program(rel, sizeof rel / sizeof *rel, NULL, found, sizeof found))
+        return fj_dict_open(found, NULL, dict, err);
     return fj_dict_open(NULL, NULL, dict, err);
 }
 

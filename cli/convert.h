@@ -27,6 +27,12 @@ int fjx_report_removal(void *ctx, const char *input, const char *part, const fj_
  * ../share/fanjian/fanjian.fjd from it, else the library's default. */
 fj_status fjx_open_dict(const char *path, fj_dict **dict, fj_error *err);
 
+/* The first of the n paths rel[i], relative to the executable's directory,
+ * that is readable (with probe: that holds a readable probe) into out: 1,
+ * or 0 when none is. */
+int fjx_beside_program(const char *const *rel, size_t n, const char *probe, char *out,
+                       size_t out_size);
+
 /* ---- output ------------------------------------------------------------------ */
 
 typedef struct fjx_sink {

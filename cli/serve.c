@@ -657,7 +657,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         }
         set_deadline(s, c, 0);
         if (q->route == R_JS) {
-            /* The browser keeps the 20 MB image: asked again, unchanged is 304. */
+            /* The browser keeps the image: asked again, unchanged is 304. */
             const char *etag = s->js.file[q->js_file].etag;
             const char *seen = MHD(MHD_lookup_connection_value)(c, MHD_HEADER_KIND,
                                                                 MHD_HTTP_HEADER_IF_NONE_MATCH);
@@ -917,9 +917,6 @@ static void server_close(server *s)
     fj_dict_close(s->dict);
 }
 
-/* Opens the dictionary and the API, and makes the fixed answers.
- * `profiles_json` receives the /v1/profiles body. 0, or -1 after
- * reporting. */
 /* The package's files as answers: 200 with the bytes, 304 without. 0, or
  * -1 when out of memory. */
 static int js_responses(server *s)
@@ -938,6 +935,9 @@ static int js_responses(server *s)
     return 0;
 }
 
+/* Opens the dictionary and the API, maps the JavaScript package, and makes
+ * the fixed answers. `profiles_json` receives the /v1/profiles body. 0, or
+ * -1 after reporting. */
 static int server_open(server *s, const char *dict_path, const char *js_dir, char **profiles_json,
                        size_t *profiles_len)
 {

@@ -3,13 +3,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "convert.h"
 
 static const struct {
     const char *name, *type;
@@ -83,20 +84,10 @@ int fjx_js_open(fjx_js *js, const char *dir, char *why, size_t why_size)
     memset(js, 0, sizeof *js);
     if (dir)
         return map_all(js, dir, why, why_size);
-    /* As the dictionary is found (cli/convert.c): the executable's real path. */
+    /* As the dictionary is found (cli/convert.c). */
     static const char *const rel[] = {"js/pkg", "../share/fanjian/js"};
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0)
+    char found[PATH_MAX + 128];
+    if (!fjx_beside_program(rel, sizeof rel / sizeof *rel, "browser.mjs", found, sizeof found))
         return 0;
-    exe[n] = 0;
-    const char *exe_dir = dirname(exe);
-    for (size_t i = 0; i < sizeof rel / sizeof *rel; i++) {
-        char candidate[PATH_MAX + 64], probe[PATH_MAX + 80];
-        snprintf(candidate, sizeof candidate, "%s/%s", exe_dir, rel[i]);
-        snprintf(probe, sizeof probe, "%s/browser.mjs", candidate);
-        if (access(probe, R_OK) == 0)
-            return map_all(js, candidate, why, why_size);
-    }
-    return 0;
+    return map_all(js, found, why, why_size);
 }

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dynload.h"
 #include "fanjian.h"
 
 #define OCD2_HEADER "OPENCC_MARISA_0.2.5"
@@ -44,36 +45,16 @@ typedef struct marisa_api {
     __typeof__(fjf__marisa_each_key) *each_key;
 } marisa_api;
 
-static struct {
-    pthread_once_t once;
-    int ok;
-    char why[300];
-    marisa_api api;
-} marisa = {PTHREAD_ONCE_INIT, 0, "", {0, 0}};
+static FJF__LIBRARY(marisa_api) marisa = {PTHREAD_ONCE_INIT, 0, "", {0, 0}};
+
+static const fjf__symbol marisa_symbols[] = {
+    {"fjf__marisa_map", offsetof(marisa_api, map)},
+    {"fjf__marisa_each_key", offsetof(marisa_api, each_key)},
+};
 
 /* Beside the program (or library) holding this code, one directory up
  * (a test in build/tests), in ../lib from it (PREFIX/bin/fanjian), then
  * wherever the dynamic linker looks. */
-static void *open_shim(void)
-{
-    Dl_info info;
-    if (dladdr((void *)open_shim, &info) && info.dli_fname && strchr(info.dli_fname, '/')) {
-        const char *slash = strrchr(info.dli_fname, '/');
-        static const char *const rel[] = {"/" MARISA_SHIM, "/../" MARISA_SHIM, "/../lib/" MARISA_SHIM};
-        for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-            char path[4096];
-            int n = snprintf(path, sizeof path, "%.*s%s", (int)(slash - info.dli_fname),
-                             info.dli_fname, rel[i]);
-            void *h = n > 0 && (size_t)n < sizeof path && access(path, R_OK) == 0
-                          ? dlopen(path, RTLD_NOW | RTLD_LOCAL)
-                          : NULL;
-            if (h)
-                return h;
-        }
-    }
-    return dlopen(MARISA_SHIM, RTLD_NOW | RTLD_LOCAL);
-}
-
 static void load_marisa(void)
 {
     if (fjf__marisa_map && fjf__marisa_each_key) {
@@ -81,22 +62,23 @@ static void load_marisa(void)
         marisa.ok = 1;
         return;
     }
-    void *h = open_shim();
-    if (!h) {
-        snprintf(marisa.why, sizeof marisa.why,
-                 "cannot load %s (built with fanjian, needs Debian's libmarisa0): %s", MARISA_SHIM,
-                 dlerror());
-        return;
+    const size_t nsym = sizeof marisa_symbols / sizeof marisa_symbols[0];
+    Dl_info info;
+    if (dladdr((void *)load_marisa, &info) && info.dli_fname && strchr(info.dli_fname, '/')) {
+        const char *slash = strrchr(info.dli_fname, '/');
+        static const char *const rel[] = {"/" MARISA_SHIM, "/../" MARISA_SHIM, "/../lib/" MARISA_SHIM};
+        for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+            char path[4096];
+            int n = snprintf(path, sizeof path, "%.*s%s", (int)(slash - info.dli_fname),
+                             info.dli_fname, rel[i]);
+            if (n > 0 && (size_t)n < sizeof path && access(path, R_OK) == 0 &&
+                (marisa.ok = fjf__dl_load(path, "libmarisa0", marisa_symbols, nsym, &marisa.api,
+                                          marisa.why, sizeof marisa.why)))
+                return;
+        }
     }
-    void *sym[2] = {dlsym(h, "fjf__marisa_map"), dlsym(h, "fjf__marisa_each_key")};
-    if (!sym[0] || !sym[1]) {
-        snprintf(marisa.why, sizeof marisa.why, "%s lacks the shim's functions", MARISA_SHIM);
-        return;
-    }
-    /* dlsym's void * to function pointers, as POSIX allows. */
-    memcpy(&marisa.api.map, &sym[0], sizeof sym[0]);
-    memcpy(&marisa.api.each_key, &sym[1], sizeof sym[1]);
-    marisa.ok = 1;
+    marisa.ok = fjf__dl_load(MARISA_SHIM, "libmarisa0", marisa_symbols, nsym, &marisa.api,
+                             marisa.why, sizeof marisa.why);
 }
 
 /* The file's bytes after the header, in memory malloc aligns (the trie is
