@@ -1,4 +1,6 @@
-/* Fuzz: streaming with chunk sizes the input chooses equals one-shot.
+/* Fuzz: streaming with chunk sizes the input chooses equals one-shot; for
+ * one mode byte in four, so does the text repeated past the library's
+ * window, one-shot, in one feed and in short pieces.
  * Input: profile byte, mode byte (default, compat, or the default mode with
  * user phrases, protected terms and -{…}-, or with Han phrases only), 8
  * bytes seeding the chunk sizes, text. */
@@ -55,6 +57,45 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 }
 
 
+/* Longer than the library's window (FJ_WINDOW, 256 KiB): such a text is
+ * normalized and converted a window at a time by fj_convert and by one
+ * long feed. */
+#define LONG_TEXT 300000u
+/* Pieces that never reach a window. */
+#define LONG_PIECE 4096u
+
+/* The text repeated past a window: fj_convert, one long feed and a stream
+ * of short pieces all agree. */
+static void check_long_text(const fj_converter *conv, const char *text, size_t n)
+{
+    size_t len = (LONG_TEXT / n + 1) * n;
+    char *t = malloc(len);
+    FUZZ_ASSERT(t != NULL);
+    for (size_t at = 0; at < len; at += n)
+        memcpy(t + at, text, n);
+    char *whole = NULL;
+    size_t whole_len = 0;
+    FUZZ_ASSERT(fj_convert_alloc(conv, t, len, &whole, &whole_len) == FJ_OK);
+    for (int one_feed = 0; one_feed < 2; one_feed++) {
+        fuzz_sink s = {0};
+        fj_stream *st = NULL;
+        FUZZ_ASSERT(fj_stream_new(conv, fuzz_collect, &s, &st) == FJ_OK);
+        for (size_t at = 0; at < len;) {
+            size_t piece = one_feed ? len : LONG_PIECE;
+            if (piece > len - at)
+                piece = len - at;
+            FUZZ_ASSERT(fj_stream_feed(st, t + at, piece) == FJ_OK);
+            at += piece;
+        }
+        FUZZ_ASSERT(fj_stream_finish(st) == FJ_OK);
+        fj_stream_free(st);
+        FUZZ_ASSERT(s.len == whole_len && (whole_len == 0 || memcmp(s.p, whole, whole_len) == 0));
+        free(s.p);
+    }
+    fj_free(conv, whole);
+    free(t);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 10)
@@ -90,5 +131,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_ASSERT(s.len == whole_len && (whole_len == 0 || memcmp(s.p, whole, whole_len) == 0));
     free(s.p);
     fj_free(conv, whole);
+    if (n && data[1] / 6 % 4 == 0)
+        check_long_text(conv, text, n);
     return 0;
 }

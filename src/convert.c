@@ -8,21 +8,78 @@ static const fj_allocator *conv_allocator(const fj_converter *c)
     return c->allocator.alloc ? &c->allocator : NULL;
 }
 
+/* A converter with normalization, over a long text: normalization and
+ * conversion a window at a time, as fj_stream does, so the normalized copy
+ * stays small (in cache) instead of being the whole text, and a window
+ * normalization leaves unchanged is converted where it lies. The undecided
+ * end of each window waits in `held` for the next. */
+static fj_status windowed(const fj_converter *c, const unsigned char *text, size_t len,
+                          fj_out *o, fj_work *w)
+{
+    fj_out held; /* normalized text the engine has not decided yet */
+    fj__out_init_growable(&held, conv_allocator(c));
+    fj_status st = FJ_OK;
+    size_t pos = 0;
+    for (int final = 0; !final && st == FJ_OK;) {
+        size_t n = len - pos, raw_used;
+        final = n <= FJ_WINDOW;
+        if (!final)
+            n = fj__window_end(text + pos);
+        const unsigned char *src = text + pos;
+        size_t src_len = n;
+        if (fj__normalize(c, src, n, final, w, &raw_used)) {
+            if (!final && raw_used == 0) {
+                /* Nothing in the window is decided (a contrived text):
+                 * the rest goes in one piece. */
+                n = len - pos;
+                final = 1;
+                fj__normalize(c, src, n, final, w, &raw_used);
+            }
+            src = w->norm.buf ? (const unsigned char *)w->norm.buf : (const unsigned char *)"";
+            src_len = w->norm.len;
+        }
+        if (held.len) {
+            fj__out_put_run(&held, (const char *)src, src_len);
+            src = (const unsigned char *)held.buf;
+            src_len = held.len;
+        }
+        if ((st = w->norm.status) != FJ_OK || (st = held.status) != FJ_OK)
+            break;
+        size_t used = c->engine->convert(c, src, src_len, final, o, w);
+        if ((st = fj__work_status(w)) != FJ_OK)
+            break;
+        if (src == (const unsigned char *)held.buf) {
+            memmove(held.buf, held.buf + used, src_len - used);
+            held.len = src_len - used;
+        } else {
+            fj__out_put_run(&held, (const char *)src + used, src_len - used);
+        }
+        pos += raw_used;
+    }
+    fj__out_release(&held);
+    return st;
+}
+
 /* Converts the whole input into o. */
 static fj_status run(const fj_converter *c, const char *input, size_t len, fj_out *o)
 {
     fj_work w;
     fj__work_init(&w, conv_allocator(c));
     const unsigned char *text = (const unsigned char *)input;
-    size_t consumed;
-    if (fj__normalize(c, text, len, 1, &w, &consumed)) {
-        text = w.norm.buf ? (const unsigned char *)w.norm.buf : (const unsigned char *)"";
-        len = w.norm.len;
-    }
-    fj_status st = w.norm.status;
-    if (st == FJ_OK) {
-        c->engine->convert(c, text, len, 1, o, &w);
-        st = fj__work_status(&w);
+    fj_status st;
+    if (c->has_normalization && len > FJ_WINDOW) {
+        st = windowed(c, text, len, o, &w);
+    } else {
+        size_t consumed;
+        if (fj__normalize(c, text, len, 1, &w, &consumed)) {
+            text = w.norm.buf ? (const unsigned char *)w.norm.buf : (const unsigned char *)"";
+            len = w.norm.len;
+        }
+        st = w.norm.status;
+        if (st == FJ_OK) {
+            c->engine->convert(c, text, len, 1, o, &w);
+            st = fj__work_status(&w);
+        }
     }
     fj__work_release(&w);
     return st != FJ_OK ? st : o->status;

@@ -351,6 +351,14 @@ fj_status fj__work_status(const fj_work *w);
 void fj__work_init(fj_work *w, const fj_allocator *a);
 void fj__work_release(fj_work *w);
 
+/* A long text is normalized and converted this many bytes at a time, so
+ * the normalized copy stays in cache (fj_convert, fj_stream_feed). */
+#define FJ_WINDOW (256u * 1024u)
+/* Where the window from text (of more than FJ_WINDOW bytes) ends: just after
+ * a line end near FJ_WINDOW, where the engines decide everything before
+ * it, or else at FJ_WINDOW. */
+size_t fj__window_end(const unsigned char *text);
+
 /* Normalizes text[0..len) into w->norm when needed. Returns 1 and sets
  * *consumed when it produced w->norm, 0 when the text needs no change (it
  * may then be used as it is, except for *consumed bytes: a trailing

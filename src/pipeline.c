@@ -338,6 +338,17 @@ static const unsigned char *next_norm_hit(const fj_converter *c, const unsigned 
 
 /* Normalization maps single characters (and passes IDS whole), so only the
  * positions next_norm_hit finds need work; the text between them is copied. */
+/* How far back from a window's end a line end is looked for. */
+#define FJ_WINDOW_LINE_BACK 4096u
+
+size_t fj__window_end(const unsigned char *text)
+{
+    for (size_t k = FJ_WINDOW; k > FJ_WINDOW - FJ_WINDOW_LINE_BACK; k--)
+        if (text[k - 1] == '\n')
+            return k;
+    return FJ_WINDOW;
+}
+
 int fj__normalize(const fj_converter *c, const unsigned char *text, size_t len, int final,
                   fj_work *w, size_t *consumed)
 {

@@ -147,7 +147,24 @@ static fj_status process(fj_stream *s, const char *input, size_t len, int final)
 }
 
 /* The conversion of one piece: what is decided goes to `out`. */
+static fj_status convert_window(fj_stream *s, const char *input, size_t len);
+
 static fj_status convert_piece(fj_stream *s, const char *input, size_t len)
+{
+    /* A long piece a window at a time (FJ_WINDOW), where normalization
+     * would otherwise copy all of it. */
+    while (s->conv->has_normalization && len > FJ_WINDOW) {
+        size_t n = fj__window_end((const unsigned char *)input);
+        fj_status st = convert_window(s, input, n);
+        if (st != FJ_OK)
+            return st;
+        input += n;
+        len -= n;
+    }
+    return convert_window(s, input, len);
+}
+
+static fj_status convert_window(fj_stream *s, const char *input, size_t len)
 {
     if (s->pending.len && len > FJ_STREAM_SPLIT) {
         /* Joining the undecided tail to all of a long piece would copy the

@@ -1963,6 +1963,70 @@ static void test_stream_random_splits(void **state)
                   g_compat ? "" : " (no compat input: generated text only)");
 }
 
+/* Texts longer than a window (FJ_WINDOW, 256 KiB): where the profile
+ * normalizes, fj_convert and a long feed work a window at a time. Both must
+ * give what a stream of small pieces gives (pieces that never reach a
+ * window), with windows cut after a line end or, in text without one,
+ * inside a character, a phrase or an IDS; and a caller's buffer that is too
+ * small must still learn the whole length. */
+static void test_long_text_windows(void **state)
+{
+    (void)state;
+    const int quick = t_quick();
+    const char *profiles[] = {"s2t", "t2s", "s2twp", "jp2t", "t2jp", "hk2s"};
+    uint64_t rng = t_seed() ^ 0x77696E646F77ull;
+    size_t nd;
+    const oc_dict *const *d = all_dicts(&nd);
+    size_t runs = 0;
+    for (size_t pi = 0; pi < sizeof profiles / sizeof profiles[0]; pi++) {
+        for (int mode = 0; mode < 2; mode++) {
+            const fj_converter *c = mode ? conv_def(profiles[pi]) : conv(profiles[pi]);
+            int gens = quick ? 2 : 4;
+            for (int g = 0; g < gens; g++) {
+                tbuf in = {0};
+                size_t target = 270000 + t_below(&rng, quick ? 100000 : 700000);
+                gen_text(&in, &rng, target, d, nd, 25, 8);
+                if (g % 2) /* no line ends: windows cut anywhere */
+                    for (size_t i = 0; i < in.len; i++)
+                        if (in.p[i] == '\n' || in.p[i] == '\r')
+                            in.p[i] = '.';
+                size_t exp_len;
+                char *exp = t_conv(c, in.p, in.len, &exp_len);
+                char what[112];
+                snprintf(what, sizeof what, "%s %s, %zu bytes, %s", profiles[pi],
+                         mode ? "default" : "compat", in.len, g % 2 ? "no line ends" : "lines");
+                stream_compare(c, in.p, in.len, exp, exp_len, &rng, 3, what);
+                /* One feed of all of it. */
+                tbuf one = {0};
+                fj_stream *st = NULL;
+                assert_int_equal(fj_stream_new(c, tb_write, &one, &st), FJ_OK);
+                assert_int_equal(fj_stream_feed(st, in.p, in.len), FJ_OK);
+                assert_int_equal(fj_stream_finish(st), FJ_OK);
+                fj_stream_free(st);
+                if (!t_same(what, exp, exp_len, one.p ? one.p : "", one.len))
+                    fail_msg("%s: one long feed differs from fj_convert", what);
+                tb_free(&one);
+                /* A caller's buffer: too small, then exact. */
+                char small[64];
+                size_t need = 0;
+                assert_int_equal(fj_convert(c, in.p, in.len, small, sizeof small, &need),
+                                 FJ_ERR_BUFFER_TOO_SMALL);
+                assert_int_equal(need, exp_len);
+                char *exact = malloc(exp_len);
+                assert_non_null(exact);
+                assert_int_equal(fj_convert(c, in.p, in.len, exact, exp_len, &need), FJ_OK);
+                assert_int_equal(need, exp_len);
+                assert_memory_equal(exact, exp, exp_len);
+                free(exact);
+                fj_free(c, exp);
+                tb_free(&in);
+                runs++;
+            }
+        }
+    }
+    print_message("%zu long texts compared\n", runs);
+}
+
 static void test_stream_pending_bounded(void **state)
 {
     (void)state;
@@ -3905,6 +3969,7 @@ int main(void)
         cmocka_unit_test(test_convert_alloc_equals_convert),
         cmocka_unit_test(test_custom_allocator),
         cmocka_unit_test(test_stream_random_splits),
+        cmocka_unit_test(test_long_text_windows),
         cmocka_unit_test(test_stream_pending_bounded),
         cmocka_unit_test(test_stream_callback_failure),
         cmocka_unit_test(test_invalid_bytes_in_place),
