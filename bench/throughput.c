@@ -18,6 +18,13 @@
  *   throughput --open-only DICT PROFILE RUNS
  *       opens and closes dictionary + converter RUNS times; prints
  *       "open PROFILE median M ms (min A, max B, N runs; dict D ms, converter C ms)"
+ *   throughput --floor --tsv DICT PROFILE FILE [REPEATS]
+ *       the floor of any converter that decodes UTF-8 and looks each
+ *       character up: one table load per character (the table: PROFILE's
+ *       --compat result for each three-byte character alone), no phrases,
+ *       no normalization; the same TSV line, open_ms the table's making.
+ *       Not a conversion (it is wrong wherever a phrase decides): the
+ *       speed of the loop every real one contains, on this machine
  *   throughput --spawn RUNS PROGRAM [ARG...]
  *       starts PROGRAM RUNS times (posix_spawn, output to /dev/null) and
  *       waits for each: the whole process, exec to exit, with nothing
@@ -28,6 +35,7 @@
  * conversion speed. The timed passes follow. */
 #include <fcntl.h>
 #include <spawn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,6 +212,62 @@ static int spawn_runs(int runs, char **argv)
     return 0;
 }
 
+/* The table --floor looks characters up in: for each three-byte code
+ * point, the UTF-8 of its conversion alone when that is one three-byte
+ * character too, else its own (4 bytes, for one 4-byte store). */
+static unsigned char (*floor_table(const fj_converter *conv))[4]
+{
+    unsigned char(*t)[4] = malloc(4 * 0x10000);
+    if (!t)
+        return NULL;
+    for (uint32_t cp = 0; cp < 0x10000; cp++) {
+        unsigned char u[3] = {(unsigned char)(0xE0 | cp >> 12), (unsigned char)(0x80 | (cp >> 6 & 63)),
+                              (unsigned char)(0x80 | (cp & 63))};
+        unsigned char out[16];
+        size_t n = 0;
+        if (cp >= 0x800 && (cp < 0xD800 || cp > 0xDFFF) &&
+            fj_convert(conv, (const char *)u, 3, (char *)out, sizeof out, &n) == FJ_OK && n == 3)
+            memcpy(u, out, 3);
+        memcpy(t[cp], u, 3);
+        t[cp][3] = 0;
+    }
+    return t;
+}
+
+/* One pass of the floor loop: ASCII eight bytes at a time, a three-byte
+ * character by one table load, anything else copied a byte at a time. `in`
+ * has 8 readable bytes past len; `out` room for len + 8. */
+static size_t floor_pass(const unsigned char (*table)[4], const unsigned char *in, size_t len,
+                         char *out)
+{
+    const unsigned char *p = in, *end = in + len;
+    char *w = out;
+    while (p < end) {
+        if (p[0] < 0x80) {
+            uint64_t v, high;
+            memcpy(&v, p, 8);
+            high = v & 0x8080808080808080ull;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+            size_t k = high ? (size_t)__builtin_clzll(high) >> 3 : 8;
+#else
+            size_t k = high ? (size_t)__builtin_ctzll(high) >> 3 : 8;
+#endif
+            if (k > (size_t)(end - p))
+                k = (size_t)(end - p);
+            memcpy(w, &v, 8);
+            w += k;
+            p += k;
+        } else if ((p[0] & 0xF0) == 0xE0 && (p[1] & 0xC0) == 0x80 && (p[2] & 0xC0) == 0x80) {
+            memcpy(w, table[(p[0] & 0x0Fu) << 12 | (p[1] & 0x3Fu) << 6 | (p[2] & 0x3Fu)], 4);
+            w += 3;
+            p += 3;
+        } else {
+            *w++ = (char)*p++;
+        }
+    }
+    return (size_t)(w - out);
+}
+
 static int write_file(const char *path, const char *data, size_t len)
 {
     FILE *f = fopen(path, "wb");
@@ -211,6 +275,36 @@ static int write_file(const char *path, const char *data, size_t len)
         perror(path);
         return 1;
     }
+    return 0;
+}
+
+/* --floor: the table, a warm-up pass, then `repeats` timed ones. */
+static int run_floor(const fj_converter *conv, const char *profile, const unsigned char *in,
+                     size_t size, int repeats, int tsv)
+{
+    double t0 = now();
+    unsigned char(*table)[4] = floor_table(conv);
+    double table_ms = (now() - t0) * 1e3;
+    char *out = malloc(size + 8);
+    double *secs = malloc(sizeof(double) * (size_t)repeats);
+    if (!table || !out || !secs)
+        return 1;
+    size_t out_len = floor_pass((const unsigned char(*)[4])table, in, size, out);
+    for (int r = 0; r < repeats; r++) {
+        double t = now();
+        if (floor_pass((const unsigned char(*)[4])table, in, size, out) != out_len)
+            return 1;
+        secs[r] = now() - t;
+    }
+    double med = median(secs, repeats), best = secs[0];
+    if (tsv)
+        printf("floor-%s\t%zu\t%d\t%.6f\t%.6f\t%.3f\n", profile, size, repeats, best, med, table_ms);
+    else
+        printf("floor %s %.1f MB/s (best of %d, %.1f MB)\n", profile, (double)size / 1e6 / best,
+               repeats, (double)size / 1e6);
+    free(secs);
+    free(out);
+    free(table);
     return 0;
 }
 
@@ -242,13 +336,19 @@ int main(int argc, char **argv)
         }
         return open_only(argv[2], argv[3], runs);
     }
+    int floor_mode = 0;
+    if (argc > 1 && strcmp(argv[1], "--floor") == 0) {
+        floor_mode = 1;
+        argv++;
+        argc--;
+    }
     if (argc > 1 && strcmp(argv[1], "--tsv") == 0) {
         tsv = 1;
         argv++;
         argc--;
     }
     if (argc < 4 || argc > (tsv ? 6 : 5)) {
-        fprintf(stderr, "usage: throughput [--default [--careful]] [--tsv] DICT PROFILE FILE [REPEATS]%s\n"
+        fprintf(stderr, "usage: throughput [--default [--careful] | --floor] [--tsv] DICT PROFILE FILE [REPEATS]%s\n"
                         "       throughput [--default [--careful]] --open-only DICT PROFILE RUNS\n"
                         "       throughput --spawn RUNS PROGRAM [ARG...]\n",
                 tsv ? " [OUT]" : "");
@@ -266,7 +366,7 @@ int main(int argc, char **argv)
     fseek(f, 0, SEEK_END);
     long size = ftell(f);
     fseek(f, 0, SEEK_SET);
-    char *in = malloc((size_t)size + 1);
+    char *in = calloc((size_t)size + 8, 1); /* 8: the floor loop's loads */
     if (!in || fread(in, 1, (size_t)size, f) != (size_t)size) {
         fprintf(stderr, "cannot read %s\n", argv[3]);
         return 1;
@@ -278,6 +378,8 @@ int main(int argc, char **argv)
     if (open_both(argv[1], argv[2], &dict, &conv))
         return 1;
     double open_ms = (now() - t0) * 1e3;
+    if (floor_mode)
+        return run_floor(conv, argv[2], (const unsigned char *)in, (size_t)size, repeats, tsv);
 
     /* Warm-up pass (untimed); also sizes the buffer if 2x was not enough. */
     size_t cap = (size_t)size * 2 + 1024, out_len;
