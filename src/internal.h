@@ -300,6 +300,10 @@ typedef struct fj_work {
     fj_out norm;     /* normalized text */
     fj_out stage[2]; /* intermediate results of multi-step chains */
     fj_out ctx[3];   /* default mode: one run's result, then the steps after it */
+    /* compat (pipeline.c, convert_fused): the steps' results over a whole
+     * text, the keys of two or more characters a step wrote, and the lines
+     * to convert again. */
+    fj_out fused[2], marks, lines;
     /* Repair's damage evidence so far (src/target.c, context.c): the log-likelihood
      * ratio, in thousandths, that the text was converted character by
      * character. One stream or one call sees it grow the same way. */
@@ -369,6 +373,11 @@ int fj__normalize(const fj_converter *c, const unsigned char *text, size_t len, 
 /* One maximum-matching step over text[0..len) into o; returns the bytes
  * consumed (all of them when `final`). */
 size_t fj__step(const fj_matcher *m, const unsigned char *text, size_t len, int final, fj_out *o);
+/* fj__step that also appends to marks, for each key of two or more
+ * characters it writes, where its value lies in o's output: two size_t
+ * offsets, start and end. */
+size_t fj__step_marked(const fj_matcher *m, const unsigned char *text, size_t len, int final,
+                       fj_out *o, fj_out *marks);
 
 /* Default mode: whether a key of two or more characters may match the
  * step's input [a, b) (a regional phrase only at word boundaries). */

@@ -138,6 +138,10 @@ void fj__work_init(fj_work *w, const fj_allocator *a)
     fj__out_init_growable(&w->norm, a);
     fj__out_init_growable(&w->stage[0], a);
     fj__out_init_growable(&w->stage[1], a);
+    fj__out_init_growable(&w->fused[0], a);
+    fj__out_init_growable(&w->fused[1], a);
+    fj__out_init_growable(&w->marks, a);
+    fj__out_init_growable(&w->lines, a);
     for (int i = 0; i < 3; i++)
         fj__out_init_growable(&w->ctx[i], a);
     w->damage_llr = 0;
@@ -154,8 +158,9 @@ void fj__work_init(fj_work *w, const fj_allocator *a)
 
 fj_status fj__work_status(const fj_work *w)
 {
-    const fj_out *all[] = {&w->norm,   &w->stage[0], &w->stage[1],       &w->ctx[0],
-                           &w->ctx[1], &w->ctx[2],   &w->round_trip[0], &w->round_trip[1]};
+    const fj_out *all[] = {&w->norm,     &w->stage[0], &w->stage[1], &w->fused[0],
+                           &w->fused[1], &w->marks,    &w->lines,    &w->ctx[0],
+                           &w->ctx[1],   &w->ctx[2],   &w->round_trip[0], &w->round_trip[1]};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         if (all[i]->status != FJ_OK)
             return all[i]->status;
@@ -170,6 +175,10 @@ void fj__work_release(fj_work *w)
     fj__out_release(&w->norm);
     fj__out_release(&w->stage[0]);
     fj__out_release(&w->stage[1]);
+    fj__out_release(&w->fused[0]);
+    fj__out_release(&w->fused[1]);
+    fj__out_release(&w->marks);
+    fj__out_release(&w->lines);
     for (int i = 0; i < 3; i++)
         fj__out_release(&w->ctx[i]);
     fj__out_release(&w->round_trip[0]);

@@ -217,9 +217,169 @@ static size_t convert_seg_step1(const fj_converter *c, const unsigned char *text
     return (size_t)(p - text);
 }
 
+/* Whether text[0..len) holds an ideographic description operator
+ * (U+2FF0..U+2FFF: E2 BF B0..BF), which may take any character, a line end
+ * too, as an operand. */
+static int has_ids_operator(const unsigned char *text, size_t len)
+{
+    size_t i = 0;
+#ifdef __SSE2__
+    const __m128i e2 = _mm_set1_epi8((char)0xE2), bf = _mm_set1_epi8((char)0xBF);
+    for (; i + 17 <= len; i += 16) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(text + i));
+        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(text + i + 1));
+        unsigned hits = (unsigned)_mm_movemask_epi8(
+            _mm_and_si128(_mm_cmpeq_epi8(a, e2), _mm_cmpeq_epi8(b, bf)));
+        for (; hits; hits &= hits - 1) {
+            size_t k = i + (size_t)__builtin_ctz(hits);
+            if (k + 2 < len && text[k + 2] >= 0xB0 && text[k + 2] <= 0xBF)
+                return 1;
+        }
+    }
+#endif
+    for (; i + 2 < len; i++)
+        if (text[i] == 0xE2 && text[i + 1] == 0xBF && text[i + 2] >= 0xB0 && text[i + 2] <= 0xBF)
+            return 1;
+    return 0;
+}
+
+/* How much of text[0..len) convert_fused may take: all of it when final,
+ * else up to just after its last line end; 0 when it must not run. It runs
+ * where every line is shorter than FJ_RUN_CAP (so no run between barriers
+ * reaches the cap and is cut) and no IDS operator occurs (an IDS is one
+ * unit and may hold a line end). A line end is in no key, so what lies
+ * before one is converted alike whatever follows. */
+static size_t fused_extent(const unsigned char *text, size_t len, int final)
+{
+    const unsigned char *p = text, *end = text + len;
+    while ((size_t)(end - p) >= FJ_RUN_CAP) {
+        const unsigned char *nl = memchr(p + FJ_RUN_CAP / 2, '\n', FJ_RUN_CAP / 2);
+        if (!nl && !(nl = memchr(p, '\n', FJ_RUN_CAP / 2)))
+            return 0; /* a line of FJ_RUN_CAP bytes or more */
+        p = nl + 1;
+    }
+    size_t n = len;
+    if (!final) {
+        while (n > 0 && text[n - 1] != '\n')
+            n--;
+    }
+    return n && !has_ids_operator(text, n) ? n : 0;
+}
+
+/* The line of out (len bytes) that byte `at` is on, counting from *line
+ * at byte *from; both move to `at`. */
+static size_t line_at(const char *out, size_t at, size_t *from, size_t *line)
+{
+    const char *p = out + *from, *end = out + at, *nl;
+    while (p < end && (nl = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+        ++*line;
+        p = nl + 1;
+    }
+    *from = at;
+    return *line;
+}
+
+/* The exact pipeline over complete text (one line, here). */
+static void convert_exact(const fj_converter *c, const unsigned char *text, size_t len, fj_out *o,
+                          fj_work *w)
+{
+    if (c->stage_count == 2)
+        convert_seg_step1(c, text, len, 1, o, w);
+    else
+        convert_segmented(c, text, len, 1, o, w);
+}
+
+/* The number of line ends in text[0..len). */
+static size_t count_lines(const char *text, size_t len)
+{
+    size_t n = 0;
+    for (const char *p = text, *end = text + len, *nl; p < end && (nl = memchr(p, '\n', (size_t)(end - p)));
+         p = nl + 1)
+        n++;
+    return n;
+}
+
+/* convert_seg_step1 and convert_segmented for profiles whose segmentation
+ * is their first step's phrases, over text fused_extent allows. Each step
+ * runs over all of it at once (its fast loop), not segment by segment:
+ * where no later step matches a key of two or more characters, segments
+ * make no difference, since every unit of those steps is then one
+ * character either way. A line where one does is converted again through
+ * the exact pipeline (a line end is in no key and no value, so the k-th line
+ * of each result comes from the k-th line of the text). Same output. */
+static void convert_fused(const fj_converter *c, const unsigned char *text, size_t len,
+                          fj_out *o, fj_work *w)
+{
+    fj_out *buf[2] = {&w->fused[0], &w->fused[1]}, *marks = &w->marks, *lines = &w->lines;
+    lines->len = 0;
+    buf[0]->len = 0;
+    fj__step(&c->stages[0], text, len, 1, buf[0]);
+    for (uint32_t k = 1; k < c->stage_count; k++) {
+        fj_out *in = buf[(k - 1) & 1], *out = buf[k & 1];
+        out->len = marks->len = 0;
+        fj__step_marked(&c->stages[k], (const unsigned char *)in->buf, in->len, 1, out, marks);
+        if (fj__work_status(w) != FJ_OK)
+            return;
+        size_t from = 0, line = 0, count = marks->len / (2 * sizeof(size_t));
+        for (size_t m = 0; m < count; m++) {
+            size_t span[2];
+            memcpy(span, marks->buf + m * sizeof span, sizeof span);
+            size_t at = line_at(out->buf, span[0], &from, &line);
+            size_t last = lines->len ? ((const size_t *)(const void *)lines->buf)[lines->len / sizeof at - 1] : SIZE_MAX;
+            if (at != last)
+                fj__out_put(lines, (const char *)&at, sizeof at);
+        }
+    }
+    const fj_out *result = buf[(c->stage_count - 1) & 1];
+    if (fj__work_status(w) != FJ_OK)
+        return;
+    if (lines->len == 0) {
+        fj__out_put_run(o, result->buf, result->len);
+        return;
+    }
+    /* Some lines again, exactly; the rest as the steps gave them. Lines
+     * flagged by different steps may come in any order: sort them. */
+    size_t nflag = lines->len / sizeof(size_t);
+    size_t *flag = (size_t *)(void *)lines->buf;
+    for (size_t i = 1; i < nflag; i++)
+        for (size_t j = i; j > 0 && flag[j - 1] > flag[j]; j--) {
+            size_t t = flag[j];
+            flag[j] = flag[j - 1];
+            flag[j - 1] = t;
+        }
+    if (count_lines(result->buf, result->len) != count_lines((const char *)text, len)) {
+        convert_exact(c, text, len, o, w); /* a value with a line end: no line map */
+        return;
+    }
+    const char *src = (const char *)text, *src_end = src + len;
+    const char *res = result->buf, *res_end = res + result->len;
+    size_t line = 0, f = 0;
+    while (src < src_end || res < res_end) {
+        const char *snl = memchr(src, '\n', (size_t)(src_end - src));
+        const char *rnl = memchr(res, '\n', (size_t)(res_end - res));
+        const char *s_next = snl ? snl + 1 : src_end, *r_next = rnl ? rnl + 1 : res_end;
+        while (f < nflag && flag[f] < line)
+            f++;
+        if (f < nflag && flag[f] == line)
+            convert_exact(c, (const unsigned char *)src, (size_t)(s_next - src), o, w);
+        else
+            fj__out_put_run(o, res, (size_t)(r_next - res));
+        src = s_next;
+        res = r_next;
+        line++;
+    }
+}
+
 static size_t convert_compat(const fj_converter *c, const unsigned char *text, size_t len,
                              int final, fj_out *o, fj_work *w)
 {
+    if (c->has_segmentation && c->seg_is_step1 && c->stage_count >= 2 && is_barrier(c, '\n')) {
+        size_t n = fused_extent(text, len, final);
+        if (n) {
+            convert_fused(c, text, n, o, w);
+            return n;
+        }
+    }
     if (c->has_segmentation && c->seg_is_step1 && c->stage_count == 2)
         return convert_seg_step1(c, text, len, final, o, w);
     if (c->has_segmentation)

@@ -54,12 +54,20 @@ static __attribute__((noinline)) int guarded_match(const fj_matcher *m, uint32_t
     return FJ_MATCH_NONE;
 }
 
+/* Records a phrase (a key of two or more characters) written to o at
+ * [at, at + n) in marks, for fj__step_marked. */
+static __attribute__((noinline)) void mark_phrase(fj_out *marks, size_t at, size_t n)
+{
+    size_t span[2] = {at, at + n};
+    fj__out_put(marks, (const char *)span, sizeof span);
+}
+
 /* Handles the unit at p. Returns the bytes consumed, or 0 when the result
  * depends on input that has not arrived (only without `final`). With a
  * guard (only for final text), a key of two or more characters it refuses
  * gives way to the longest shorter one. */
 static size_t step_unit(const fj_matcher *m, const unsigned char *p, const unsigned char *end,
-                        int final, fj_out *o, const fj_key_guard *g)
+                        int final, fj_out *o, const fj_key_guard *g, fj_out *marks)
 {
     uint32_t cp;
     int n = fj_utf8_decode_fast(p, end, &cp);
@@ -96,6 +104,8 @@ static size_t step_unit(const fj_matcher *m, const unsigned char *p, const unsig
         if (g && r == FJ_MATCH_FOUND && hit.len > (size_t)n && !g->allow(g->ctx, p, p + hit.len))
             r = guarded_match(m, entry, p, (size_t)n, end, g, &hit);
         if (r == FJ_MATCH_FOUND) {
+            if (marks && hit.len > (size_t)n)
+                mark_phrase(marks, o->spilled + o->len, hit.value_len);
             fj__out_put(o, hit.value, hit.value_len);
             return hit.len;
         }
@@ -117,7 +127,7 @@ static size_t step_unit(const fj_matcher *m, const unsigned char *p, const unsig
 size_t fj__step_unit(const fj_matcher *m, const unsigned char *p, const unsigned char *end,
                      int final, fj_out *o)
 {
-    return step_unit(m, p, end, final, o, NULL);
+    return step_unit(m, p, end, final, o, NULL, NULL);
 }
 
 static inline __attribute__((always_inline)) uint32_t load32(const unsigned char *p)
@@ -299,7 +309,8 @@ enum { EXACT_DONE, EXACT_NO_ROOM, EXACT_STUCK };
  * Kept out of line, so the loop that calls it keeps its registers. */
 static __attribute__((noinline)) const unsigned char *
 exact_run(const fj_matcher *m, const unsigned char *p, const unsigned char *cut,
-          const unsigned char *end, int final, fj_out *o, int *status, const fj_key_guard *g)
+          const unsigned char *end, int final, fj_out *o, int *status, const fj_key_guard *g,
+          fj_out *marks)
 {
     const unsigned char *s = last_cut(m, p, cut, end);
     o->len -= (size_t)(p - s);
@@ -315,10 +326,13 @@ exact_run(const fj_matcher *m, const unsigned char *p, const unsigned char *cut,
             w = o->buf + o->len;
             wend = o->buf + o->cap;
         }
+        char *unit_out = w;
         size_t used = exact_unit(m, s, end, &w, g);
+        if (used > 3 && marks) /* more than one character: a phrase */
+            mark_phrase(marks, o->spilled + (size_t)(unit_out - o->buf), (size_t)(w - unit_out));
         if (!used) {
             o->len = (size_t)(w - o->buf);
-            used = step_unit(m, s, end, final, o, g);
+            used = step_unit(m, s, end, final, o, g, marks);
             w = o->buf + o->len; /* the careful path may have moved the buffer */
             wend = o->buf + o->cap;
             if (!used) {
@@ -376,7 +390,8 @@ static inline const unsigned char *run_stop(const unsigned char *p, const unsign
  * some key. */
 static inline __attribute__((always_inline)) const unsigned char *
 fast_loop(const fj_matcher *matcher, const unsigned char *p, const unsigned char *limit,
-          const unsigned char *end, int final, fj_out *o, int *stuck, const fj_key_guard *g)
+          const unsigned char *end, int final, fj_out *o, int *stuck, const fj_key_guard *g,
+          fj_out *marks)
 {
     /* Local copies: output stores may alias anything, so fields would be reloaded. */
     const fj_matcher m = *matcher;
@@ -481,7 +496,7 @@ fast_loop(const fj_matcher *matcher, const unsigned char *p, const unsigned char
     exact: {
         o->len = (size_t)(w - o->buf);
         int status;
-        const unsigned char *s = exact_run(&m, p, cut, end, final, o, &status, g);
+        const unsigned char *s = exact_run(&m, p, cut, end, final, o, &status, g, marks);
         w = o->buf + o->len; /* the careful path may have moved the buffer */
         wend = o->buf + o->cap;
         if (status != EXACT_DONE) {
@@ -500,10 +515,10 @@ fast_loop(const fj_matcher *matcher, const unsigned char *p, const unsigned char
     return s;
 }
 
-/* Inline in both callers: without a guard, its tests fold away. */
+/* Inline in every caller: without a guard, its tests fold away. */
 static inline __attribute__((always_inline)) size_t
 step(const fj_matcher *m, const unsigned char *text, size_t len, int final, fj_out *o,
-     const fj_key_guard *g)
+     const fj_key_guard *g, fj_out *marks)
 {
     const unsigned char *p = text, *end = text + len;
     /* No key lookup from below `limit` can reach the end of the text. Final
@@ -518,11 +533,11 @@ step(const fj_matcher *m, const unsigned char *text, size_t len, int final, fj_o
             /* Once: it returns at the limit, or where it could not get room. */
             fast_done = 1;
             if (fj__out_make_room(o, FAST_ROOM)) {
-                p = fast_loop(m, p, limit, end, final, o, &stuck, g);
+                p = fast_loop(m, p, limit, end, final, o, &stuck, g, marks);
                 continue;
             }
         }
-        size_t used = step_unit(m, p, end, final, o, g);
+        size_t used = step_unit(m, p, end, final, o, g, marks);
         if (!used)
             break;
         p += used;
@@ -532,11 +547,17 @@ step(const fj_matcher *m, const unsigned char *text, size_t len, int final, fj_o
 
 size_t fj__step(const fj_matcher *m, const unsigned char *text, size_t len, int final, fj_out *o)
 {
-    return step(m, text, len, final, o, NULL);
+    return step(m, text, len, final, o, NULL, NULL);
+}
+
+size_t fj__step_marked(const fj_matcher *m, const unsigned char *text, size_t len, int final,
+                       fj_out *o, fj_out *marks)
+{
+    return step(m, text, len, final, o, NULL, marks);
 }
 
 size_t fj__step_guarded(const fj_matcher *m, const unsigned char *text, size_t len, fj_out *o,
                         const fj_key_guard *g)
 {
-    return step(m, text, len, 1, o, g);
+    return step(m, text, len, 1, o, g, NULL);
 }

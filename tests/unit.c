@@ -1930,7 +1930,15 @@ static void test_stream_random_splits(void **state)
         for (int g = 0; g < gens; g++) {
             tbuf in = {0};
             size_t target = g % 10 == 9 ? 20000 + t_below(&rng, 40000) : 1 + t_below(&rng, 600);
-            gen_text(&in, &rng, target, d, nd, 25, 8);
+            if (g % 4 == 3) {
+                /* Lines without specials: the whole-text path. */
+                while (in.len < target) {
+                    gen_text(&in, &rng, 1 + t_below(&rng, 100), d, nd, 0, 0);
+                    tb_adds(&in, "\n");
+                }
+            } else {
+                gen_text(&in, &rng, target, d, nd, 25, 8);
+            }
             size_t exp_len;
             char *exp = t_conv(c, in.p, in.len, &exp_len);
             int iters = quick ? 2 : 6;
@@ -2482,7 +2490,17 @@ static void test_differential_reference(void **state)
         size_t prof_mismatch = 0;
         for (size_t k = 0; k < per_profile + random_bytes; k++) {
             tbuf in = {0};
-            if (k < per_profile) {
+            if (k < per_profile && k % 7 == 6) {
+                /* Lines of the profile's keys and values, no specials: the
+                 * whole-text path (pipeline.c, convert_fused), with lines
+                 * to convert again where a later step's key matches. */
+                size_t lines = 1 + t_below(&rng, 8);
+                for (size_t l = 0; l < lines; l++) {
+                    gen_text(&in, &rng, 1 + t_below(&rng, 120), pd, npd, 0, 0);
+                    if (l + 1 < lines || t_below(&rng, 2))
+                        tb_adds(&in, t_below(&rng, 4) ? "\n" : "\r\n");
+                }
+            } else if (k < per_profile) {
                 size_t target = 1 + t_below(&rng, k % 8 == 0 ? 1500 : 200);
                 if (k % 5 == 4)
                     gen_text(&in, &rng, target, alld, nall, 15, 3);
