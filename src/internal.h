@@ -373,11 +373,22 @@ int fj__normalize(const fj_converter *c, const unsigned char *text, size_t len, 
 /* One maximum-matching step over text[0..len) into o; returns the bytes
  * consumed (all of them when `final`). */
 size_t fj__step(const fj_matcher *m, const unsigned char *text, size_t len, int final, fj_out *o);
-/* fj__step that also appends to marks, for each key of two or more
- * characters it writes, where its value lies in o's output: two size_t
- * offsets, start and end. */
+/* A key of two or more characters a step wrote: where it was in the input,
+ * and where its value is in the output (counting what o spilled). */
+typedef struct fj_mark {
+    const unsigned char *in;
+    size_t in_len, out, out_len;
+} fj_mark;
+/* fj__step that also appends an fj_mark to marks for each key of two or
+ * more characters it matches where it must (where its fast loop converts
+ * one character at a time, a key that changes nothing is not seen). */
 size_t fj__step_marked(const fj_matcher *m, const unsigned char *text, size_t len, int final,
                        fj_out *o, fj_out *marks);
+/* As fj__step_marked over final text, one unit at a time, so that every key
+ * of two or more characters is marked; it stops once o holds out_limit
+ * bytes. Returns the bytes consumed. */
+size_t fj__step_all_marked(const fj_matcher *m, const unsigned char *text, size_t len, fj_out *o,
+                           fj_out *marks, size_t out_limit);
 
 /* Default mode: whether a key of two or more characters may match the
  * step's input [a, b) (a regional phrase only at word boundaries). */

@@ -266,17 +266,33 @@ static size_t fused_extent(const unsigned char *text, size_t len, int final)
     return n && !has_ids_operator(text, n) ? n : 0;
 }
 
-/* The line of out (len bytes) that byte `at` is on, counting from *line
- * at byte *from; both move to `at`. */
-static size_t line_at(const char *out, size_t at, size_t *from, size_t *line)
+/* Moves the line cursor (*line, which starts at *start) over out to byte
+ * `at`, at or after *from. */
+static void line_at(const char *out, size_t at, size_t *from, size_t *line, size_t *start)
 {
     const char *p = out + *from, *end = out + at, *nl;
     while (p < end && (nl = memchr(p, '\n', (size_t)(end - p))) != NULL) {
         ++*line;
         p = nl + 1;
+        *start = (size_t)(p - out);
     }
     *from = at;
-    return *line;
+}
+
+/* Whether [a, b) of a line's first-step result has the edge of one of
+ * its phrases (all of them, in `phrases`) strictly inside: then a later
+ * step's key there crosses from one segment into another. */
+static int crosses_segment(const fj_out *phrases, size_t a, size_t b)
+{
+    size_t n = phrases->len / sizeof(fj_mark);
+    for (size_t i = 0; i < n; i++) {
+        fj_mark mk;
+        memcpy(&mk, phrases->buf + i * sizeof mk, sizeof mk);
+        size_t s = mk.out, e = mk.out + mk.out_len;
+        if ((a < s && s < b) || (a < e && e < b))
+            return 1;
+    }
+    return 0;
 }
 
 /* The exact pipeline over complete text (one line, here). */
@@ -301,16 +317,21 @@ static size_t count_lines(const char *text, size_t len)
 
 /* convert_seg_step1 and convert_segmented for profiles whose segmentation
  * is their first step's phrases, over text fused_extent allows. Each step
- * runs over all of it at once (its fast loop), not segment by segment:
- * where no later step matches a key of two or more characters, segments
- * make no difference, since every unit of those steps is then one
- * character either way. A line where one does is converted again through
- * the exact pipeline (a line end is in no key and no value, so the k-th line
- * of each result comes from the k-th line of the text). Same output. */
+ * runs over all of it at once (its fast loop), not segment by segment.
+ * Segments make no difference where no later step matches a key of two or
+ * more characters across the edge of one: max-matching inside a segment
+ * then takes the same units as over the whole. The second step's keys of
+ * two or more characters are checked against the line's phrases (found
+ * again, all of them, one unit at a time); a line where one crosses, or
+ * where a step after the second matched such a key, is converted again
+ * through the exact pipeline. A line end is in no key and no value, so the
+ * k-th line of each result comes from the k-th line of the text. Same
+ * output. */
 static void convert_fused(const fj_converter *c, const unsigned char *text, size_t len,
                           fj_out *o, fj_work *w)
 {
     fj_out *buf[2] = {&w->fused[0], &w->fused[1]}, *marks = &w->marks, *lines = &w->lines;
+    fj_out *line_first = &w->stage[0], *phrases = &w->stage[1];
     lines->len = 0;
     buf[0]->len = 0;
     fj__step(&c->stages[0], text, len, 1, buf[0]);
@@ -320,14 +341,55 @@ static void convert_fused(const fj_converter *c, const unsigned char *text, size
         fj__step_marked(&c->stages[k], (const unsigned char *)in->buf, in->len, 1, out, marks);
         if (fj__work_status(w) != FJ_OK)
             return;
-        size_t from = 0, line = 0, count = marks->len / (2 * sizeof(size_t));
+        size_t from = 0, line = 0, start = 0, count = marks->len / sizeof(fj_mark);
+        size_t last = SIZE_MAX, checked = SIZE_MAX; /* the last line flagged, and checked */
+        const unsigned char *src = text, *src_end = text + len; /* at input line src_line */
+        size_t src_line = 0;
         for (size_t m = 0; m < count; m++) {
-            size_t span[2];
-            memcpy(span, marks->buf + m * sizeof span, sizeof span);
-            size_t at = line_at(out->buf, span[0], &from, &line);
-            size_t last = lines->len ? ((const size_t *)(const void *)lines->buf)[lines->len / sizeof at - 1] : SIZE_MAX;
-            if (at != last)
-                fj__out_put(lines, (const char *)&at, sizeof at);
+            fj_mark mk;
+            memcpy(&mk, marks->buf + m * sizeof mk, sizeof mk);
+            size_t at = (size_t)(mk.in - (const unsigned char *)in->buf);
+            line_at(in->buf, at, &from, &line, &start);
+            if (line == last)
+                continue;
+            int flag = 1;
+            if (k == 1) {
+                if (line != checked) {
+                    /* The line of the text, and its phrases. */
+                    const unsigned char *nl = NULL;
+                    while (src_line < line && (nl = memchr(src, '\n', (size_t)(src_end - src)))) {
+                        src = nl + 1;
+                        src_line++;
+                    }
+                    nl = memchr(src, '\n', (size_t)(src_end - src));
+                    size_t n = nl ? (size_t)(nl + 1 - src) : (size_t)(src_end - src);
+                    /* As far as the line's last key of this step reaches. */
+                    const char *line_end = memchr(in->buf + at, '\n', in->len - at);
+                    size_t reach = at + mk.in_len;
+                    for (size_t j = m + 1; j < count; j++) {
+                        fj_mark next;
+                        memcpy(&next, marks->buf + j * sizeof next, sizeof next);
+                        if (line_end && next.in >= (const unsigned char *)line_end)
+                            break;
+                        reach = (size_t)(next.in - (const unsigned char *)in->buf) + next.in_len;
+                    }
+                    line_first->len = phrases->len = 0;
+                    fj__step_all_marked(&c->stages[0], src, n, line_first, phrases, reach - start);
+                    if (fj__work_status(w) != FJ_OK)
+                        return;
+                    checked = line;
+                    /* The same first-step result as the whole text's, or no check. */
+                    if (src_line != line || start + line_first->len > in->len ||
+                        memcmp(in->buf + start, line_first->buf, line_first->len) != 0)
+                        phrases->len = 0, checked = SIZE_MAX;
+                }
+                flag = checked == SIZE_MAX ||
+                       crosses_segment(phrases, at - start, at + mk.in_len - start);
+            }
+            if (flag) {
+                fj__out_put(lines, (const char *)&line, sizeof line);
+                last = line;
+            }
         }
     }
     const fj_out *result = buf[(c->stage_count - 1) & 1];

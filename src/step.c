@@ -54,12 +54,14 @@ static __attribute__((noinline)) int guarded_match(const fj_matcher *m, uint32_t
     return FJ_MATCH_NONE;
 }
 
-/* Records a phrase (a key of two or more characters) written to o at
- * [at, at + n) in marks, for fj__step_marked. */
-static __attribute__((noinline)) void mark_phrase(fj_out *marks, size_t at, size_t n)
+/* Records in marks a key of two or more characters, at p (in_len bytes)
+ * in the input and written to o at [out, out + out_len), for
+ * fj__step_marked. */
+static __attribute__((noinline)) void mark_phrase(fj_out *marks, const unsigned char *p,
+                                                  size_t in_len, size_t out, size_t out_len)
 {
-    size_t span[2] = {at, at + n};
-    fj__out_put(marks, (const char *)span, sizeof span);
+    fj_mark mk = {p, in_len, out, out_len};
+    fj__out_put(marks, (const char *)&mk, sizeof mk);
 }
 
 /* Handles the unit at p. Returns the bytes consumed, or 0 when the result
@@ -105,7 +107,7 @@ static size_t step_unit(const fj_matcher *m, const unsigned char *p, const unsig
             r = guarded_match(m, entry, p, (size_t)n, end, g, &hit);
         if (r == FJ_MATCH_FOUND) {
             if (marks && hit.len > (size_t)n)
-                mark_phrase(marks, o->spilled + o->len, hit.value_len);
+                mark_phrase(marks, p, hit.len, o->spilled + o->len, hit.value_len);
             fj__out_put(o, hit.value, hit.value_len);
             return hit.len;
         }
@@ -329,7 +331,8 @@ exact_run(const fj_matcher *m, const unsigned char *p, const unsigned char *cut,
         char *unit_out = w;
         size_t used = exact_unit(m, s, end, &w, g);
         if (used > 3 && marks) /* more than one character: a phrase */
-            mark_phrase(marks, o->spilled + (size_t)(unit_out - o->buf), (size_t)(w - unit_out));
+            mark_phrase(marks, s, used, o->spilled + (size_t)(unit_out - o->buf),
+                        (size_t)(w - unit_out));
         if (!used) {
             o->len = (size_t)(w - o->buf);
             used = step_unit(m, s, end, final, o, g, marks);
@@ -554,6 +557,15 @@ size_t fj__step_marked(const fj_matcher *m, const unsigned char *text, size_t le
                        fj_out *o, fj_out *marks)
 {
     return step(m, text, len, final, o, NULL, marks);
+}
+
+size_t fj__step_all_marked(const fj_matcher *m, const unsigned char *text, size_t len, fj_out *o,
+                           fj_out *marks, size_t out_limit)
+{
+    const unsigned char *p = text, *end = text + len;
+    while (p < end && o->spilled + o->len < out_limit)
+        p += step_unit(m, p, end, 1, o, NULL, marks);
+    return (size_t)(p - text);
 }
 
 size_t fj__step_guarded(const fj_matcher *m, const unsigned char *text, size_t len, fj_out *o,
