@@ -266,16 +266,67 @@ static size_t fused_extent(const unsigned char *text, size_t len, int final)
     return n && !has_ids_operator(text, n) ? n : 0;
 }
 
+/* The line ends in [p, end); *after_last moves to just after the last of
+ * them, if any. Sixteen bytes at a time: lines are short, and a call per
+ * line would cost more than the line. */
+static size_t count_newlines(const char *p, const char *end, const char **after_last)
+{
+    size_t n = 0;
+#ifdef __SSE2__
+    const __m128i nl = _mm_set1_epi8('\n');
+    for (; end - p >= 16; p += 16) {
+        unsigned m = (unsigned)_mm_movemask_epi8(
+            _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)p), nl));
+        if (m) {
+            *after_last = p + (31 - __builtin_clz(m)) + 1;
+            for (; m; m &= m - 1) /* few per block: no popcount instruction needed */
+                n++;
+        }
+    }
+#endif
+    for (; p < end; p++)
+        if (*p == '\n') {
+            n++;
+            *after_last = p + 1;
+        }
+    return n;
+}
+
+/* Just after the k-th line end from p (k >= 1), or NULL when there are
+ * fewer. */
+static const char *skip_lines(const char *p, const char *end, size_t k)
+{
+#ifdef __SSE2__
+    const __m128i nl = _mm_set1_epi8('\n');
+    for (; end - p >= 16; p += 16) {
+        unsigned m = (unsigned)_mm_movemask_epi8(
+            _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)p), nl));
+        for (; m; m &= m - 1)
+            if (--k == 0)
+                return p + __builtin_ctz(m) + 1;
+    }
+#endif
+    for (; p < end; p++)
+        if (*p == '\n' && --k == 0)
+            return p + 1;
+    return NULL;
+}
+
+/* skip_lines, or end when there are fewer lines. */
+static const char *skip_lines_or_end(const char *p, const char *end, size_t k)
+{
+    const char *q = skip_lines(p, end, k);
+    return q ? q : end;
+}
+
 /* Moves the line cursor (*line, which starts at *start) over out to byte
  * `at`, at or after *from. */
 static void line_at(const char *out, size_t at, size_t *from, size_t *line, size_t *start)
 {
-    const char *p = out + *from, *end = out + at, *nl;
-    while (p < end && (nl = memchr(p, '\n', (size_t)(end - p))) != NULL) {
-        ++*line;
-        p = nl + 1;
-        *start = (size_t)(p - out);
-    }
+    const char *after = NULL;
+    *line += count_newlines(out + *from, out + at, &after);
+    if (after)
+        *start = (size_t)(after - out);
     *from = at;
 }
 
@@ -308,11 +359,8 @@ static void convert_exact(const fj_converter *c, const unsigned char *text, size
 /* The number of line ends in text[0..len). */
 static size_t count_lines(const char *text, size_t len)
 {
-    size_t n = 0;
-    for (const char *p = text, *end = text + len, *nl; p < end && (nl = memchr(p, '\n', (size_t)(end - p)));
-         p = nl + 1)
-        n++;
-    return n;
+    const char *after;
+    return count_newlines(text, text + len, &after);
 }
 
 /* convert_seg_step1 and convert_segmented for profiles whose segmentation
@@ -356,12 +404,15 @@ static void convert_fused(const fj_converter *c, const unsigned char *text, size
             if (k == 1) {
                 if (line != checked) {
                     /* The line of the text, and its phrases. */
-                    const unsigned char *nl = NULL;
-                    while (src_line < line && (nl = memchr(src, '\n', (size_t)(src_end - src)))) {
-                        src = nl + 1;
-                        src_line++;
+                    if (src_line < line) {
+                        const char *to =
+                            skip_lines((const char *)src, (const char *)src_end, line - src_line);
+                        if (to) {
+                            src = (const unsigned char *)to;
+                            src_line = line;
+                        }
                     }
-                    nl = memchr(src, '\n', (size_t)(src_end - src));
+                    const unsigned char *nl = memchr(src, '\n', (size_t)(src_end - src));
                     size_t n = nl ? (size_t)(nl + 1 - src) : (size_t)(src_end - src);
                     /* As far as the line's last key of this step reaches. */
                     const char *line_end = memchr(in->buf + at, '\n', in->len - at);
@@ -415,21 +466,20 @@ static void convert_fused(const fj_converter *c, const unsigned char *text, size
     }
     const char *src = (const char *)text, *src_end = src + len;
     const char *res = result->buf, *res_end = res + result->len;
-    size_t line = 0, f = 0;
-    while (src < src_end || res < res_end) {
-        const char *snl = memchr(src, '\n', (size_t)(src_end - src));
-        const char *rnl = memchr(res, '\n', (size_t)(res_end - res));
-        const char *s_next = snl ? snl + 1 : src_end, *r_next = rnl ? rnl + 1 : res_end;
-        while (f < nflag && flag[f] < line)
-            f++;
-        if (f < nflag && flag[f] == line)
-            convert_exact(c, (const unsigned char *)src, (size_t)(s_next - src), o, w);
-        else
-            fj__out_put_run(o, res, (size_t)(r_next - res));
-        src = s_next;
-        res = r_next;
-        line++;
+    size_t line = 0; /* the line src and res are at */
+    for (size_t f = 0; f < nflag; f++) {
+        if (flag[f] < line)
+            continue; /* flagged twice */
+        size_t skip = flag[f] - line;
+        const char *r = skip ? skip_lines_or_end(res, res_end, skip) : res;
+        const char *t = skip ? skip_lines_or_end(src, src_end, skip) : src;
+        fj__out_put_run(o, res, (size_t)(r - res)); /* the lines before, as they are */
+        res = skip_lines_or_end(r, res_end, 1);
+        src = skip_lines_or_end(t, src_end, 1);
+        convert_exact(c, (const unsigned char *)t, (size_t)(src - t), o, w);
+        line = flag[f] + 1;
     }
+    fj__out_put_run(o, res, (size_t)(res_end - res));
 }
 
 static size_t convert_compat(const fj_converter *c, const unsigned char *text, size_t len,
