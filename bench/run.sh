@@ -11,7 +11,7 @@
 #   FANJIAN_RUNS  timed runs per profile for fanjian, median reported (3)
 #   OPENCC_RUNS   same for OpenCC, which is slow (1)
 #   OPEN_RUNS     runs of the one-line "open time" test (20)
-#   PROFILES      profiles to run ("s2t t2s s2twp")
+#   PROFILES      profiles to run ("s2t t2s s2tw s2twp")
 #   PIN_CPU       core to pin both tools to with taskset; empty: no pinning (0)
 #   BENCH_CACHE   cache dir for the one-argument form (build/bench-cache)
 #   TRAD_CORPUS   input of the profiles that read Traditional text (t2s, tw2s,
@@ -39,7 +39,7 @@ corpus=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 FANJIAN_RUNS=${FANJIAN_RUNS:-3}
 OPENCC_RUNS=${OPENCC_RUNS:-1}
 OPEN_RUNS=${OPEN_RUNS:-20}
-PROFILES=${PROFILES:-s2t t2s s2twp}
+PROFILES=${PROFILES:-s2t t2s s2tw s2twp}
 PIN_CPU=${PIN_CPU-0}
 
 case $fanjian in */*) fanjian=$(cd "$(dirname "$fanjian")" && pwd)/$(basename "$fanjian") ;; esac
