@@ -1447,6 +1447,16 @@ static void context_step(const fj_converter *c, const unsigned char *text, size_
              * step folded into the table may map a barrier character. An
              * ideographic description sequence passes through whole, as in
              * the compatible pipeline. */
+            if (*p < 0x80) {
+                /* ASCII, a barrier (else a run would hold it): with the
+                 * barriers after it, as they are, at once. */
+                const unsigned char *q = p + 1;
+                while (q < end && *q < 0x80 && is_barrier(c, *q))
+                    q++;
+                fj__out_put_run(between.o, (const char *)p, (size_t)(q - p));
+                p = q;
+                continue;
+            }
             uint32_t cp;
             int k = fj_utf8_decode(p, end, &cp);
             size_t unit = k > 0 ? (size_t)k : 1;
