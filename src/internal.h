@@ -304,6 +304,7 @@ typedef struct fj_work {
      * text, the keys of two or more characters a step wrote, and the lines
      * to convert again. */
     fj_out fused[2], marks, lines;
+    int fused_long_off; /* long lines cost more that way here: not for them */
     /* Repair's damage evidence so far (src/target.c, context.c): the log-likelihood
      * ratio, in thousandths, that the text was converted character by
      * character. One stream or one call sees it grow the same way. */

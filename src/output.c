@@ -142,6 +142,7 @@ void fj__work_init(fj_work *w, const fj_allocator *a)
     fj__out_init_growable(&w->fused[1], a);
     fj__out_init_growable(&w->marks, a);
     fj__out_init_growable(&w->lines, a);
+    w->fused_long_off = 0;
     for (int i = 0; i < 3; i++)
         fj__out_init_growable(&w->ctx[i], a);
     w->damage_llr = 0;

@@ -243,27 +243,90 @@ static int has_ids_operator(const unsigned char *text, size_t len)
     return 0;
 }
 
-/* How much of text[0..len) convert_fused may take: all of it when final,
- * else up to just after its last line end; 0 when it must not run. It runs
- * where every line is shorter than FJ_RUN_CAP (so no run between barriers
- * reaches the cap and is cut) and no IDS operator occurs (an IDS is one
- * unit and may hold a line end). A line end is in no key, so what lies
- * before one is converted alike whatever follows. */
-static size_t fused_extent(const unsigned char *text, size_t len, int final)
+/* Whether a separator this converter treats as a barrier ('\n', ' ', '、',
+ * '。', '，') comes at least every FJ_RUN_CAP - 32 bytes of text: then no run
+ * between barriers reaches the cap, where the segment-by-segment way would
+ * cut it. Conservative: text whose barriers are all others fails it. */
+static int separated(const fj_converter *c, const unsigned char *text, size_t len)
+{
+    const int nl = is_barrier(c, '\n'), sp = is_barrier(c, ' '), comma = is_barrier(c, 0x3001),
+              stop = is_barrier(c, 0x3002), wide = is_barrier(c, 0xFF0C);
+    const size_t gap = FJ_RUN_CAP - 32; /* a block of 16 may overshoot it */
+    const unsigned char *p = text, *end = text + len, *last = text;
+#ifdef __SSE2__
+    const __m128i on = _mm_set1_epi8(-1), off = _mm_setzero_si128();
+    const __m128i nl_on = nl ? on : off, sp_on = sp ? on : off, comma_on = comma ? on : off,
+                  stop_on = stop ? on : off, wide_on = wide ? on : off;
+    const __m128i k_nl = _mm_set1_epi8('\n'), k_sp = _mm_set1_epi8(' ');
+    const __m128i e3 = _mm_set1_epi8((char)0xE3), x80 = _mm_set1_epi8((char)0x80),
+                  x81 = _mm_set1_epi8((char)0x81), x82 = _mm_set1_epi8((char)0x82),
+                  ef = _mm_set1_epi8((char)0xEF), bc = _mm_set1_epi8((char)0xBC),
+                  x8c = _mm_set1_epi8((char)0x8C);
+    for (; end - p >= 18; p += 16) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)p);
+        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(p + 1));
+        __m128i d = _mm_loadu_si128((const __m128i *)(const void *)(p + 2));
+        __m128i ideo = _mm_and_si128(_mm_cmpeq_epi8(a, e3), _mm_cmpeq_epi8(b, x80));
+        __m128i hit = _mm_or_si128(_mm_and_si128(_mm_cmpeq_epi8(a, k_nl), nl_on),
+                                   _mm_and_si128(_mm_cmpeq_epi8(a, k_sp), sp_on));
+        hit = _mm_or_si128(hit, _mm_and_si128(ideo, _mm_and_si128(_mm_cmpeq_epi8(d, x81), comma_on)));
+        hit = _mm_or_si128(hit, _mm_and_si128(ideo, _mm_and_si128(_mm_cmpeq_epi8(d, x82), stop_on)));
+        hit = _mm_or_si128(
+            hit, _mm_and_si128(_mm_and_si128(_mm_cmpeq_epi8(a, ef), _mm_cmpeq_epi8(b, bc)),
+                               _mm_and_si128(_mm_cmpeq_epi8(d, x8c), wide_on)));
+        unsigned m = (unsigned)_mm_movemask_epi8(hit);
+        if (m)
+            last = p + (31 - __builtin_clz(m));
+        else if ((size_t)(p + 16 - last) > gap)
+            return 0;
+    }
+#endif
+    for (; p < end; p++) {
+        size_t left = (size_t)(end - p);
+        if ((nl && *p == '\n') || (sp && *p == ' ') ||
+            (left >= 3 && p[0] == 0xE3 && p[1] == 0x80 &&
+             ((comma && p[2] == 0x81) || (stop && p[2] == 0x82))) ||
+            (wide && left >= 3 && p[0] == 0xEF && p[1] == 0xBC && p[2] == 0x8C))
+            last = p;
+        else if ((size_t)(p + 1 - last) > gap)
+            return 0;
+    }
+    return (size_t)(end - last) <= gap;
+}
+
+/* Whether every line of text[0..len) is shorter than FJ_RUN_CAP. */
+static int short_lines(const unsigned char *text, size_t len)
 {
     const unsigned char *p = text, *end = text + len;
     while ((size_t)(end - p) >= FJ_RUN_CAP) {
         const unsigned char *nl = memchr(p + FJ_RUN_CAP / 2, '\n', FJ_RUN_CAP / 2);
         if (!nl && !(nl = memchr(p, '\n', FJ_RUN_CAP / 2)))
-            return 0; /* a line of FJ_RUN_CAP bytes or more */
+            return 0;
         p = nl + 1;
     }
+    return 1;
+}
+
+/* How much of text[0..len) convert_fused may take: all of it when final,
+ * else up to just after its last line end; 0 when it must not run. It runs
+ * where runs between barriers stay under FJ_RUN_CAP (separated, or
+ * short_lines) and no IDS
+ * operator occurs (an IDS is one unit and may hold a line end). A line end
+ * is in no key, so what lies before one is converted alike whatever
+ * follows. */
+static size_t fused_extent(const fj_converter *c, const unsigned char *text, size_t len, int final,
+                           int long_lines, int *had_long)
+{
     size_t n = len;
     if (!final) {
         while (n > 0 && text[n - 1] != '\n')
             n--;
     }
-    return n && !has_ids_operator(text, n) ? n : 0;
+    *had_long = 0;
+    int fits = short_lines(text, n);
+    if (!fits && long_lines)
+        fits = *had_long = separated(c, text, n);
+    return n && fits && !has_ids_operator(text, n) ? n : 0;
 }
 
 /* The line ends in [p, end); *after_last moves to just after the last of
@@ -375,9 +438,10 @@ static size_t count_lines(const char *text, size_t len)
  * through the exact pipeline. A line end is in no key and no value, so the
  * k-th line of each result comes from the k-th line of the text. Same
  * output. */
-static void convert_fused(const fj_converter *c, const unsigned char *text, size_t len,
-                          fj_out *o, fj_work *w)
+static size_t convert_fused(const fj_converter *c, const unsigned char *text, size_t len,
+                            fj_out *o, fj_work *w)
 {
+    size_t again = 0; /* bytes taken one unit at a time or converted again */
     fj_out *buf[2] = {&w->fused[0], &w->fused[1]}, *marks = &w->marks, *lines = &w->lines;
     fj_out *line_first = &w->stage[0], *phrases = &w->stage[1];
     lines->len = 0;
@@ -388,7 +452,7 @@ static void convert_fused(const fj_converter *c, const unsigned char *text, size
         out->len = marks->len = 0;
         fj__step_marked(&c->stages[k], (const unsigned char *)in->buf, in->len, 1, out, marks);
         if (fj__work_status(w) != FJ_OK)
-            return;
+            return again;
         size_t from = 0, line = 0, start = 0, count = marks->len / sizeof(fj_mark);
         size_t last = SIZE_MAX, checked = SIZE_MAX; /* the last line flagged, and checked */
         const unsigned char *src = text, *src_end = text + len; /* at input line src_line */
@@ -425,9 +489,10 @@ static void convert_fused(const fj_converter *c, const unsigned char *text, size
                         reach = (size_t)(next.in - (const unsigned char *)in->buf) + next.in_len;
                     }
                     line_first->len = phrases->len = 0;
-                    fj__step_all_marked(&c->stages[0], src, n, line_first, phrases, reach - start);
+                    again += fj__step_all_marked(&c->stages[0], src, n, line_first, phrases,
+                                                 reach - start);
                     if (fj__work_status(w) != FJ_OK)
-                        return;
+                        return again;
                     checked = line;
                     /* The same first-step result as the whole text's, or no check. */
                     if (src_line != line || start + line_first->len > in->len ||
@@ -445,10 +510,10 @@ static void convert_fused(const fj_converter *c, const unsigned char *text, size
     }
     const fj_out *result = buf[(c->stage_count - 1) & 1];
     if (fj__work_status(w) != FJ_OK)
-        return;
+        return again;
     if (lines->len == 0) {
         fj__out_put_run(o, result->buf, result->len);
-        return;
+        return again;
     }
     /* Some lines again, exactly; the rest as the steps gave them. Lines
      * flagged by different steps may come in any order: sort them. */
@@ -462,7 +527,7 @@ static void convert_fused(const fj_converter *c, const unsigned char *text, size
         }
     if (count_lines(result->buf, result->len) != count_lines((const char *)text, len)) {
         convert_exact(c, text, len, o, w); /* a value with a line end: no line map */
-        return;
+        return len;
     }
     const char *src = (const char *)text, *src_end = src + len;
     const char *res = result->buf, *res_end = res + result->len;
@@ -477,18 +542,25 @@ static void convert_fused(const fj_converter *c, const unsigned char *text, size
         res = skip_lines_or_end(r, res_end, 1);
         src = skip_lines_or_end(t, src_end, 1);
         convert_exact(c, (const unsigned char *)t, (size_t)(src - t), o, w);
+        again += (size_t)(src - t);
         line = flag[f] + 1;
     }
     fj__out_put_run(o, res, (size_t)(res_end - res));
+    return again;
 }
 
 static size_t convert_compat(const fj_converter *c, const unsigned char *text, size_t len,
                              int final, fj_out *o, fj_work *w)
 {
     if (c->has_segmentation && c->seg_is_step1 && c->stage_count >= 2 && is_barrier(c, '\n')) {
-        size_t n = fused_extent(text, len, final);
+        int had_long;
+        size_t n = fused_extent(c, text, len, final, !w->fused_long_off, &had_long);
         if (n) {
-            convert_fused(c, text, n, o, w);
+            /* Where a later step's phrases match all the time (s2twp), long
+             * lines are mostly converted twice: after a text where that
+             * was over a quarter of it, long lines go the other way. */
+            if (convert_fused(c, text, n, o, w) > n / 4 && had_long)
+                w->fused_long_off = 1;
             return n;
         }
     }

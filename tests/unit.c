@@ -2500,7 +2500,19 @@ static void test_differential_reference(void **state)
         size_t prof_mismatch = 0;
         for (size_t k = 0; k < per_profile + random_bytes; k++) {
             tbuf in = {0};
-            if (k < per_profile && k % 7 == 6) {
+            if (k < per_profile && k % 7 == 5 && k % 3 == 0) {
+                /* A long line, clauses apart: the whole-text path where
+                 * lines are long (pipeline.c, separated). */
+                static const char *const seps[] = {"\xEF\xBC\x8C", "\xE3\x80\x82",
+                                                   "\xE3\x80\x81", " "};
+                size_t target = 2100 + t_below(&rng, 4000);
+                while (in.len < target) {
+                    gen_text(&in, &rng, 1 + t_below(&rng, 90), pd, npd, 0, 0);
+                    tb_adds(&in, seps[t_below(&rng, 4)]);
+                    if (t_below(&rng, 40) == 0)
+                        tb_adds(&in, "\n");
+                }
+            } else if (k < per_profile && k % 7 == 6) {
                 /* Lines of the profile's keys and values, no specials: the
                  * whole-text path (pipeline.c, convert_fused), with lines
                  * to convert again where a later step's key matches. */
