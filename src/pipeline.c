@@ -309,11 +309,10 @@ static int short_lines(const unsigned char *text, size_t len)
 
 /* How much of text[0..len) convert_fused may take: all of it when final,
  * else up to just after its last line end; 0 when it must not run. It runs
- * where runs between barriers stay under FJ_RUN_CAP (separated, or
- * short_lines) and no IDS
- * operator occurs (an IDS is one unit and may hold a line end). A line end
- * is in no key, so what lies before one is converted alike whatever
- * follows. */
+ * where runs between barriers stay under FJ_RUN_CAP (short_lines, or with
+ * long_lines separated) and no IDS operator occurs (an IDS is one unit and
+ * may hold a line end). A line end is in no key, so what lies before one is
+ * converted alike whatever follows. */
 static size_t fused_extent(const fj_converter *c, const unsigned char *text, size_t len, int final,
                            int long_lines, int *had_long)
 {
@@ -496,8 +495,10 @@ static size_t convert_fused(const fj_converter *c, const unsigned char *text, si
                     checked = line;
                     /* The same first-step result as the whole text's, or no check. */
                     if (src_line != line || start + line_first->len > in->len ||
-                        memcmp(in->buf + start, line_first->buf, line_first->len) != 0)
-                        phrases->len = 0, checked = SIZE_MAX;
+                        memcmp(in->buf + start, line_first->buf, line_first->len) != 0) {
+                        phrases->len = 0;
+                        checked = SIZE_MAX;
+                    }
                 }
                 flag = checked == SIZE_MAX ||
                        crosses_segment(phrases, at - start, at + mk.in_len - start);
@@ -680,8 +681,6 @@ static const unsigned char *next_norm_hit(const fj_converter *c, const unsigned 
     return end;
 }
 
-/* Normalization maps single characters (and passes IDS whole), so only the
- * positions next_norm_hit finds need work; the text between them is copied. */
 /* How far back from a window's end a line end is looked for. */
 #define FJ_WINDOW_LINE_BACK 4096u
 
@@ -693,6 +692,8 @@ size_t fj__window_end(const unsigned char *text)
     return FJ_WINDOW;
 }
 
+/* Normalization maps single characters (and passes IDS whole), so only the
+ * positions next_norm_hit finds need work; the text between them is copied. */
 int fj__normalize(const fj_converter *c, const unsigned char *text, size_t len, int final,
                   fj_work *w, size_t *consumed)
 {
