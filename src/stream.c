@@ -146,9 +146,9 @@ static fj_status process(fj_stream *s, const char *input, size_t len, int final)
     return worst(s);
 }
 
-/* The conversion of one piece: what is decided goes to `out`. */
 static fj_status convert_window(fj_stream *s, const char *input, size_t len);
 
+/* The conversion of one piece: what is decided goes to `out`. */
 static fj_status convert_piece(fj_stream *s, const char *input, size_t len)
 {
     /* A long piece a window at a time (FJ_WINDOW), where normalization
@@ -164,6 +164,7 @@ static fj_status convert_piece(fj_stream *s, const char *input, size_t len)
     return convert_window(s, input, len);
 }
 
+/* One window of a piece. */
 static fj_status convert_window(fj_stream *s, const char *input, size_t len)
 {
     if (s->pending.len && len > FJ_STREAM_SPLIT) {
