@@ -243,55 +243,39 @@ static int has_ids_operator(const unsigned char *text, size_t len)
     return 0;
 }
 
-/* Whether a separator this converter treats as a barrier ('\n', ' ', '、',
- * '。', '，') comes at least every FJ_RUN_CAP - 32 bytes of text: then no run
- * between barriers reaches the cap, where the segment-by-segment way would
- * cut it. Conservative: text whose barriers are all others fails it. */
+/* The first barrier (a character in no key, or a byte that is not UTF-8)
+ * starting in [p, limit), from the first character that starts there;
+ * NULL when there is none. */
+static const unsigned char *first_barrier(const fj_converter *c, const unsigned char *p,
+                                          const unsigned char *limit, const unsigned char *end)
+{
+    while (p < limit && (*p & 0xC0) == 0x80)
+        p++; /* inside a character: the next one */
+    while (p < limit) {
+        uint32_t cp;
+        int k = fj_utf8_decode(p, end, &cp);
+        if (k <= 0 || is_barrier(c, cp))
+            return p;
+        p += k;
+    }
+    return NULL;
+}
+
+/* Whether every stretch of text[0..len) between barriers is shorter than
+ * FJ_RUN_CAP - 32 bytes: then no run reaches the cap, where the
+ * segment-by-segment way would cut it. By jumps: from a barrier, the first
+ * one half a cap on, else the first one at all. */
 static int separated(const fj_converter *c, const unsigned char *text, size_t len)
 {
-    const int nl = is_barrier(c, '\n'), sp = is_barrier(c, ' '), comma = is_barrier(c, 0x3001),
-              stop = is_barrier(c, 0x3002), wide = is_barrier(c, 0xFF0C);
-    const size_t gap = FJ_RUN_CAP - 32; /* a block of 16 may overshoot it */
-    const unsigned char *p = text, *end = text + len, *last = text;
-#ifdef __SSE2__
-    const __m128i on = _mm_set1_epi8(-1), off = _mm_setzero_si128();
-    const __m128i nl_on = nl ? on : off, sp_on = sp ? on : off, comma_on = comma ? on : off,
-                  stop_on = stop ? on : off, wide_on = wide ? on : off;
-    const __m128i k_nl = _mm_set1_epi8('\n'), k_sp = _mm_set1_epi8(' ');
-    const __m128i e3 = _mm_set1_epi8((char)0xE3), x80 = _mm_set1_epi8((char)0x80),
-                  x81 = _mm_set1_epi8((char)0x81), x82 = _mm_set1_epi8((char)0x82),
-                  ef = _mm_set1_epi8((char)0xEF), bc = _mm_set1_epi8((char)0xBC),
-                  x8c = _mm_set1_epi8((char)0x8C);
-    for (; end - p >= 18; p += 16) {
-        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)p);
-        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(p + 1));
-        __m128i d = _mm_loadu_si128((const __m128i *)(const void *)(p + 2));
-        __m128i ideo = _mm_and_si128(_mm_cmpeq_epi8(a, e3), _mm_cmpeq_epi8(b, x80));
-        __m128i hit = _mm_or_si128(_mm_and_si128(_mm_cmpeq_epi8(a, k_nl), nl_on),
-                                   _mm_and_si128(_mm_cmpeq_epi8(a, k_sp), sp_on));
-        hit = _mm_or_si128(hit, _mm_and_si128(ideo, _mm_and_si128(_mm_cmpeq_epi8(d, x81), comma_on)));
-        hit = _mm_or_si128(hit, _mm_and_si128(ideo, _mm_and_si128(_mm_cmpeq_epi8(d, x82), stop_on)));
-        hit = _mm_or_si128(
-            hit, _mm_and_si128(_mm_and_si128(_mm_cmpeq_epi8(a, ef), _mm_cmpeq_epi8(b, bc)),
-                               _mm_and_si128(_mm_cmpeq_epi8(d, x8c), wide_on)));
-        unsigned m = (unsigned)_mm_movemask_epi8(hit);
-        if (m)
-            last = p + (31 - __builtin_clz(m));
-        else if ((size_t)(p + 16 - last) > gap)
+    const size_t gap = FJ_RUN_CAP - 32;
+    const unsigned char *p = text, *end = text + len;
+    while ((size_t)(end - p) > gap) {
+        const unsigned char *q = first_barrier(c, p + FJ_RUN_CAP / 2, p + gap, end);
+        if (!q && !(q = first_barrier(c, p, p + FJ_RUN_CAP / 2, end)))
             return 0;
+        p = q + 1;
     }
-#endif
-    for (; p < end; p++) {
-        size_t left = (size_t)(end - p);
-        if ((nl && *p == '\n') || (sp && *p == ' ') ||
-            (left >= 3 && p[0] == 0xE3 && p[1] == 0x80 &&
-             ((comma && p[2] == 0x81) || (stop && p[2] == 0x82))) ||
-            (wide && left >= 3 && p[0] == 0xEF && p[1] == 0xBC && p[2] == 0x8C))
-            last = p;
-        else if ((size_t)(p + 1 - last) > gap)
-            return 0;
-    }
-    return (size_t)(end - last) <= gap;
+    return 1;
 }
 
 /* Whether every line of text[0..len) is shorter than FJ_RUN_CAP. */
@@ -310,7 +294,7 @@ static int short_lines(const unsigned char *text, size_t len)
 /* How much of text[0..len) convert_fused may take: all of it when final,
  * else up to just after its last line end; 0 when it must not run. It runs
  * where runs between barriers stay under FJ_RUN_CAP (short_lines, or with
- * long_lines separated) and no IDS operator occurs (an IDS is one unit and
+ * long_lines, separated) and no IDS operator occurs (an IDS is one unit and
  * may hold a line end). A line end is in no key, so what lies before one is
  * converted alike whatever follows. */
 static size_t fused_extent(const fj_converter *c, const unsigned char *text, size_t len, int final,
