@@ -378,8 +378,13 @@ int main(int argc, char **argv)
     if (open_both(argv[1], argv[2], &dict, &conv))
         return 1;
     double open_ms = (now() - t0) * 1e3;
-    if (floor_mode)
-        return run_floor(conv, argv[2], (const unsigned char *)in, (size_t)size, repeats, tsv);
+    if (floor_mode) {
+        int rc = run_floor(conv, argv[2], (const unsigned char *)in, (size_t)size, repeats, tsv);
+        free(in);
+        fj_converter_close(conv);
+        fj_dict_close(dict);
+        return rc;
+    }
 
     /* Warm-up pass (untimed); also sizes the buffer if 2x was not enough. */
     size_t cap = (size_t)size * 2 + 1024, out_len;
