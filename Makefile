@@ -55,7 +55,9 @@ FMT_SRC += formats/inspect.c
 FMT_SRC += formats/parallel.c
 FMT_GEN  = gen/opencc_stock
 FMT_OBJ  = $(FMT_SRC:%.c=$(BUILD)/%.o) $(FMT_GEN:%=$(BUILD)/%.o)
-FMT_LIBS = -lexpat -ljansson -lpcre2-8 -lpthread -ldl
+# expat and PCRE2 are opened on first use (formats/dynload.h), as libzip
+# and uchardet are: linked, each would add about 0.1 ms to every start.
+FMT_LIBS = -ljansson -lpthread -ldl
 FMT_LIB  = $(BUILD)/libfanjian-formats.a
 # OpenCC's .ocd2 dictionaries in custom configs: their marisa-trie through
 # libmarisa (C++), behind one extern "C" shim built by the C++ compiler
@@ -268,7 +270,7 @@ $(BUILD)/tests/encoding $(BUILD)/tests/markup $(BUILD)/tests/epub $(BUILD)/tests
         $(BUILD)/tests/parallel: \
         $(BUILD)/tests/%: \
         $(BUILD)/tests/%.o $(FMT_LIB) $(BUILD)/libfanjian.a
-	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(FMT_LIBS) -lzip
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(FMT_LIBS) -lzip -lexpat
 
 # Each part in mk/*.mk (server, Python module, install) adds what its tests
 # need to CHECK_DEPS.

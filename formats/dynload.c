@@ -7,11 +7,20 @@
 
 static FJF__LIBRARY(fjf_zip_api) zip_lib = {PTHREAD_ONCE_INIT, 0, "", {0}};
 static FJF__LIBRARY(fjf_uchardet_api) uchardet_lib = {PTHREAD_ONCE_INIT, 0, "", {0}};
+static FJF__LIBRARY(fjf_expat_api) expat_lib = {PTHREAD_ONCE_INIT, 0, "", {0}};
+static FJF__LIBRARY(fjf_pcre2_api) pcre2_lib = {PTHREAD_ONCE_INIT, 0, "", {0}};
 
 #define ZIP_SYMBOL(f) {#f, offsetof(fjf_zip_api, f)},
 #define UCHARDET_SYMBOL(f) {#f, offsetof(fjf_uchardet_api, f)},
 static const fjf__symbol zip_symbols[] = {FJF_ZIP_FUNCTIONS(ZIP_SYMBOL)};
 static const fjf__symbol uchardet_symbols[] = {FJF_UCHARDET_FUNCTIONS(UCHARDET_SYMBOL)};
+/* The names after macro expansion (pcre2_match_8), hence the second step. */
+#define NAME_OF(f) #f
+#define EXPANDED_NAME(f) NAME_OF(f)
+#define EXPAT_SYMBOL(f) {EXPANDED_NAME(f), offsetof(fjf_expat_api, f)},
+#define PCRE2_SYMBOL(f) {EXPANDED_NAME(f), offsetof(fjf_pcre2_api, f)},
+static const fjf__symbol expat_symbols[] = {FJF_EXPAT_FUNCTIONS(EXPAT_SYMBOL)};
+static const fjf__symbol pcre2_symbols[] = {FJF_PCRE2_FUNCTIONS(PCRE2_SYMBOL)};
 
 int fjf__dl_load(const char *soname, const char *package, const fjf__symbol *syms, size_t n,
                  void *api, char *why, size_t why_size)
@@ -59,4 +68,34 @@ const fjf_uchardet_api *fjf_uchardet_api_load(void)
 {
     pthread_once(&uchardet_lib.once, load_uchardet);
     return uchardet_lib.ok ? &uchardet_lib.api : NULL;
+}
+
+static void load_expat(void)
+{
+    expat_lib.ok = fjf__dl_load("libexpat.so.1", "libexpat1", expat_symbols,
+                                sizeof expat_symbols / sizeof expat_symbols[0], &expat_lib.api,
+                                expat_lib.why, sizeof expat_lib.why);
+}
+
+static void load_pcre2(void)
+{
+    pcre2_lib.ok = fjf__dl_load("libpcre2-8.so.0", "libpcre2-8-0", pcre2_symbols,
+                                sizeof pcre2_symbols / sizeof pcre2_symbols[0], &pcre2_lib.api,
+                                pcre2_lib.why, sizeof pcre2_lib.why);
+}
+
+const fjf_expat_api *fjf_expat_api_load(char *why, size_t why_size)
+{
+    pthread_once(&expat_lib.once, load_expat);
+    if (!expat_lib.ok && why)
+        snprintf(why, why_size, "XML: %s", expat_lib.why);
+    return expat_lib.ok ? &expat_lib.api : NULL;
+}
+
+const fjf_pcre2_api *fjf_pcre2_api_load(char *why, size_t why_size)
+{
+    pthread_once(&pcre2_lib.once, load_pcre2);
+    if (!pcre2_lib.ok && why)
+        snprintf(why, why_size, "Legado rules: %s", pcre2_lib.why);
+    return pcre2_lib.ok ? &pcre2_lib.api : NULL;
 }

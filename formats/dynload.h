@@ -3,8 +3,9 @@
  *
  * libzip (with libcrypto behind it) and uchardet (with libstdc++) add
  * milliseconds to every start of a program, which most runs, plain UTF-8
- * text, never use. So they are opened with dlopen when an EPUB or a
- * non-UTF-8 sample first needs them; their headers still type-check every
+ * text, never use; expat and PCRE2 about 0.1 ms each. So they are opened
+ * with dlopen when an EPUB, an XHTML document, a non-UTF-8 sample or a
+ * Legado rules file first needs them; their headers still type-check every
  * call. */
 #ifndef FANJIAN_FORMATS_DYNLOAD_H
 #define FANJIAN_FORMATS_DYNLOAD_H
@@ -13,6 +14,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifndef PCRE2_CODE_UNIT_WIDTH
+#define PCRE2_CODE_UNIT_WIDTH 8
+#endif
+#include <expat.h>
+#include <pcre2.h>
 #include <uchardet/uchardet.h>
 #include <zip.h>
 
@@ -59,6 +65,22 @@
     X(uchardet_new) X(uchardet_delete) X(uchardet_handle_data) X(uchardet_data_end) \
     X(uchardet_get_charset)
 
+#define FJF_EXPAT_FUNCTIONS(X) \
+    X(XML_ErrorString) X(XML_GetCurrentByteCount) X(XML_GetCurrentByteIndex) \
+    X(XML_GetCurrentColumnNumber) X(XML_GetCurrentLineNumber) X(XML_GetErrorCode) \
+    X(XML_Parse) X(XML_ParserCreate) X(XML_ParserFree) X(XML_SetCharacterDataHandler) \
+    X(XML_SetDefaultHandler) X(XML_SetElementHandler) X(XML_SetEntityDeclHandler) \
+    X(XML_SetUserData) X(XML_SetXmlDeclHandler) X(XML_StopParser)
+
+/* pcre2.h names the 8-bit functions by macros (pcre2_match is
+ * pcre2_match_8): members and symbol names take the expanded names. */
+#define FJF_PCRE2_FUNCTIONS(X) \
+    X(pcre2_code_free) X(pcre2_compile) X(pcre2_get_error_message) \
+    X(pcre2_get_ovector_pointer) X(pcre2_jit_compile) X(pcre2_match) \
+    X(pcre2_match_context_create) X(pcre2_match_context_free) X(pcre2_match_data_create) \
+    X(pcre2_match_data_free) X(pcre2_set_depth_limit) X(pcre2_set_heap_limit) \
+    X(pcre2_set_match_limit)
+
 #define FJF_POINTER(f) __typeof__(f) *f;
 typedef struct fjf_zip_api {
     FJF_ZIP_FUNCTIONS(FJF_POINTER)
@@ -66,6 +88,12 @@ typedef struct fjf_zip_api {
 typedef struct fjf_uchardet_api {
     FJF_UCHARDET_FUNCTIONS(FJF_POINTER)
 } fjf_uchardet_api;
+typedef struct fjf_expat_api {
+    FJF_EXPAT_FUNCTIONS(FJF_POINTER)
+} fjf_expat_api;
+typedef struct fjf_pcre2_api {
+    FJF_PCRE2_FUNCTIONS(FJF_POINTER)
+} fjf_pcre2_api;
 #undef FJF_POINTER
 
 /* One library's symbols: where each goes in its api struct. */
@@ -93,5 +121,11 @@ int fjf__dl_load(const char *soname, const char *package, const fjf__symbol *sym
  * Loaded once per process; safe from any thread. */
 const fjf_zip_api *fjf_zip_api_load(char *why, size_t why_size);
 const fjf_uchardet_api *fjf_uchardet_api_load(void);
+const fjf_expat_api *fjf_expat_api_load(char *why, size_t why_size);
+const fjf_pcre2_api *fjf_pcre2_api_load(char *why, size_t why_size);
+
+/* A call through a library that the caller has already loaded. */
+#define EXPAT(f) (fjf_expat_api_load(NULL, 0)->f)
+#define PCRE2(f) (fjf_pcre2_api_load(NULL, 0)->f)
 
 #endif

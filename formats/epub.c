@@ -487,31 +487,31 @@ static int scan_entry(book *b, zip_uint64_t i, scan *s, XML_StartElementHandler 
         fjf_error_set(b->err, FJF_NO_OFFSET, "%s: too large", shown);
         return -1;
     }
-    XML_Parser p = XML_ParserCreate(NULL);
+    XML_Parser p = EXPAT(XML_ParserCreate)(NULL);
     if (!p) {
         fjf_error_set(b->err, FJF_NO_OFFSET, "out of memory");
         return -1;
     }
-    XML_SetUserData(p, s);
-    XML_SetElementHandler(p, start, end);
+    EXPAT(XML_SetUserData)(p, s);
+    EXPAT(XML_SetElementHandler)(p, start, end);
     /* A default handler keeps internal entities unexpanded in content. */
-    XML_SetDefaultHandler(p, ignore_default);
+    EXPAT(XML_SetDefaultHandler)(p, ignore_default);
     int rc = 0;
-    if (XML_Parse(p, e->data.data ? e->data.data : "", (int)e->data.len, 1) != XML_STATUS_OK) {
+    if (EXPAT(XML_Parse)(p, e->data.data ? e->data.data : "", (int)e->data.len, 1) != XML_STATUS_OK) {
         /* Where expat gives no position, the error is at the end. */
-        XML_Index at = XML_GetCurrentByteIndex(p);
+        XML_Index at = EXPAT(XML_GetCurrentByteIndex)(p);
         if (at < 0 || (size_t)at > e->data.len)
             at = (XML_Index)e->data.len;
         fjf_error_set(b->err, FJF_NO_OFFSET, "%s, byte %ld: line %lu, column %lu: %s", shown,
-                      (long)at, (unsigned long)XML_GetCurrentLineNumber(p),
-                      (unsigned long)XML_GetCurrentColumnNumber(p) + 1,
-                      XML_ErrorString(XML_GetErrorCode(p)));
+                      (long)at, (unsigned long)EXPAT(XML_GetCurrentLineNumber)(p),
+                      (unsigned long)EXPAT(XML_GetCurrentColumnNumber)(p) + 1,
+                      EXPAT(XML_ErrorString)(EXPAT(XML_GetErrorCode)(p)));
         rc = -1;
     } else if (s->failed) {
         fjf_error_set(b->err, FJF_NO_OFFSET, "out of memory");
         rc = -1;
     }
-    XML_ParserFree(p);
+    EXPAT(XML_ParserFree)(p);
     return rc;
 }
 
@@ -942,7 +942,7 @@ int fjf_epub_convert(const char *in, size_t len, int out_fd, const fjf_rewrite *
                      const fjf_epub_limits *limits, fjf_error *err)
 {
     char why[200];
-    if (!fjf_zip_api_load(why, sizeof why)) {
+    if (!fjf_zip_api_load(why, sizeof why) || !fjf_expat_api_load(why, sizeof why)) {
         fjf_error_set(err, FJF_NO_OFFSET, "%s", why);
         return -1;
     }

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "dynload.h"
 #include "fanjian-formats.h"
 
 /* What may change while threads share the rules. */
@@ -78,7 +79,7 @@ static void free_rule(legado_rule *r)
 {
     free(r->label);
     free(r->literal);
-    pcre2_code_free(r->code);
+    PCRE2(pcre2_code_free)(r->code);
     free_names(r->scope);
     free_names(r->exclude);
     free(r->state);
@@ -91,7 +92,7 @@ void fjf_legado_free(fjf_legado *set)
     for (size_t i = 0; i < set->count; i++)
         free_rule(&set->rules[i]);
     free(set->rules);
-    pcre2_code_free(set->blank);
+    PCRE2(pcre2_code_free)(set->blank);
     free(set);
 }
 
@@ -499,13 +500,13 @@ static int read_rule(const json_t *o, size_t index, const char *shown, legado_ru
         int changed = translated.len != pattern_len || memcmp(translated.data, pattern, pattern_len);
         int code_err;
         PCRE2_SIZE offset;
-        r->code = pcre2_compile((PCRE2_SPTR)(translated.data ? translated.data : ""),
+        r->code = PCRE2(pcre2_compile)((PCRE2_SPTR)(translated.data ? translated.data : ""),
                                 translated.len,
                                 PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &code_err,
                                 &offset, NULL);
         if (!r->code) {
             PCRE2_UCHAR message[256];
-            pcre2_get_error_message(code_err, message, sizeof message);
+            PCRE2(pcre2_get_error_message)(code_err, message, sizeof message);
             fprintf(stderr, "fanjian: %s: not compiled: %s at byte %zu of the pattern%s; skipped\n",
                     r->label, (const char *)message, (size_t)offset,
                     changed ? " as rewritten for PCRE2" : "");
@@ -515,7 +516,7 @@ static int read_rule(const json_t *o, size_t index, const char *shown, legado_ru
         }
         fjf_buf_free(&translated);
         /* JIT where the platform has it; the match limit binds it too. */
-        (void)pcre2_jit_compile(r->code, PCRE2_JIT_COMPLETE);
+        (void)PCRE2(pcre2_jit_compile)(r->code, PCRE2_JIT_COMPLETE);
     }
     if (!(r->state = calloc(1, sizeof *r->state)))
         return -1;
@@ -534,6 +535,11 @@ static int by_order(const void *a, const void *b)
 
 int fjf_legado_add(fjf_legado **setp, const char *text, size_t len, const char *shown)
 {
+    char unloaded[200];
+    if (!fjf_pcre2_api_load(unloaded, sizeof unloaded)) {
+        fprintf(stderr, "fanjian: %s: %s\n", shown, unloaded);
+        return -1;
+    }
     if (len > FJF_LEGADO_MAX_FILE) {
         fprintf(stderr, "fanjian: %s: a Legado rules file of more than 16 MiB is refused\n",
                 shown);
@@ -566,7 +572,7 @@ int fjf_legado_add(fjf_legado **setp, const char *text, size_t len, const char *
         int code_err;
         PCRE2_SIZE offset;
         if (!(set = calloc(1, sizeof *set)) ||
-            !(set->blank = pcre2_compile((PCRE2_SPTR) "\\A[\\p{P}\\p{Z}\\s\\p{Cf}]*\\z",
+            !(set->blank = PCRE2(pcre2_compile)((PCRE2_SPTR) "\\A[\\p{P}\\p{Z}\\s\\p{Cf}]*\\z",
                                          PCRE2_ZERO_TERMINATED,
                                          PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF,
                                          &code_err, &offset, NULL))) {
@@ -695,15 +701,15 @@ int fjf_legado_stage_new(const fjf_legado *set, const char *input, const char *b
 {
     fjf_legado_stage *st = calloc(1, sizeof *st);
     if (!st || !(st->active = calloc(set->count ? set->count : 1, 1)) ||
-        !(st->match = pcre2_match_data_create(1, NULL)) ||
-        !(st->limits = pcre2_match_context_create(NULL))) {
+        !(st->match = PCRE2(pcre2_match_data_create)(1, NULL)) ||
+        !(st->limits = PCRE2(pcre2_match_context_create)(NULL))) {
         fjf_legado_stage_free(st);
         fprintf(stderr, "fanjian: out of memory\n");
         return -1;
     }
-    pcre2_set_match_limit(st->limits, FJF_LEGADO_MATCH_LIMIT);
-    pcre2_set_depth_limit(st->limits, FJF_LEGADO_DEPTH_LIMIT);
-    pcre2_set_heap_limit(st->limits, FJF_LEGADO_HEAP_LIMIT);
+    PCRE2(pcre2_set_match_limit)(st->limits, FJF_LEGADO_MATCH_LIMIT);
+    PCRE2(pcre2_set_depth_limit)(st->limits, FJF_LEGADO_DEPTH_LIMIT);
+    PCRE2(pcre2_set_heap_limit)(st->limits, FJF_LEGADO_HEAP_LIMIT);
     st->set = set;
     st->input = input;
     st->report = report;
@@ -724,8 +730,8 @@ void fjf_legado_stage_free(fjf_legado_stage *st)
     if (!st)
         return;
     free(st->active);
-    pcre2_match_data_free(st->match);
-    pcre2_match_context_free(st->limits);
+    PCRE2(pcre2_match_data_free)(st->match);
+    PCRE2(pcre2_match_context_free)(st->limits);
     fjf_buf_free(&st->line);
     free(st->dropped);
     free(st->cur);
@@ -820,7 +826,7 @@ static int find_spans(fjf_legado_stage *st, const legado_rule *r, const char *cu
     while (at <= len) {
         long long t0 = now_ns();
         /* NOTEMPTY: an empty match would remove nothing. */
-        int rc = pcre2_match(r->code, (PCRE2_SPTR)cur, len, at, PCRE2_NOTEMPTY, st->match,
+        int rc = PCRE2(pcre2_match)(r->code, (PCRE2_SPTR)cur, len, at, PCRE2_NOTEMPTY, st->match,
                              st->limits);
         long long dt = now_ns() - t0;
         long long spent = atomic_fetch_add(&r->state->spent_ns, dt) + dt;
@@ -848,14 +854,14 @@ static int find_spans(fjf_legado_stage *st, const legado_rule *r, const char *cu
                 snprintf(bound, sizeof bound, "the JIT stack limit (32 KiB)");
             else {
                 PCRE2_UCHAR message[120];
-                pcre2_get_error_message(rc, message, sizeof message);
+                PCRE2(pcre2_get_error_message)(rc, message, sizeof message);
                 snprintf(bound, sizeof bound, "a matching error (%s)", (const char *)message);
             }
             st->span_count = 0;
             disable(st, r, bound);
             return 1;
         }
-        const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(st->match);
+        const PCRE2_SIZE *ov = PCRE2(pcre2_get_ovector_pointer)(st->match);
         size_t start = ov[0], end = ov[1];
         if (end > start && start >= at) {
             if (add_span(st, start, end) != 0)
@@ -900,7 +906,7 @@ static void print_removal(const fjf_legado_stage *st, unsigned long long column,
 
 static int is_blank(const fjf_legado_stage *st, const char *text, size_t len)
 {
-    return pcre2_match(st->set->blank, (PCRE2_SPTR)(len ? text : ""), len, 0, 0, st->match,
+    return PCRE2(pcre2_match)(st->set->blank, (PCRE2_SPTR)(len ? text : ""), len, 0, 0, st->match,
                        st->limits) >= 0;
 }
 
@@ -1192,10 +1198,10 @@ int fjf_legado_leaves_blank(const fjf_legado *set, const char *text, size_t len,
         if (i < n && spans[i].end > at)
             at = spans[i].end;
     }
-    pcre2_match_data *md = ok ? pcre2_match_data_create(1, NULL) : NULL;
-    int blank = md && pcre2_match(set->blank, (PCRE2_SPTR)(left.len ? left.data : ""), left.len,
+    pcre2_match_data *md = ok ? PCRE2(pcre2_match_data_create)(1, NULL) : NULL;
+    int blank = md && PCRE2(pcre2_match)(set->blank, (PCRE2_SPTR)(left.len ? left.data : ""), left.len,
                                   0, 0, md, NULL) >= 0;
-    pcre2_match_data_free(md);
+    PCRE2(pcre2_match_data_free)(md);
     fjf_buf_free(&left);
     return blank;
 }

@@ -15,6 +15,7 @@
 #include <expat.h>
 
 #include "docclean.h"
+#include "dynload.h"
 #include "fanjian-formats.h"
 
 #define DC_NS "http://purl.org/dc/elements/1.1/"
@@ -194,7 +195,7 @@ static int name_is(const raw_attr *a, const char *name)
 static void stop(xctx *x)
 {
     x->failed = 1;
-    XML_StopParser(x->p, XML_FALSE);
+    EXPAT(XML_StopParser)(x->p, XML_FALSE);
 }
 
 static void add_edit(xctx *x, size_t start, size_t end, enum edit_type type, const char *lit)
@@ -256,8 +257,8 @@ static void add_text(xctx *x)
     int type = text_type(x);
     if (type == T_NONE)
         return;
-    XML_Index idx = XML_GetCurrentByteIndex(x->p);
-    int cnt = XML_GetCurrentByteCount(x->p);
+    XML_Index idx = EXPAT(XML_GetCurrentByteIndex)(x->p);
+    int cnt = EXPAT(XML_GetCurrentByteCount)(x->p);
     if (idx < 0 || cnt <= 0)
         return; /* text from entity expansion: not in the input */
     size_t s = (size_t)idx, e = s + (size_t)cnt;
@@ -394,8 +395,8 @@ static void on_start(void *ud, const XML_Char *name, const XML_Char **atts)
     if (x->failed)
         return;
     flush(x);
-    XML_Index idx = XML_GetCurrentByteIndex(x->p);
-    int cnt = XML_GetCurrentByteCount(x->p);
+    XML_Index idx = EXPAT(XML_GetCurrentByteIndex)(x->p);
+    int cnt = EXPAT(XML_GetCurrentByteCount)(x->p);
     const char *local = local_name(name);
     unsigned char flags = 0;
     int root = x->depth == 0;
@@ -513,8 +514,8 @@ static void on_xmldecl(void *ud, const XML_Char *version, const XML_Char *encodi
     (void)standalone;
     if (!x->charset || !encoding)
         return;
-    XML_Index idx = XML_GetCurrentByteIndex(x->p);
-    int cnt = XML_GetCurrentByteCount(x->p);
+    XML_Index idx = EXPAT(XML_GetCurrentByteIndex)(x->p);
+    int cnt = EXPAT(XML_GetCurrentByteCount)(x->p);
     if (idx < 0 || cnt < 5 || (size_t)idx + (size_t)cnt > x->len)
         return;
     const char *decl = x->in + idx;
@@ -548,11 +549,11 @@ static void on_entity(void *ud, const XML_Char *name, int is_parameter, const XM
  * expat gives none, at the end, where parsing stopped. */
 static void set_parse_error(XML_Parser p, size_t len, fjf_error *err)
 {
-    XML_Index idx = XML_GetCurrentByteIndex(p);
+    XML_Index idx = EXPAT(XML_GetCurrentByteIndex)(p);
     fjf_error_set(err, idx < 0 || (size_t)idx > len ? len : (size_t)idx, "line %lu, column %lu: %s",
-                  (unsigned long)XML_GetCurrentLineNumber(p),
-                  (unsigned long)XML_GetCurrentColumnNumber(p) + 1,
-                  XML_ErrorString(XML_GetErrorCode(p)));
+                  (unsigned long)EXPAT(XML_GetCurrentLineNumber)(p),
+                  (unsigned long)EXPAT(XML_GetCurrentColumnNumber)(p) + 1,
+                  EXPAT(XML_ErrorString)(EXPAT(XML_GetErrorCode)(p)));
 }
 
 /* ---- the rewrite ------------------------------------------------------------------- */
@@ -641,30 +642,35 @@ int fjf_xml_rewrite(fjf_xml_kind kind, const char *in, size_t len, const fjf_rew
      * (epub:type without its declaration is common) is not a reason to
      * refuse a book. No external entity is ever loaded; expat's
      * amplification limits stay on. */
-    x.p = XML_ParserCreate("UTF-8");
+    char why[200];
+    if (!fjf_expat_api_load(why, sizeof why)) {
+        fjf_error_set(err, FJF_NO_OFFSET, "%s", why);
+        goto done;
+    }
+    x.p = EXPAT(XML_ParserCreate)("UTF-8");
     if (!x.p)
         goto nomem;
-    XML_SetUserData(x.p, &x);
-    XML_SetElementHandler(x.p, on_start, on_end);
-    XML_SetCharacterDataHandler(x.p, on_chars);
-    XML_SetDefaultHandler(x.p, on_default);
-    XML_SetXmlDeclHandler(x.p, on_xmldecl);
-    XML_SetEntityDeclHandler(x.p, on_entity);
+    EXPAT(XML_SetUserData)(x.p, &x);
+    EXPAT(XML_SetElementHandler)(x.p, on_start, on_end);
+    EXPAT(XML_SetCharacterDataHandler)(x.p, on_chars);
+    EXPAT(XML_SetDefaultHandler)(x.p, on_default);
+    EXPAT(XML_SetXmlDeclHandler)(x.p, on_xmldecl);
+    EXPAT(XML_SetEntityDeclHandler)(x.p, on_entity);
 
-    if (XML_Parse(x.p, in, (int)len, 1) != XML_STATUS_OK || x.failed) {
+    if (EXPAT(XML_Parse)(x.p, in, (int)len, 1) != XML_STATUS_OK || x.failed) {
         if (x.failed)
             goto nomem;
         set_parse_error(x.p, len, err);
         goto done;
     }
     if (x.entities) {
-        XML_Parser check = XML_ParserCreate("UTF-8");
+        XML_Parser check = EXPAT(XML_ParserCreate)("UTF-8");
         if (!check)
             goto nomem;
-        int ok = XML_Parse(check, in, (int)len, 1) == XML_STATUS_OK;
+        int ok = EXPAT(XML_Parse)(check, in, (int)len, 1) == XML_STATUS_OK;
         if (!ok)
             set_parse_error(check, len, err);
-        XML_ParserFree(check);
+        EXPAT(XML_ParserFree)(check);
         if (!ok)
             goto done;
     }
@@ -679,7 +685,7 @@ done:
     if (rc < 0)
         out->len = out_len0;
     if (x.p)
-        XML_ParserFree(x.p);
+        EXPAT(XML_ParserFree)(x.p);
     while (x.nns > 0)
         free(x.ns[--x.nns].prefix);
     free(x.ns);

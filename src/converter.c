@@ -55,42 +55,60 @@ static uint64_t with_positions(const fj_matcher *m, uint32_t cp, uint64_t low)
            (uint64_t)fj_change_pos2(cp) << 54;
 }
 
-/* The fast loop's per-character records (see fj_matcher.rec). */
+/* The record of a character that starts no key: its own bytes. */
+static inline uint64_t plain_rec(uint32_t cp)
+{
+    uint64_t own = (0xE0u | cp >> 12) | (0x80u | (cp >> 6 & 0x3Fu)) << 8 | (0x80u | (cp & 0x3Fu)) << 16;
+    return own | (uint64_t)FJ_CHANGE_NEVER << 32 | (uint64_t)fj_change_pos1(cp) << 45 |
+           (uint64_t)fj_change_pos2(cp) << 54;
+}
+
+/* The record of a character whose code point table entry e is not 0. */
+static uint64_t entry_rec(const fj_matcher *m, uint32_t cp, uint32_t e)
+{
+    unsigned char u[4];
+    fj_utf8_encode(cp, u);
+    uint32_t own = u[0] | (uint32_t)u[1] << 8 | (uint32_t)u[2] << 16;
+    uint64_t r;
+    if (e == FJ_ENTRY_IDS || fj_ids_arity(cp)) {
+        r = 1u << FJ_REC_SPECIAL_BIT;
+    } else if (e & FJ_ENTRY_DIRECT) {
+        r = e & 0xFFFFFFu;
+    } else {
+        const fj_node_rec *n = &m->nodes[e & FJ_ENTRY_NODE_MASK];
+        uint32_t v = own;
+        if (e & FJ_ENTRY_HAS_VALUE) {
+            if (n->value_len == 3)
+                memcpy(&v, &n->value, 4), v &= 0xFFFFFFu;
+            else
+                v = 1u << FJ_REC_SPECIAL_BIT;
+        }
+        if (e & FJ_ENTRY_HAS_CHILDREN)
+            v |= 1u << FJ_REC_PHRASE_BIT;
+        if (e & FJ_ENTRY_CHANGES)
+            v |= 1u << FJ_REC_CHANGES_BIT;
+        r = v;
+    }
+    return with_positions(m, cp, r);
+}
+
+/* The fast loop's per-character records (see fj_matcher.rec): first every
+ * character as itself (a loop the compiler vectorizes), then the blocks of
+ * the code point table that hold entries. Part of every open's cost. */
 static void build_recs(const fj_matcher *m, uint64_t *rec)
 {
-    for (uint32_t i = 0; i < FJ_REC_COUNT; i++) {
-        uint32_t cp = FJ_REC_FIRST + i;
-        unsigned char u[4];
-        if (cp >= 0xD800 && cp <= 0xDFFF) {
-            /* never decoded: surrogates are not UTF-8 */
-            rec[i] = with_positions(m, cp, 1u << FJ_REC_SPECIAL_BIT);
+    for (uint32_t i = 0; i < FJ_REC_COUNT; i++)
+        rec[i] = plain_rec(FJ_REC_FIRST + i);
+    /* Surrogates are never decoded: not UTF-8. */
+    for (uint32_t cp = 0xD800; cp <= 0xDFFF; cp++)
+        rec[cp - FJ_REC_FIRST] = with_positions(m, cp, 1u << FJ_REC_SPECIAL_BIT);
+    for (uint32_t hi = FJ_REC_FIRST >> 8; hi < 0x100; hi++) {
+        if (!m->level1[hi] || (hi >= 0xD8 && hi <= 0xDF))
             continue;
-        }
-        fj_utf8_encode(cp, u);
-        uint32_t own = u[0] | (uint32_t)u[1] << 8 | (uint32_t)u[2] << 16;
-        uint32_t e = m->blocks[(size_t)m->level1[cp >> 8] * FJ_BLOCK_SIZE + (cp & 0xFF)];
-        if (e == 0) {
-            rec[i] = own;
-        } else if (e == FJ_ENTRY_IDS || fj_ids_arity(cp)) {
-            rec[i] = 1u << FJ_REC_SPECIAL_BIT;
-        } else if (e & FJ_ENTRY_DIRECT) {
-            rec[i] = e & 0xFFFFFFu;
-        } else {
-            const fj_node_rec *n = &m->nodes[e & FJ_ENTRY_NODE_MASK];
-            uint32_t r = own;
-            if (e & FJ_ENTRY_HAS_VALUE) {
-                if (n->value_len == 3)
-                    memcpy(&r, &n->value, 4), r &= 0xFFFFFFu;
-                else
-                    r = 1u << FJ_REC_SPECIAL_BIT;
-            }
-            if (e & FJ_ENTRY_HAS_CHILDREN)
-                r |= 1u << FJ_REC_PHRASE_BIT;
-            if (e & FJ_ENTRY_CHANGES)
-                r |= 1u << FJ_REC_CHANGES_BIT;
-            rec[i] = r;
-        }
-        rec[i] = with_positions(m, cp, rec[i]);
+        const uint32_t *blk = m->blocks + (size_t)m->level1[hi] * FJ_BLOCK_SIZE;
+        for (uint32_t lo = 0; lo < FJ_BLOCK_SIZE; lo++)
+            if (blk[lo])
+                rec[(hi << 8 | lo) - FJ_REC_FIRST] = entry_rec(m, hi << 8 | lo, blk[lo]);
     }
 }
 

@@ -14,6 +14,10 @@
 #include "internal.h"
 #include "utf8.h"
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #ifndef FJ_DEFAULT_DICT
 #define FJ_DEFAULT_DICT "/usr/local/share/fanjian/fanjian.fjd"
 #endif
@@ -282,32 +286,90 @@ static fj_status require_shared(const fj_dict *d, fj_error *e)
     return FJ_OK;
 }
 
-/* A node of matcher m whose value or children lie outside their sections. */
-static inline uint32_t node_bad(const fj_image *img, const fj_matcher_rec *m, const fj_node_rec *n)
+/* A node of a matcher whose nodes are [node_first, node_end), whose value
+ * or children lie outside their sections. */
+static inline uint32_t node_bad(uint32_t strings_size, uint32_t node_first, uint32_t node_end,
+                                const fj_node_rec *n)
 {
     uint32_t vl = n->value_len;
     uint64_t vend = (uint64_t)n->value + vl;
     uint32_t in_strings = vl != FJ_NO_VALUE && vl > FJ_INLINE_VALUE_MAX;
     uint32_t has_children = n->child_count != 0;
-    return (in_strings & (vend > img->strings_size)) |
-           (has_children & ((n->first_child < m->node_first) |
-                            ((uint64_t)n->first_child + n->child_count > m->node_end)));
+    return (in_strings & (vend > strings_size)) |
+           (has_children & ((n->first_child < node_first) |
+                            ((uint64_t)n->first_child + n->child_count > node_end)));
 }
 
-/* A slot of matcher m's edge table that is neither empty nor an edge from
- * one of its nodes to one of that node's children; counts the empty ones.
- * Branch free: the indexes are clamped before they are read. */
-static inline uint32_t edge_slot_bad(const fj_image *img, const fj_matcher_rec *m, uint64_t v,
-                                     size_t *empty)
+/* Whether any of nodes [0, count) is node_bad for a matcher whose nodes are
+ * [node_first, node_end): four at a time where SSE2 is there, since this
+ * loop is most of a matcher's check and so of start-up. */
+uint32_t fj__nodes_out_of_range(const fj_node_rec *nodes, uint32_t count, uint32_t strings_size,
+                                uint32_t node_first, uint32_t node_end)
+{
+    uint32_t i = 0, any = 0;
+#ifdef __SSE2__
+    _Static_assert(sizeof(fj_node_rec) == 12, "a node is three 32-bit words");
+    const __m128i bias = _mm_set1_epi32((int)0x80000000u);
+    const __m128i strings = _mm_set1_epi32((int)strings_size);
+    const __m128i first = _mm_set1_epi32((int)node_first);
+    const __m128i end = _mm_set1_epi32((int)node_end);
+    const __m128i span = _mm_xor_si128(_mm_sub_epi32(end, first), bias);
+    const __m128i inline_max = _mm_set1_epi32(FJ_INLINE_VALUE_MAX);
+    const __m128i no_value = _mm_set1_epi32(FJ_NO_VALUE);
+    const __m128i low16 = _mm_set1_epi32(0xFFFF);
+    __m128i acc = _mm_setzero_si128();
+#define FJ_UGT(x, y) _mm_cmpgt_epi32(_mm_xor_si128((x), bias), _mm_xor_si128((y), bias))
+#define FJ_PICK(x, y, a, b, c, d) \
+    _mm_castps_si128(_mm_shuffle_ps(_mm_castsi128_ps(x), _mm_castsi128_ps(y), _MM_SHUFFLE(d, c, b, a)))
+    for (; i + 4 <= count; i += 4) {
+        /* Nodes n0..n3 as words: a = v0 f0 L0 v1, b = f1 L1 v2 f2,
+         * c = L2 v3 f3 L3 (v value, f first_child, L value_len and
+         * child_count); regrouped so lane k holds node k's. */
+        const char *p = (const char *)&nodes[i];
+        __m128i a = _mm_loadu_si128((const __m128i *)p);
+        __m128i b = _mm_loadu_si128((const __m128i *)(p + 16));
+        __m128i c = _mm_loadu_si128((const __m128i *)(p + 32));
+        __m128i v = FJ_PICK(FJ_PICK(a, a, 0, 0, 3, 3), FJ_PICK(b, c, 2, 2, 1, 1), 0, 2, 0, 2);
+        __m128i f = FJ_PICK(FJ_PICK(a, b, 1, 1, 0, 0), FJ_PICK(b, c, 3, 3, 2, 2), 0, 2, 0, 2);
+        __m128i l = FJ_PICK(FJ_PICK(a, b, 2, 2, 1, 1), FJ_PICK(c, c, 0, 0, 3, 3), 0, 2, 0, 2);
+        __m128i vl = _mm_and_si128(l, low16), cc = _mm_srli_epi32(l, 16);
+        /* A value in STRS: it ends inside (v + vl <= size, without
+         * overflow). */
+        __m128i in_strings =
+            _mm_andnot_si128(_mm_cmpeq_epi32(vl, no_value), _mm_cmpgt_epi32(vl, inline_max));
+        __m128i bad_value = _mm_or_si128(FJ_UGT(v, strings), FJ_UGT(vl, _mm_sub_epi32(strings, v)));
+        /* Children: first_child in [node_first, node_end] and
+         * first_child + child_count <= node_end. */
+        __m128i has_children = _mm_xor_si128(_mm_cmpeq_epi32(cc, _mm_setzero_si128()),
+                                             _mm_set1_epi32(-1));
+        __m128i bad_children =
+            _mm_or_si128(_mm_cmpgt_epi32(_mm_xor_si128(_mm_sub_epi32(f, first), bias), span),
+                         FJ_UGT(cc, _mm_sub_epi32(end, f)));
+        acc = _mm_or_si128(acc, _mm_or_si128(_mm_and_si128(in_strings, bad_value),
+                                             _mm_and_si128(has_children, bad_children)));
+    }
+#undef FJ_PICK
+#undef FJ_UGT
+    any = _mm_movemask_epi8(acc) != 0;
+#endif
+    for (; i < count; i++)
+        any |= node_bad(strings_size, node_first, node_end, &nodes[i]);
+    return any;
+}
+
+/* A slot of matcher m's edge table that is neither empty nor an edge between
+ * two of its nodes; counts the empty ones. That is all a lookup needs to
+ * stay inside the matcher (it reads only the child's node, whose own
+ * offsets node_bad checked). Whether the child really is the parent's is
+ * not looked at: it would cost a random read per slot, most of the check,
+ * and a slot that lies only makes a wrong match, which the checksums are
+ * there to catch. Sequential and branch free. */
+static inline uint32_t edge_slot_bad(const fj_matcher_rec *m, uint64_t v, size_t *empty)
 {
     uint32_t parent = FJ_EDGE_PARENT(v), child = FJ_EDGE_CHILD(v);
-    uint32_t used = v != 0;
+    uint32_t used = v != 0, span = m->node_end - m->node_first;
     *empty += !used;
-    uint32_t parent_ok = parent - m->node_first < m->node_end - m->node_first;
-    const fj_node_rec *p = &img->nodes[parent_ok ? parent : 0];
-    uint32_t child_ok = child - p->first_child < p->child_count;
-    uint32_t cp_ok = img->edges[child_ok ? child : 0] == FJ_EDGE_CP(v);
-    return used & !(parent_ok & child_ok & cp_ok);
+    return used & ((parent - m->node_first >= span) | (child - m->node_first >= span));
 }
 
 static fj_status check_matcher(const fj_dict *d, uint32_t id, fj_error *e)
@@ -331,11 +393,10 @@ static fj_status check_matcher(const fj_dict *d, uint32_t id, fj_error *e)
     /* Every offset the matcher follows stays inside its own slices: branch
      * free over the nodes, then the first bad one is looked for only if
      * there is one. */
-    uint32_t any_bad = 0;
-    for (uint32_t i = 0; i < node_count; i++)
-        any_bad |= node_bad(img, m, &nodes[i]);
+    uint32_t any_bad =
+        fj__nodes_out_of_range(nodes, node_count, img->strings_size, m->node_first, m->node_end);
     for (uint32_t i = 0; any_bad && i < node_count; i++)
-        if (node_bad(img, m, &nodes[i]))
+        if (node_bad(img->strings_size, m->node_first, m->node_end, &nodes[i]))
             return bad(e, at_of(img, &nodes[i]), "trie node");
     for (size_t i = 0; i < FJ_L1_SIZE; i++)
         if (l1[i] != 0 && (l1[i] < m->block_first || l1[i] >= m->block_end))
@@ -359,15 +420,14 @@ static fj_status check_matcher(const fj_dict *d, uint32_t id, fj_error *e)
         if (!ok)
             return bad(e, at_of(img, &blocks[i]), "code point table entry");
     }
-    /* The matcher's edge table: each slot's parent is one of its nodes and
-     * the child one of the parent's children (so lookups stay in the trie),
-     * and the table has an empty slot (so probing ends). */
+    /* The matcher's edge table: each slot joins two of its nodes (so lookups
+     * stay in the trie), and the table has an empty slot (so probing ends). */
     size_t empty = 0;
     uint32_t any_bad_slot = 0;
     for (size_t i = 0; i < m->edge_slots; i++)
-        any_bad_slot |= edge_slot_bad(img, m, table[i], &empty);
+        any_bad_slot |= edge_slot_bad(m, table[i], &empty);
     for (size_t i = 0; any_bad_slot && i < m->edge_slots; i++)
-        if (edge_slot_bad(img, m, table[i], &empty))
+        if (edge_slot_bad(m, table[i], &empty))
             return bad(e, at_of(img, &table[i]), "edge table slot");
     if (!empty)
         return bad(e, at_of(img, table), "edge table has no empty slot");

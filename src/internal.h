@@ -58,6 +58,10 @@ void fj__profile_key(const char *name, char *key, size_t size);
 
 /* For the dictionary tool: the image behind an opened dictionary. */
 const fj_image *fj__dict_image(const fj_dict *dict);
+/* Nonzero when any of the nodes has a value past STRS (strings_size bytes)
+ * or children outside [node_first, node_end) (node_first <= node_end). */
+uint32_t fj__nodes_out_of_range(const fj_node_rec *nodes, uint32_t count, uint32_t strings_size,
+                                uint32_t node_first, uint32_t node_end);
 
 /* Allocation through the caller's allocator. */
 void *fj__alloc(const fj_allocator *a, size_t n);

@@ -288,6 +288,12 @@ else
     run "$FJ" -c s2t "$TMP/good.txt"
     check "CLI -c s2t FILE (default mode)" cmp -s "$TMP/out" "$TMP/good.s2t"
 
+    # Start-up: a plain conversion loads none of the libraries that only
+    # some inputs need (formats/dynload.h); each would cost every run time.
+    LD_DEBUG=files "$FJ" -c s2t "$TMP/good.txt" 2>"$TMP/ld.txt" >/dev/null
+    check "CLI plain conversion loads no expat, PCRE2, libzip, uchardet, libmicrohttpd, libmarisa" \
+        sh -c "grep -q 'file=libjansson' '$TMP/ld.txt' &&
+               ! grep -Eq 'file=lib(expat|pcre2|zip|uchardet|microhttpd|marisa|fanjian-marisa)' '$TMP/ld.txt'"
     run "$FJ" -c s2t.json "$TMP/good.txt"
     check "CLI -c s2t.json accepted" cmp -s "$TMP/out" "$TMP/good.s2t"
 

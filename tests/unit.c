@@ -1105,6 +1105,88 @@ static int expect_rejected_or_safe(unsigned char *img, size_t size, const char *
     return 1;
 }
 
+/* The node check against the invariant written out here: a value kept in
+ * STRS ends inside it, children lie inside the matcher. Random nodes near
+ * the edges, in sets of every length, so each SIMD lane and the scalar tail
+ * see good and bad nodes alike. */
+static uint32_t node_outside(const fj_node_rec *n, uint32_t strings_size, uint32_t first,
+                             uint32_t end)
+{
+    int in_strings = n->value_len != FJ_NO_VALUE && n->value_len > FJ_INLINE_VALUE_MAX;
+    if (in_strings && (uint64_t)n->value + n->value_len > strings_size)
+        return 1;
+    return n->child_count != 0 &&
+           (n->first_child < first || (uint64_t)n->first_child + n->child_count > end);
+}
+
+static uint32_t near(uint64_t *s, uint32_t edge)
+{
+    switch (t_rand(s) % 5) {
+    case 0:
+        return (uint32_t)t_rand(s);
+    case 1:
+        return 0xFFFFFFFFu - (uint32_t)(t_rand(s) % 3);
+    default:
+        return edge + (uint32_t)(t_rand(s) % 5) - 2;
+    }
+}
+
+static void test_image_node_check(void **state)
+{
+    (void)state;
+    uint64_t seed = t_seed() ^ 0x6E6F646573ull;
+    long bad = 0, good = 0;
+    int sets = t_quick() ? 40000 : 400000;
+    for (int it = 0; it < sets; it++) {
+        uint32_t strings = t_rand(&seed) % 4 ? (uint32_t)(t_rand(&seed) % 100000)
+                                                : near(&seed, 1u << 20);
+        uint32_t first = 1 + (uint32_t)(t_rand(&seed) % 1000);
+        uint32_t end = first + (uint32_t)(t_rand(&seed) % 3000);
+        fj_node_rec nodes[11];
+        uint32_t count = 1 + (uint32_t)(t_rand(&seed) % 11), want = 0;
+        /* Mostly good sets, with one node that may be bad. */
+        uint32_t odd = (uint32_t)(t_rand(&seed) % count);
+        for (uint32_t k = 0; k < count; k++) {
+            fj_node_rec *n = &nodes[k];
+            uint32_t r = (uint32_t)(t_rand(&seed) % 4);
+            n->value_len = r == 0 ? FJ_NO_VALUE
+                           : r == 1 ? (uint16_t)(t_rand(&seed) % (FJ_INLINE_VALUE_MAX + 1))
+                                    : (uint16_t)(FJ_INLINE_VALUE_MAX + 1 + t_rand(&seed) % 40);
+            n->value = strings > n->value_len ? (uint32_t)(t_rand(&seed) % ((uint64_t)strings - n->value_len + 1)) : 0;
+            n->child_count = (uint16_t)(t_rand(&seed) % 3 ? t_rand(&seed) % 5 : 0);
+            n->first_child = first + (uint32_t)(t_rand(&seed) % ((uint64_t)end - first + 1));
+            if (n->first_child + n->child_count > end)
+                n->child_count = (uint16_t)(end - n->first_child);
+            if (k == odd) {
+                switch (t_rand(&seed) % 5) {
+                case 0:
+                    n->value = near(&seed, strings - n->value_len);
+                    break;
+                case 1:
+                    n->value_len = (uint16_t)near(&seed, strings - n->value);
+                    break;
+                case 2:
+                    n->first_child = near(&seed, t_rand(&seed) % 2 ? first : end);
+                    break;
+                case 3:
+                    n->child_count = (uint16_t)near(&seed, end - n->first_child);
+                    break;
+                default:
+                    break;
+                }
+            }
+            want |= node_outside(n, strings, first, end);
+        }
+        uint32_t got = fj__nodes_out_of_range(nodes, count, strings, first, end);
+        if (!want != !got)
+            fail_msg("set %d of %u nodes: check says %u, invariant %u", it, count, got, want);
+        bad += want != 0;
+        good += want == 0;
+    }
+    /* Both kinds were tried often enough to mean something. */
+    assert_true(bad > sets / 8 && good > sets / 8);
+}
+
 static void test_image_hostile(void **state)
 {
     (void)state;
@@ -1189,6 +1271,25 @@ static void test_image_hostile(void **state)
     h = (hostile){"node value offset 2^32-1", FJ_SEC_NODES};
     expect_hostile(img, size, &h);
     RESTORE();
+    /* The same two faults in each of four nodes side by side: the check
+     * takes nodes four at a time, each in its own lane. */
+    for (uint32_t k = 0; k < 4; k++) {
+        unsigned char *np = img + nodes.off + (size_t)(parent + k) * sizeof rec;
+        memcpy(&rec, np, sizeof rec);
+        rec.first_child = node_count - 1;
+        rec.child_count = 2;
+        memcpy(np, &rec, sizeof rec);
+        h = (hostile){"node children past the end, in one of four lanes", FJ_SEC_NODES};
+        expect_hostile(img, size, &h);
+        RESTORE();
+        memcpy(&rec, np, sizeof rec);
+        rec.value = (uint32_t)strs.size - 1;
+        rec.value_len = FJ_INLINE_VALUE_MAX + 4;
+        memcpy(np, &rec, sizeof rec);
+        h = (hostile){"node value past the string pool, in one of four lanes", FJ_SEC_NODES};
+        expect_hostile(img, size, &h);
+        RESTORE();
+    }
     /* Children out of order: in range, so the open may accept it, but then
      * converting must stay safe (the sanitizer run checks the accesses). */
     memcpy(&rec, pnode, sizeof rec);
@@ -1294,7 +1395,7 @@ static void test_image_hostile(void **state)
     h = (hostile){"source entry values 4 GB long", FJ_SEC_SRCENTRY};
     expect_hostile(img, size, &h);
     RESTORE();
-    /* Second-character edge table: a slot whose child is not the parent's. */
+    /* Second-character edge table: slots that leave the matcher's nodes. */
     {
         size_t slots = edgeh.size / 8, empty = slots;
         for (size_t i = 0; i < slots; i++)
@@ -1304,8 +1405,19 @@ static void test_image_hostile(void **state)
             }
         assert_true(empty < slots);
         wr64(img + edgeh.off + empty * 8, FJ_EDGE_SLOT(0x4E00u, node_count - 1, 0));
-        h = (hostile){"edge slot with a foreign child", FJ_SEC_EDGEHASH};
+        h = (hostile){"edge slot with a child outside every matcher", FJ_SEC_EDGEHASH};
         expect_hostile(img, size, &h);
+        RESTORE();
+        /* Every used slot pointed at one node inside its matcher, not the
+         * parent's child: the check does not look (a wrong match is not a
+         * fault), so converting must stay safe. */
+        for (size_t i = 0; i < slots; i++) {
+            uint64_t v = rd64(img + edgeh.off + i * 8);
+            if (v)
+                wr64(img + edgeh.off + i * 8,
+                     FJ_EDGE_SLOT(FJ_EDGE_CP(v), FJ_EDGE_PARENT(v), FJ_EDGE_PARENT(v)));
+        }
+        expect_rejected_or_safe(img, size, "edge slots whose child is the parent itself");
         RESTORE();
         wr64(img + edgeh.off + empty * 8, FJ_EDGE_SLOT(0x4E00u, FJ_MAX_NODES - 1, 1));
         h = (hostile){"edge slot with a parent past the end", FJ_SEC_EDGEHASH};
@@ -4003,6 +4115,7 @@ int main(void)
         cmocka_unit_test(test_image_checked_on_first_use),
         cmocka_unit_test(test_image_refused_from_header),
         cmocka_unit_test(test_image_hostile),
+        cmocka_unit_test(test_image_node_check),
         cmocka_unit_test(test_image_lm_table_full),
         cmocka_unit_test(test_image_fuzz_checksum_valid),
         cmocka_unit_test(test_convert_buffer_sizes),
