@@ -251,16 +251,53 @@ static uint32_t model_single(const fj_converter *c, uint32_t cp)
     return answer_cp(a) ? a : 0;
 }
 
-/* Marks in c->ctx_word_pairs each pair of characters side by side below
- * node n of ctx_words (reached by the character cp). */
-static void mark_word_pairs(fj_converter *c, const fj_node_rec *n, uint32_t cp, uint32_t depth)
+static inline void mark_word_pair(fj_converter *c, uint32_t cp1, uint32_t cp2)
+{
+    uint32_t h = fj__word_pair_hash(cp1, cp2);
+    c->ctx_word_pairs[h >> 3] |= (unsigned char)(1u << (h & 7));
+}
+
+/* Marks in c->ctx_word_pairs each pair of characters side by side in a word
+ * of ctx_words (matcher `id`): every edge of its trie, parent's character
+ * then child's. One pass over the nodes rather than a walk down the trie,
+ * which took most of opening s2twp: a first character's node takes its
+ * character from the code point table (`roots` marks those nodes), every
+ * other node the one on its edge. 0 without memory. */
+static int mark_word_pairs(fj_converter *c, uint32_t id, const fj_allocator *a)
 {
     const fj_matcher *m = &c->ctx_words;
-    for (uint32_t k = 0; k < n->child_count && depth < 64; k++) {
-        uint32_t next = m->edges[n->first_child + k], h = fj__word_pair_hash(cp, next);
-        c->ctx_word_pairs[h >> 3] |= (unsigned char)(1u << (h & 7));
-        mark_word_pairs(c, &m->nodes[n->first_child + k], next, depth + 1);
+    const fj_matcher_rec *r = &c->dict->image.matchers[id];
+    uint32_t first = r->node_first, span = r->node_end - r->node_first;
+    unsigned char *roots = fj__alloc(a, span / 8 + 1);
+    if (!roots)
+        return 0;
+    memset(roots, 0, span / 8 + 1);
+    for (uint32_t hi = 0; hi < FJ_L1_SIZE; hi++) {
+        if (!m->level1[hi])
+            continue;
+        const uint32_t *blk = m->blocks + (size_t)m->level1[hi] * FJ_BLOCK_SIZE;
+        for (uint32_t lo = 0; lo < FJ_BLOCK_SIZE; lo++) {
+            uint32_t e = blk[lo];
+            if (e == 0 || e == FJ_ENTRY_IDS || (e & FJ_ENTRY_DIRECT) ||
+                !(e & FJ_ENTRY_HAS_CHILDREN))
+                continue;
+            uint32_t node = (e & FJ_ENTRY_NODE_MASK) - first;
+            roots[node >> 3] |= (unsigned char)(1u << (node & 7));
+            const fj_node_rec *n = &m->nodes[e & FJ_ENTRY_NODE_MASK];
+            for (uint32_t k = 0; k < n->child_count; k++)
+                mark_word_pair(c, hi << 8 | lo, m->edges[n->first_child + k]);
+        }
     }
+    for (uint32_t i = 0; i < span; i++) {
+        const fj_node_rec *n = &m->nodes[first + i];
+        if (!n->child_count || (roots[i >> 3] >> (i & 7) & 1))
+            continue;
+        uint32_t cp = m->edges[first + i];
+        for (uint32_t k = 0; k < n->child_count; k++)
+            mark_word_pair(c, cp, m->edges[n->first_child + k]);
+    }
+    fj__free(a, roots, span / 8 + 1);
+    return 1;
 }
 
 /* Repair's damage weights without the image's DMGW section: the average
@@ -407,18 +444,8 @@ static fj_status build_context_tables(fj_converter *c, const fj_context_rec *cx,
         if (!c->ctx_word_pairs)
             return FJ_ERR_NOMEM;
         memset(c->ctx_word_pairs, 0, FJ_BIGRAM_BITS / 8);
-        const fj_matcher *m = &c->ctx_words;
-        for (uint32_t hi = 0; hi < FJ_L1_SIZE; hi++) {
-            if (!m->level1[hi])
-                continue;
-            const uint32_t *blk = m->blocks + (size_t)m->level1[hi] * FJ_BLOCK_SIZE;
-            for (uint32_t lo = 0; lo < FJ_BLOCK_SIZE; lo++) {
-                uint32_t e = blk[lo];
-                if (e != 0 && e != FJ_ENTRY_IDS && !(e & FJ_ENTRY_DIRECT) &&
-                    (e & FJ_ENTRY_HAS_CHILDREN))
-                    mark_word_pairs(c, &m->nodes[e & FJ_ENTRY_NODE_MASK], hi << 8 | lo, 0);
-            }
-        }
+        if (!mark_word_pairs(c, cx->words, a))
+            return FJ_ERR_NOMEM;
     }
     for (uint32_t i = 0; i < FJ_REC_COUNT && c->ctx_fused; i++) {
         uint32_t cp = FJ_REC_FIRST + i;
