@@ -198,6 +198,25 @@ static int mark_unsafe_keys(const fj_converter *c, const fj_matcher *m, const fj
     return 1;
 }
 
+/* The first character at or after *cp whose code point table entry in m
+ * names a node with longer keys below it: 1 with *cp and *node set, or 0. */
+static int next_with_children(const fj_matcher *m, uint32_t *cp, uint32_t *node)
+{
+    for (uint32_t x = *cp; x < FJ_L1_SIZE * FJ_BLOCK_SIZE; x++) {
+        if (!m->level1[x >> 8]) {
+            x |= FJ_BLOCK_SIZE - 1; /* an empty block: on to the next */
+            continue;
+        }
+        uint32_t e = m->blocks[(size_t)m->level1[x >> 8] * FJ_BLOCK_SIZE + (x & 0xFFu)];
+        if (e == 0 || e == FJ_ENTRY_IDS || (e & FJ_ENTRY_DIRECT) || !(e & FJ_ENTRY_HAS_CHILDREN))
+            continue;
+        *cp = x;
+        *node = e & FJ_ENTRY_NODE_MASK;
+        return 1;
+    }
+    return 0;
+}
+
 /* Partial folding (ctx_fused 2) for a single later step with longer keys:
  * fills ctx_unsafe; 0 when that is not possible. */
 static int mark_unsafe(fj_converter *c, const fj_allocator *a)
@@ -207,21 +226,11 @@ static int mark_unsafe(fj_converter *c, const fj_allocator *a)
     if (!c->ctx_unsafe)
         return 0;
     memset(c->ctx_unsafe, 0, FJ_BARRIER_BYTES);
-    uint32_t path[33];
-    for (uint32_t hi = 0; hi < FJ_L1_SIZE; hi++) {
-        if (!m->level1[hi])
-            continue;
-        const uint32_t *blk = m->blocks + (size_t)m->level1[hi] * FJ_BLOCK_SIZE;
-        for (uint32_t lo = 0; lo < FJ_BLOCK_SIZE; lo++) {
-            uint32_t e = blk[lo];
-            if (e == 0 || e == FJ_ENTRY_IDS || (e & FJ_ENTRY_DIRECT) ||
-                !(e & FJ_ENTRY_HAS_CHILDREN))
-                continue;
-            path[0] = hi << 8 | lo;
-            if (!mark_unsafe_keys(c, m, &m->nodes[e & FJ_ENTRY_NODE_MASK], path, 1,
-                                  c->ctx_unsafe))
-                return 0;
-        }
+    uint32_t path[33], node;
+    for (uint32_t cp = 0; next_with_children(m, &cp, &node); cp++) {
+        path[0] = cp;
+        if (!mark_unsafe_keys(c, m, &m->nodes[node], path, 1, c->ctx_unsafe))
+            return 0;
     }
     return 1;
 }
@@ -272,21 +281,12 @@ static int mark_word_pairs(fj_converter *c, uint32_t id, const fj_allocator *a)
     if (!roots)
         return 0;
     memset(roots, 0, span / 8 + 1);
-    for (uint32_t hi = 0; hi < FJ_L1_SIZE; hi++) {
-        if (!m->level1[hi])
-            continue;
-        const uint32_t *blk = m->blocks + (size_t)m->level1[hi] * FJ_BLOCK_SIZE;
-        for (uint32_t lo = 0; lo < FJ_BLOCK_SIZE; lo++) {
-            uint32_t e = blk[lo];
-            if (e == 0 || e == FJ_ENTRY_IDS || (e & FJ_ENTRY_DIRECT) ||
-                !(e & FJ_ENTRY_HAS_CHILDREN))
-                continue;
-            uint32_t node = (e & FJ_ENTRY_NODE_MASK) - first;
-            roots[node >> 3] |= (unsigned char)(1u << (node & 7));
-            const fj_node_rec *n = &m->nodes[e & FJ_ENTRY_NODE_MASK];
-            for (uint32_t k = 0; k < n->child_count; k++)
-                mark_word_pair(c, hi << 8 | lo, m->edges[n->first_child + k]);
-        }
+    uint32_t node;
+    for (uint32_t cp = 0; next_with_children(m, &cp, &node); cp++) {
+        roots[(node - first) >> 3] |= (unsigned char)(1u << ((node - first) & 7));
+        const fj_node_rec *n = &m->nodes[node];
+        for (uint32_t k = 0; k < n->child_count; k++)
+            mark_word_pair(c, cp, m->edges[n->first_child + k]);
     }
     for (uint32_t i = 0; i < span; i++) {
         const fj_node_rec *n = &m->nodes[first + i];
