@@ -497,7 +497,8 @@ static int scan_entry(book *b, zip_uint64_t i, scan *s, XML_StartElementHandler 
     /* A default handler keeps internal entities unexpanded in content. */
     EXPAT(XML_SetDefaultHandler)(p, ignore_default);
     int rc = 0;
-    if (EXPAT(XML_Parse)(p, e->data.data ? e->data.data : "", (int)e->data.len, 1) != XML_STATUS_OK) {
+    if (EXPAT(XML_Parse)(p, e->data.data ? e->data.data : "", (int)e->data.len, 1) !=
+        XML_STATUS_OK) {
         /* Where expat gives no position, the error is at the end. */
         XML_Index at = EXPAT(XML_GetCurrentByteIndex)(p);
         if (at < 0 || (size_t)at > e->data.len)

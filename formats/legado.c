@@ -1199,8 +1199,8 @@ int fjf_legado_leaves_blank(const fjf_legado *set, const char *text, size_t len,
             at = spans[i].end;
     }
     pcre2_match_data *md = ok ? PCRE2(pcre2_match_data_create)(1, NULL) : NULL;
-    int blank = md && PCRE2(pcre2_match)(set->blank, (PCRE2_SPTR)(left.len ? left.data : ""), left.len,
-                                  0, 0, md, NULL) >= 0;
+    int blank = md && PCRE2(pcre2_match)(set->blank, (PCRE2_SPTR)(left.len ? left.data : ""),
+                                         left.len, 0, 0, md, NULL) >= 0;
     PCRE2(pcre2_match_data_free)(md);
     fjf_buf_free(&left);
     return blank;

@@ -58,7 +58,8 @@ static uint64_t with_positions(const fj_matcher *m, uint32_t cp, uint64_t low)
 /* The record of a character that starts no key: its own bytes. */
 static inline uint64_t plain_rec(uint32_t cp)
 {
-    uint64_t own = (0xE0u | cp >> 12) | (0x80u | (cp >> 6 & 0x3Fu)) << 8 | (0x80u | (cp & 0x3Fu)) << 16;
+    uint64_t own = (0xE0u | cp >> 12) | (0x80u | (cp >> 6 & 0x3Fu)) << 8 |
+                   (0x80u | (cp & 0x3Fu)) << 16;
     return own | (uint64_t)FJ_CHANGE_NEVER << 32 | (uint64_t)fj_change_pos1(cp) << 45 |
            (uint64_t)fj_change_pos2(cp) << 54;
 }

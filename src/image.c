@@ -320,7 +320,8 @@ uint32_t fj__nodes_out_of_range(const fj_node_rec *nodes, uint32_t count, uint32
     __m128i acc = _mm_setzero_si128();
 #define FJ_UGT(x, y) _mm_cmpgt_epi32(_mm_xor_si128((x), bias), _mm_xor_si128((y), bias))
 #define FJ_PICK(x, y, a, b, c, d) \
-    _mm_castps_si128(_mm_shuffle_ps(_mm_castsi128_ps(x), _mm_castsi128_ps(y), _MM_SHUFFLE(d, c, b, a)))
+    _mm_castps_si128(_mm_shuffle_ps(_mm_castsi128_ps(x), _mm_castsi128_ps(y), \
+                                    _MM_SHUFFLE(d, c, b, a)))
     for (; i + 4 <= count; i += 4) {
         /* Nodes n0..n3 as words: a = v0 f0 L0 v1, b = f1 L1 v2 f2,
          * c = L2 v3 f3 L3 (v value, f first_child, L value_len and

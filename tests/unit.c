@@ -1152,7 +1152,9 @@ static void test_image_node_check(void **state)
             n->value_len = r == 0 ? FJ_NO_VALUE
                            : r == 1 ? (uint16_t)(t_rand(&seed) % (FJ_INLINE_VALUE_MAX + 1))
                                     : (uint16_t)(FJ_INLINE_VALUE_MAX + 1 + t_rand(&seed) % 40);
-            n->value = strings > n->value_len ? (uint32_t)(t_rand(&seed) % ((uint64_t)strings - n->value_len + 1)) : 0;
+            n->value = strings > n->value_len
+                           ? (uint32_t)(t_rand(&seed) % ((uint64_t)strings - n->value_len + 1))
+                           : 0;
             n->child_count = (uint16_t)(t_rand(&seed) % 3 ? t_rand(&seed) % 5 : 0);
             n->first_child = first + (uint32_t)(t_rand(&seed) % ((uint64_t)end - first + 1));
             if (n->first_child + n->child_count > end)
