@@ -55,6 +55,13 @@ static uint64_t with_positions(const fj_matcher *m, uint32_t cp, uint64_t low)
            (uint64_t)fj_change_pos2(cp) << 54;
 }
 
+static uint32_t own_bytes(uint32_t cp)
+{
+    unsigned char u[4] = {0, 0, 0, 0};
+    fj_utf8_encode(cp, u);
+    return u[0] | (uint32_t)u[1] << 8 | (uint32_t)u[2] << 16;
+}
+
 /* The record of a character that starts no key: its own bytes. */
 static inline uint64_t plain_rec(uint32_t cp)
 {
@@ -67,9 +74,6 @@ static inline uint64_t plain_rec(uint32_t cp)
 /* The record of a character whose code point table entry e is not 0. */
 static uint64_t entry_rec(const fj_matcher *m, uint32_t cp, uint32_t e)
 {
-    unsigned char u[4];
-    fj_utf8_encode(cp, u);
-    uint32_t own = u[0] | (uint32_t)u[1] << 8 | (uint32_t)u[2] << 16;
     uint64_t r;
     if (e == FJ_ENTRY_IDS || fj_ids_arity(cp)) {
         r = 1u << FJ_REC_SPECIAL_BIT;
@@ -77,7 +81,7 @@ static uint64_t entry_rec(const fj_matcher *m, uint32_t cp, uint32_t e)
         r = e & 0xFFFFFFu;
     } else {
         const fj_node_rec *n = &m->nodes[e & FJ_ENTRY_NODE_MASK];
-        uint32_t v = own;
+        uint32_t v = own_bytes(cp);
         if (e & FJ_ENTRY_HAS_VALUE) {
             if (n->value_len == 3)
                 memcpy(&v, &n->value, 4), v &= 0xFFFFFFu;
@@ -111,13 +115,6 @@ static void build_recs(const fj_matcher *m, uint64_t *rec)
             if (blk[lo])
                 rec[(hi << 8 | lo) - FJ_REC_FIRST] = entry_rec(m, hi << 8 | lo, blk[lo]);
     }
-}
-
-static uint32_t own_bytes(uint32_t cp)
-{
-    unsigned char u[4] = {0, 0, 0, 0};
-    fj_utf8_encode(cp, u);
-    return u[0] | (uint32_t)u[1] << 8 | (uint32_t)u[2] << 16;
 }
 
 /* A three-byte answer's code point; 0 when it is not one. */
