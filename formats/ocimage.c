@@ -258,6 +258,7 @@ static void mark_changers(oci_builder *b, const oc_dict *d, const uint32_t *l1)
 static int build_matcher(oci_builder *b, oc_dict *d)
 {
     fj_matcher_rec m = {0};
+    m.records = FJ_NONE; /* converters build them (fjdict stores the steps') */
     m.node_first = (uint32_t)b->node_count;
     m.block_first = (uint32_t)b->block_count;
     uint32_t *level1 = oci_grow(b->level1, &b->level1_cap, (b->level1_count + 1) * FJ_L1_SIZE,

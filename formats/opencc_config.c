@@ -509,6 +509,7 @@ static int build_image(const oc_profile *p, const char *config, unsigned char **
         {FJ_SEC_SRCONLY, NULL, 0},
         {FJ_SEC_DAMAGEW, NULL, 0},
         {FJ_SEC_LANGMOD, NULL, 0},
+        {FJ_SEC_RECORDS, NULL, 0},
     };
     *image = oci_assemble(secs, (uint32_t)(sizeof secs / sizeof secs[0]), image_len);
     if (!*image)

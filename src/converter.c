@@ -99,7 +99,8 @@ static uint64_t entry_rec(const fj_matcher *m, uint32_t cp, uint32_t e)
 
 /* The fast loop's per-character records (see fj_matcher.rec): first every
  * character as itself (a loop the compiler vectorizes), then the blocks of
- * the code point table that hold entries. Part of every open's cost. */
+ * the code point table that hold entries. For fjdict, which stores them, and
+ * for images without them (an OpenCC config file's). */
 static void build_recs(const fj_matcher *m, uint64_t *rec)
 {
     for (uint32_t i = 0; i < FJ_REC_COUNT; i++)
@@ -115,6 +116,20 @@ static void build_recs(const fj_matcher *m, uint64_t *rec)
             if (blk[lo])
                 rec[(hi << 8 | lo) - FJ_REC_FIRST] = entry_rec(m, hi << 8 | lo, blk[lo]);
     }
+}
+
+fj_status fj__matcher_build_records(const fj_dict *d, uint32_t id, uint64_t *out, fj_error *error)
+{
+    fj_matcher m;
+    memset(&m, 0, sizeof m);
+    if (id >= d->image.matcher_count) {
+        fj__set_error(error, FJ_ERR_INVALID_ARGUMENT, 0, "invalid argument");
+        return FJ_ERR_INVALID_ARGUMENT;
+    }
+    fj_status st = matcher_init(&m, d, id, error);
+    if (st == FJ_OK)
+        build_recs(&m, out);
+    return st;
 }
 
 /* A three-byte answer's code point; 0 when it is not one. */
@@ -593,6 +608,12 @@ fj_status fj_converter_open(const fj_dict *dict, const char *profile, unsigned f
         return st;
     }
     for (uint32_t k = 0; k < rec->stage_count; k++) {
+        uint32_t stored = img->matchers[rec->stages[k]].records;
+        if (stored != FJ_NONE) {
+            /* Mapped, not built: no fresh pages to fault in at open. */
+            c->stages[k].rec = img->records + (size_t)stored * FJ_REC_COUNT;
+            continue;
+        }
         c->recs[k] = fj__alloc(a, FJ_REC_COUNT * sizeof(uint64_t));
         if (!c->recs[k]) {
             fj_converter_close(c);

@@ -177,6 +177,9 @@ fj_status fj__image_load(fj_image *img, const unsigned char *data, size_t size, 
     SECTION(FJ_SEC_EDGEHASH, 8, "edge tables");
     img->edge_hash = (const uint64_t *)s.p;
     img->edge_slots = (uint32_t)(s.size / 8);
+    SECTION(FJ_SEC_RECORDS, (size_t)FJ_REC_COUNT * 8, "record tables");
+    img->records = (const uint64_t *)s.p;
+    img->record_tables = (uint32_t)(s.size / ((size_t)FJ_REC_COUNT * 8));
     SECTION(FJ_SEC_CONTEXT, sizeof(fj_context_rec), "context models");
     img->contexts = (const fj_context_rec *)s.p;
     if (s.size / sizeof(fj_context_rec) != img->profile_count)
@@ -432,6 +435,20 @@ static fj_status check_matcher(const fj_dict *d, uint32_t id, fj_error *e)
             return bad(e, at_of(img, &table[i]), "edge table slot");
     if (!empty)
         return bad(e, at_of(img, table), "edge table has no empty slot");
+    /* Its records: whatever they say, a lookup stays inside the matcher
+     * (every flag sends the loop to the checked tables); only the CHNG line
+     * they name is read at once. */
+    if (m->records != FJ_NONE) {
+        const uint64_t *rec = img->records + (size_t)m->records * FJ_REC_COUNT;
+        if ((st = fj__dict_require(d, rec, (size_t)FJ_REC_COUNT * 8, e)) != FJ_OK)
+            return st;
+        uint32_t any_bad_line = 0;
+        for (size_t i = 0; i < FJ_REC_COUNT; i++)
+            any_bad_line |= FJ_REC_LINE(rec[i]) > FJ_CHANGE_ALWAYS;
+        for (size_t i = 0; any_bad_line && i < FJ_REC_COUNT; i++)
+            if (FJ_REC_LINE(rec[i]) > FJ_CHANGE_ALWAYS)
+                return bad(e, at_of(img, &rec[i]), "character record");
+    }
     return FJ_OK;
 }
 
@@ -510,7 +527,8 @@ static fj_status check_records(fj_dict *d, fj_error *e)
             m->node_end > img->node_count || m->block_first == 0 ||
             m->block_first > m->block_end || m->block_end > img->block_count ||
             m->edge_slots == 0 || (m->edge_slots & (m->edge_slots - 1)) ||
-            m->edge_first > img->edge_slots || m->edge_slots > img->edge_slots - m->edge_first)
+            m->edge_first > img->edge_slots || m->edge_slots > img->edge_slots - m->edge_first ||
+            (m->records != FJ_NONE && m->records >= img->record_tables))
             return bad(e, at_of(img, m), "matcher");
     }
     for (uint32_t i = 0; i < img->profile_count; i++) {

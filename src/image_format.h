@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #define FJ_IMAGE_MAGIC "FJDICT\x1a\n"
-#define FJ_IMAGE_VERSION 7u
+#define FJ_IMAGE_VERSION 8u
 #define FJ_IMAGE_HEADER_SIZE 64u
 
 /* Section tags: four ASCII bytes read as a little-endian u32. */
@@ -44,6 +44,10 @@
 #define FJ_SEC_SOURCES  FJ_TAG('S', 'R', 'C', 'S') /* optional: per third-party source, four
                                                     * NUL-terminated UTF-8 strings: name,
                                                     * version, licence, role */
+#define FJ_SEC_RECORDS  FJ_TAG('R', 'E', 'C', 'S') /* u64[FJ_REC_COUNT] per table: the fast loop's
+                                                    * per-character records of a matcher that is a
+                                                    * conversion step (fj_matcher_rec.records),
+                                                    * which fjdict derives from its trie */
 #define FJ_SEC_DAMAGEW  FJ_TAG('D', 'M', 'G', 'W') /* 0x10000 int16 quadruples or none: per BMP
                                                     * reading with several Traditional forms,
                                                     * what seeing its first form and one of its
@@ -79,6 +83,19 @@
 #define FJ_CHANGE_ALWAYS 4097u
 #define FJ_CHANGERS_BYTES (FJ_BIGRAM_BITS / 8 + 2 * 64)
 #define FJ_ENTRY_NODE_MASK 0x0FFFFFFFu
+/* A record (RECS, fj_matcher.rec), per three-byte code point in
+ * [FJ_REC_FIRST, 0x10000): the character's own UTF-8 answer (3 bytes, first
+ * lowest) and flags in the low half; in the high half, where CHNG holds its
+ * pairs (FJ_REC_LINE, as a first character, at most FJ_CHANGE_ALWAYS;
+ * FJ_REC_POS1 and FJ_REC_POS2, as a second). */
+#define FJ_REC_FIRST 0x2000u
+#define FJ_REC_COUNT (0x10000u - FJ_REC_FIRST)
+#define FJ_REC_PHRASE_BIT 24  /* a longer key starts with this character */
+#define FJ_REC_SPECIAL_BIT 25 /* the answer is not three bytes, or an IDS: slow path */
+#define FJ_REC_CHANGES_BIT 26 /* a longer key that changes the output starts here */
+#define FJ_REC_LINE(r) ((uint32_t)((r) >> 32) & 0x1FFFu)  /* CHNG line, as first (FJ_CHANGE_*) */
+#define FJ_REC_POS1(r) ((uint32_t)((r) >> 45) & 511u)     /* bit in it, as second */
+#define FJ_REC_POS2(r) ((uint32_t)((r) >> 54) & 511u)     /* the other bit */
 #define FJ_BIGRAM_BITS (1u << 21)
 #define FJ_NO_VALUE 0xFFFFu
 #define FJ_MAX_STAGES 4u
@@ -122,7 +139,7 @@ typedef struct fj_matcher_rec {
     uint32_t level1;        /* index of this matcher's table in LVL1, in units of FJ_L1_SIZE */
     uint32_t max_key_chars; /* longest key in characters */
     uint32_t flags;
-    uint32_t reserved;
+    uint32_t records; /* its table in RECS, in units of FJ_REC_COUNT records, or FJ_NONE */
     uint32_t node_first, node_end;
     uint32_t block_first, block_end;
     uint32_t edge_first, edge_slots; /* its table in EDGH: a power of two slots */

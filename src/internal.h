@@ -36,6 +36,8 @@ typedef struct fj_image {
     const unsigned char *bigrams, *pairkeys, *trigrams, *changers, *inner, *chkeys;
     const uint64_t *edge_hash; /* the matchers' edge tables, edge_slots in all */
     uint32_t edge_slots;
+    const uint64_t *records; /* RECS: record_tables tables of FJ_REC_COUNT */
+    uint32_t record_tables;
     const fj_context_rec *contexts; /* one per profile */
     const unsigned char *ambiguous, *ambiguous_pairs, *source_only;
     uint32_t ambiguous_count, source_only_count;
@@ -91,23 +93,12 @@ typedef struct fj_matcher {
     uint32_t salt; /* the matcher's index, for fj_bigram_hash */
     uint64_t ascii_starts[2]; /* bit c: some key starts with ASCII character c */
     uint64_t ascii_stops[2];  /* bit c: c is not itself one character at a time (see step.c) */
-    /* Per three-byte code point in [FJ_REC_FIRST, 0x10000): the character's
-     * own UTF-8 answer (3 bytes, first lowest) and flags in the low half;
-     * in the high half, where CHNG holds its pairs (FJ_REC_LINE, as a first
-     * character; FJ_REC_POS1 and FJ_REC_POS2, as a second). Built at
-     * converter open for the conversion steps, NULL elsewhere. */
+    /* The fast loop's per-character records (image_format.h, FJ_REC_*):
+     * the image's table (RECS), or one built at converter open, for the
+     * conversion steps; NULL elsewhere. */
     const uint64_t *rec;
 } fj_matcher;
 
-#define FJ_REC_FIRST 0x2000u
-#define FJ_REC_COUNT (0x10000u - FJ_REC_FIRST)
-#define FJ_REC_PHRASE_BIT 24  /* a longer key starts with this character */
-#define FJ_REC_SPECIAL_BIT 25 /* the answer is not three bytes, or an IDS: slow path */
-#define FJ_REC_CHANGES_BIT 26 /* a longer key that changes the output starts here */
-/* The high half of a record: fj_change_hash, split by character. */
-#define FJ_REC_LINE(r) ((uint32_t)((r) >> 32) & 0x1FFFu)  /* CHNG line, as first (FJ_CHANGE_*) */
-#define FJ_REC_POS1(r) ((uint32_t)((r) >> 45) & 511u)     /* bit in it, as second */
-#define FJ_REC_POS2(r) ((uint32_t)((r) >> 54) & 511u)     /* the other bit */
 #define FJ_REC_NO_CP 0xFFFFFFFFu
 #define FJ_CTX_AMBIGUOUS_BIT 24 /* the character's form may depend on context */
 #define FJ_CTX_SPECIAL_BIT 25   /* no three-byte answer: the lattice decides */
@@ -137,6 +128,10 @@ struct fj_dict {
 fj_status fj__dict_require(const fj_dict *d, const void *p, size_t len, fj_error *error);
 /* Before matcher id is first used: its slices' sums and structure. */
 fj_status fj__dict_use_matcher(const fj_dict *d, uint32_t id, fj_error *error);
+/* For fjdict: the records of matcher id as a converter would build them
+ * without the image's table (FJ_REC_COUNT of them into out). */
+fj_status fj__matcher_build_records(const fj_dict *d, uint32_t id, uint64_t *out,
+                                    fj_error *error);
 /* Before the source entries (SRCE) are first read. */
 fj_status fj__dict_use_sources(const fj_dict *d, fj_error *error);
 
@@ -183,7 +178,7 @@ struct fj_converter {
     int has_normalization, has_segmentation, seg_is_step1;
     uint32_t stage_count;
     fj_matcher normalization, segmentation, stages[FJ_MAX_STAGES];
-    uint64_t *recs[FJ_MAX_STAGES]; /* owned: stages[k].rec */
+    uint64_t *recs[FJ_MAX_STAGES]; /* owned: stages[k].rec when the image has none */
     const unsigned char *barrier; /* bit set: the BMP character is in no key */
     /* Two-byte UTF-8 prefixes of the characters normalization changes (and of
      * IDS operators): text without any of them skips the normalization pass. */

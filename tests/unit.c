@@ -1062,7 +1062,7 @@ static void expect_hostile(unsigned char *img, size_t size, const hostile *h)
 
 /* Converts text with every profile of an accepted (damaged) image: results
  * are not checked, only that nothing crashes or reads out of bounds. */
-static void convert_all_profiles(fj_dict *d)
+static void convert_all_profiles_in(fj_dict *d, unsigned flags)
 {
     static const char text[] =
         "这是只有一个人的世界，头发干了，我们去打印机那里取文件。鼠标和软件内存\n"
@@ -1072,7 +1072,7 @@ static void convert_all_profiles(fj_dict *d)
     for (size_t i = 0; i < n; i++) {
         fj_converter *c = NULL;
         fj_error err;
-        if (fj_converter_open(d, fj_dict_profile_name(d, i), FJ_COMPAT, &c, &err) != FJ_OK)
+        if (fj_converter_open(d, fj_dict_profile_name(d, i), flags, &c, &err) != FJ_OK)
             continue;
         char *out = NULL;
         size_t len = 0;
@@ -1083,6 +1083,11 @@ static void convert_all_profiles(fj_dict *d)
         tb_free(&sink);
         fj_converter_close(c);
     }
+}
+
+static void convert_all_profiles(fj_dict *d)
+{
+    convert_all_profiles_in(d, FJ_COMPAT);
 }
 
 /* Recomputes the checksum and opens: a rejection must be FJ_ERR_DICT_FORMAT;
@@ -1187,6 +1192,45 @@ static void test_image_node_check(void **state)
     }
     /* Both kinds were tried often enough to mean something. */
     assert_true(bad > sets / 8 && good > sets / 8);
+}
+
+/* The image's record tables are what a converter builds without them: for
+ * every matcher that is a conversion step of some profile, the same bytes,
+ * and no other matcher has one. */
+static void test_image_records_as_built(void **state)
+{
+    (void)state;
+    const fj_image *img = fj__dict_image(g_dict);
+    unsigned char *is_step = calloc(img->matcher_count, 1);
+    uint64_t *built = malloc((size_t)FJ_REC_COUNT * sizeof *built);
+    assert_non_null(is_step);
+    assert_non_null(built);
+    for (uint32_t i = 0; i < img->profile_count; i++)
+        for (uint32_t k = 0; k < img->profiles[i].stage_count; k++)
+            is_step[img->profiles[i].stages[k]] = 1;
+    uint32_t compared = 0;
+    for (uint32_t id = 0; id < img->matcher_count; id++) {
+        uint32_t t = img->matchers[id].records;
+        if (!is_step[id]) {
+            if (t != FJ_NONE)
+                fail_msg("matcher %u is no profile's step but has record table %u", id, t);
+            continue;
+        }
+        if (t == FJ_NONE)
+            fail_msg("matcher %u is a step without a record table", id);
+        fj_error err;
+        assert_int_equal(fj__matcher_build_records(g_dict, id, built, &err), FJ_OK);
+        const uint64_t *stored = img->records + (size_t)t * FJ_REC_COUNT;
+        for (uint32_t i = 0; i < FJ_REC_COUNT; i++)
+            if (stored[i] != built[i])
+                fail_msg("matcher %u, U+%04X: stored record %016llx, built %016llx", id,
+                         FJ_REC_FIRST + i, (unsigned long long)stored[i],
+                         (unsigned long long)built[i]);
+        compared++;
+    }
+    assert_true(compared >= 10 && compared == img->record_tables);
+    free(is_step);
+    free(built);
 }
 
 static void test_image_hostile(void **state)
@@ -1433,6 +1477,44 @@ static void test_image_hostile(void **state)
             if (rd64(img + edgeh.off + i * 8) == 0)
                 wr64(img + edgeh.off + i * 8, any);
         h = (hostile){"edge table without an empty slot", FJ_SEC_EDGEHASH};
+        expect_hostile(img, size, &h);
+        RESTORE();
+    }
+    /* Character records (RECS): a CHNG line past the last is refused; any
+     * other record only makes wrong output. */
+    {
+        sect recs = find_sect(img, FJ_SEC_RECORDS);
+        assert_true(recs.size >= (size_t)FJ_REC_COUNT * 8);
+        size_t at = (size_t)recs.off + (size_t)(0x4E2Du - FJ_REC_FIRST) * 8; /* 中 */
+        const uint64_t line_mask = (uint64_t)0x1FFF << 32;
+        uint64_t r = rd64(img + at);
+        wr64(img + at, (r & ~line_mask) | (uint64_t)(FJ_CHANGE_ALWAYS + 1) << 32);
+        h = (hostile){"character record naming the line after CHNG's last", FJ_SEC_RECORDS};
+        expect_hostile(img, size, &h);
+        RESTORE();
+        wr64(img + at, r | line_mask);
+        h = (hostile){"character record naming CHNG line 8191", FJ_SEC_RECORDS};
+        expect_hostile(img, size, &h);
+        RESTORE();
+        uint64_t x = 0x9E3779B97F4A7C15ull;
+        for (size_t i = 0; i < recs.size / 8; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            uint64_t line = (x >> 20) % (FJ_CHANGE_ALWAYS + 1);
+            wr64(img + recs.off + i * 8, (x & ~line_mask) | line << 32);
+        }
+        if (!expect_rejected_or_safe(img, size, "character records at random"))
+            fail_msg("character records at random, CHNG lines in range: refused");
+        {
+            fj_dict *d = NULL;
+            fj_error err2;
+            assert_int_equal(fj_dict_open_memory(img, size, NULL, &d, &err2), FJ_OK);
+            convert_all_profiles_in(d, 0); /* the default mode reads them too */
+            fj_dict_close(d);
+        }
+        RESTORE();
+        size_t tables = (size_t)(recs.size / ((size_t)FJ_REC_COUNT * 8));
+        wr32(img + matchers.off + offsetof(fj_matcher_rec, records), (uint32_t)tables);
+        h = (hostile){"matcher naming a record table past the last", FJ_SEC_MATCHERS};
         expect_hostile(img, size, &h);
         RESTORE();
     }
@@ -4118,6 +4200,7 @@ int main(void)
         cmocka_unit_test(test_image_refused_from_header),
         cmocka_unit_test(test_image_hostile),
         cmocka_unit_test(test_image_node_check),
+        cmocka_unit_test(test_image_records_as_built),
         cmocka_unit_test(test_image_lm_table_full),
         cmocka_unit_test(test_image_fuzz_checksum_valid),
         cmocka_unit_test(test_convert_buffer_sizes),

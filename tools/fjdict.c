@@ -109,6 +109,64 @@ static int write_image(const char *path, const oci_section *secs, uint32_t nsec)
     return 0;
 }
 
+/* RECS: the per-character records of every matcher that is a conversion
+ * step, made by the library from the image itself, exactly as a converter
+ * would build them without the table. The last section (secs[nsec - 1]) is
+ * RECS; the matchers' `records` are set. NULL on failure (reported). */
+static uint64_t *step_records(oci_builder *b, oci_section *secs, uint32_t nsec,
+                              const fj_profile_rec *profiles, size_t profile_count)
+{
+    size_t len;
+    for (size_t i = 0; i < b->matcher_count; i++)
+        b->matchers[i].records = FJ_NONE;
+    unsigned char *draft = oci_assemble(secs, nsec, &len);
+    uint32_t *table_of = malloc(b->matcher_count * sizeof *table_of);
+    fj_dict *dict = NULL;
+    fj_error err = {0};
+    uint64_t *records = NULL;
+    uint32_t tables = 0;
+    if (!draft || !table_of) {
+        fprintf(stderr, "fjdict: out of memory\n");
+        goto done;
+    }
+    if (fj_dict_open_memory(draft, len, NULL, &dict, &err) != FJ_OK) {
+        fprintf(stderr, "fjdict: the image without its records: %s\n", err.message);
+        goto done;
+    }
+    for (size_t i = 0; i < b->matcher_count; i++)
+        table_of[i] = FJ_NONE;
+    for (size_t i = 0; i < profile_count; i++)
+        for (uint32_t k = 0; k < profiles[i].stage_count; k++)
+            if (table_of[profiles[i].stages[k]] == FJ_NONE)
+                table_of[profiles[i].stages[k]] = tables++;
+    records = malloc(((size_t)tables ? tables : 1) * FJ_REC_COUNT * sizeof *records);
+    if (!records) {
+        fprintf(stderr, "fjdict: out of memory\n");
+        goto done;
+    }
+    for (uint32_t id = 0; id < b->matcher_count; id++) {
+        if (table_of[id] == FJ_NONE)
+            continue;
+        if (fj__matcher_build_records(dict, id, records + (size_t)table_of[id] * FJ_REC_COUNT,
+                                      &err) != FJ_OK) {
+            fprintf(stderr, "fjdict: records of matcher %u: %s\n", id, err.message);
+            free(records);
+            records = NULL;
+            goto done;
+        }
+    }
+    for (uint32_t id = 0; id < b->matcher_count; id++)
+        b->matchers[id].records = table_of[id];
+    secs[nsec - 1].data = records;
+    secs[nsec - 1].size = (size_t)tables * FJ_REC_COUNT * sizeof *records;
+    printf("fjdict: %u record tables (%zu bytes)\n", tables, secs[nsec - 1].size);
+done:
+    fj_dict_close(dict);
+    free(draft);
+    free(table_of);
+    return records;
+}
+
 /* Does the expression use the dictionary `name`? */
 static int expr_uses(const oc_expr *e, const char *name)
 {
@@ -595,11 +653,15 @@ static int compile(const char *dir, const char *out, const char *essay_path, con
         {FJ_SEC_DAMAGEW, repair.damage_weights, repair.damage_weights ? 0x80000 : 0},
         {FJ_SEC_LANGMOD, lm_tab.slots, lm_tab.bits ? (size_t)4 << lm_tab.bits : 0},
         {FJ_SEC_SOURCES, sources, sources_len},
+        {FJ_SEC_RECORDS, NULL, 0}, /* last: step_records fills it in */
     };
+    uint32_t nsec = (uint32_t)(sizeof secs / sizeof secs[0]);
     printf("fjdict: %zu source dictionaries, %zu profiles, %zu matchers, %zu nodes, %zu blocks\n",
            data->source_count, data->profile_count, b.matcher_count, b.node_count,
            b.block_count);
-    int rc = write_image(out, secs, (uint32_t)(sizeof secs / sizeof secs[0])) ? 1 : 0;
+    uint64_t *records = step_records(&b, secs, nsec, profiles, data->profile_count);
+    int rc = !records || write_image(out, secs, nsec) ? 1 : 0;
+    free(records);
 
     oci_builder_free(&b);
     free(edge_hash);
