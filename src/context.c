@@ -1405,6 +1405,7 @@ static void context_step(const fj_converter *c, const unsigned char *text, size_
     ctx_char run[FJ_CTX_RUN_MAX];
     uint32_t answer[FJ_CTX_RUN_MAX];
     unsigned char need[FJ_CTX_RUN_MAX];
+    uint16_t pending[FJ_CTX_RUN_MAX]; /* where need is not 0, in order */
     const unsigned char *p = text, *end = text + len;
     int direct = c->ctx_fused == 1 || c->ctx_post_first == c->stage_count;
     if (w->inspect) {
@@ -1421,7 +1422,7 @@ static void context_step(const fj_converter *c, const unsigned char *text, size_
         ro->len = 0;
     ctx_emit between = {batched ? ro : o, c->ctx_fused != 0, 0, 0, NULL};
     while (p < end) {
-        uint32_t n = 0, suspects = 0, seen = 0;
+        uint32_t n = 0, suspects = 0, seen = 0, npending = 0;
         while (p < end && n < FJ_CTX_RUN_MAX) {
             uint32_t cp = 0, e = 0;
             int k = fj_utf8_decode_fast(p, end, &cp);
@@ -1438,6 +1439,8 @@ static void context_step(const fj_converter *c, const unsigned char *text, size_
             answer[n] = e & (0xFFFFFFu | 1u << FJ_CTX_UNSAFE_BIT);
             need[n] = (e >> FJ_CTX_SPECIAL_BIT & 1) ? 2 : (e >> FJ_CTX_AMBIGUOUS_BIT & 1);
             suspects |= need[n];
+            pending[npending] = (uint16_t)n;
+            npending += need[n] != 0;
             seen |= e;
             n++;
             p += k;
@@ -1478,32 +1481,37 @@ static void context_step(const fj_converter *c, const unsigned char *text, size_
         if (!direct && !batched)
             ro->len = 0;
         if (suspects) {
-            /* need: 2 the lattice must decide; 1 ambiguous, check its pairs. */
-            for (uint32_t i = 0; i < n; i++) {
-                if (need[i] != 1)
-                    continue;
-                uint32_t lo = i ? i - 1 : 0, hi = i + 1 < n ? i + 1 : i;
-                for (uint32_t k = lo; k <= hi; k++)
-                    if (run[k].reading == UINT32_MAX)
-                        run[k].reading = reading_of(c, run[k].cp);
-                need[i] = (i > 0 && pair_listed(c, run[i - 1].reading, run[i].reading)) ||
-                                  (i + 1 < n && pair_listed(c, run[i].reading, run[i + 1].reading))
-                              ? 2
-                              : 0;
-            }
-            /* Widen each undecided character into its window. */
-            uint32_t open_until = 0; /* need[k] = 3 marks window members */
-            suspects = 0; /* whether any window is left */
-            for (uint32_t i = 0; i < n; i++) {
-                if (need[i] == 2) {
-                    suspects = 1;
-                    uint32_t lo = i > FJ_CTX_REACH ? i - FJ_CTX_REACH : 0;
-                    for (uint32_t k = lo; k < i; k++)
-                        need[k] = 3;
-                    open_until = i + FJ_CTX_REACH + 1;
+            /* need: 2 the lattice must decide; 1 ambiguous, check its pairs.
+             * Only the characters in `pending` are looked at; those left at
+             * 2 stay there, in order. */
+            uint32_t undecided = 0;
+            for (uint32_t j = 0; j < npending; j++) {
+                uint32_t i = pending[j];
+                if (need[i] == 1) {
+                    uint32_t lo = i ? i - 1 : 0, hi = i + 1 < n ? i + 1 : i;
+                    for (uint32_t k = lo; k <= hi; k++)
+                        if (run[k].reading == UINT32_MAX)
+                            run[k].reading = reading_of(c, run[k].cp);
+                    need[i] =
+                        (i > 0 && pair_listed(c, run[i - 1].reading, run[i].reading)) ||
+                                (i + 1 < n && pair_listed(c, run[i].reading, run[i + 1].reading))
+                            ? 2
+                            : 0;
                 }
-                if (i < open_until)
-                    need[i] = 3;
+                if (need[i] == 2)
+                    pending[undecided++] = (uint16_t)i;
+            }
+            /* Widen each undecided character into its window: need[k] = 3
+             * marks window members; whether any window is left. */
+            suspects = undecided != 0;
+            uint32_t marked = 0; /* need[k] for k < marked is final */
+            for (uint32_t j = 0; j < undecided; j++) {
+                uint32_t i = pending[j];
+                uint32_t lo = i > FJ_CTX_REACH ? i - FJ_CTX_REACH : 0;
+                uint32_t hi = i + FJ_CTX_REACH + 1 < n ? i + FJ_CTX_REACH + 1 : n;
+                for (uint32_t k = lo > marked ? lo : marked; k < hi; k++)
+                    need[k] = 3;
+                marked = hi;
             }
         }
         ctx_emit em = {ro, c->ctx_fused != 0, 0, w->repair_bias, w->inspect};
