@@ -1,8 +1,9 @@
 /* One text on several threads (fj_independent_prefix, fjf_parallel): on
  * random texts made of real lines, newlines, CRLF, ideographic description
  * sequences and stray bytes, for every profile in both modes and the
- * converters that allow no cut, the output equals fj_convert of the whole,
- * whatever the block size, the thread count and the pieces fed.
+ * converters that allow no cut, and on pieces whose output outgrows them,
+ * the output equals fj_convert of the whole, whatever the block size, the
+ * thread count and the pieces fed.
  * Environment: FANJIAN_DICT, FANJIAN_SHARED, FANJIAN_TEST_QUICK. */
 #include "testutil.h"
 
@@ -198,6 +199,48 @@ static void test_no_newline_for_long(void **state)
     fj_converter_close(c);
 }
 
+/* Pieces whose output is twice their length (s2twp: U盘 -> 隨身碟): each
+ * thread's output buffer must grow, and the bytes stay those of the whole. */
+static void test_output_longer_than_piece(void **state)
+{
+    (void)state;
+    uint64_t seed = t_seed();
+    for (int compat = 0; compat < 2; compat++) {
+        fj_converter *c = NULL;
+        fj_error err;
+        assert_int_equal(fj_converter_open(g_dict, "s2twp", compat ? FJ_COMPAT : FJ_DEFAULT, &c,
+                                           &err), FJ_OK);
+        tbuf text = {0}, out = {0};
+        while (text.len < 200000) {
+            tb_adds(&text, "U盘\n");
+            if (t_below(&seed, 20) == 0) {
+                size_t at = t_below(&seed, g_corpus_len), len = 1 + t_below(&seed, 40);
+                if (at + len > g_corpus_len)
+                    len = g_corpus_len - at;
+                tb_add(&text, g_corpus + at, len);
+                tb_adds(&text, "\n");
+            }
+        }
+        char *whole = NULL;
+        size_t whole_len;
+        assert_int_equal(fj_convert_alloc(c, text.p, text.len, &whole, &whole_len), FJ_OK);
+        assert_true(whole_len > text.len + text.len / 2);
+        for (int r = 0; r < 4; r++) {
+            unsigned jobs = 2 + (unsigned)t_below(&seed, 3);
+            size_t block = 256 + t_below(&seed, 16384);
+            out.len = 0;
+            assert_int_equal(run_parallel(c, jobs, block, &text, &seed, &out), FJ_OK);
+            if (!(out.len == whole_len && memcmp(out.p, whole, whole_len) == 0))
+                fail_msg("s2twp%s: %u threads, blocks of %zu: the output differs (%zu vs %zu bytes)",
+                         compat ? " --compat" : "", jobs, block, out.len, whole_len);
+        }
+        fj_free(c, whole);
+        tb_free(&text);
+        tb_free(&out);
+        fj_converter_close(c);
+    }
+}
+
 static int failing_write(void *ctx, const char *data, size_t len)
 {
     (void)data;
@@ -264,6 +307,7 @@ int main(void)
         cmocka_unit_test(test_every_profile),
         cmocka_unit_test(test_converters_without_cuts),
         cmocka_unit_test(test_no_newline_for_long),
+        cmocka_unit_test(test_output_longer_than_piece),
         cmocka_unit_test(test_write_failure),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
